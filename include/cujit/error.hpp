@@ -1,0 +1,100 @@
+#pragma once
+/// \file Exceptions thrown by cujit. Every error derives from cujit::Error; each API family
+/// throws its own subclass so callers can react to one kind of failure.
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cujit {
+
+/// Base of every exception cujit throws. what() is a complete, human-readable message.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+/// A malformed parameter signature such as "float32 x, T". The message shows the signature
+/// with a caret under the offending column.
+class SignatureError : public Error {
+ public:
+  SignatureError(const std::string& message, std::size_t column)
+      : Error(message), column_(column) {}
+  /// Zero-based column of the offending character in the signature string.
+  std::size_t column() const noexcept { return column_; }
+
+ private:
+  std::size_t column_;
+};
+
+/// An argument whose dtype does not match what the kernel expects, or a type placeholder
+/// that cannot be resolved.
+class TypeError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Shapes that cannot be broadcast together, a wrong output shape, a bad axis.
+class ShapeError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A bad argument value: wrong argument count, null pointer, invalid option, bad name.
+class ArgumentError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Arrays on different devices, or an array on a device other than the one expected.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A snippet or source that does not compile. Carries the compiler log, the options and the
+/// numbered source; where the error lies in a user's snippet, line() and column() point there
+/// (1-based; 0 when unknown).
+class CompileError : public Error {
+ public:
+  CompileError(const std::string& message, std::string log, std::vector<std::string> options,
+               std::string source, int line = 0, int column = 0)
+      : Error(message),
+        log_(std::move(log)),
+        options_(std::move(options)),
+        source_(std::move(source)),
+        line_(line),
+        column_(column) {}
+  const std::string& log() const noexcept { return log_; }
+  const std::vector<std::string>& options() const noexcept { return options_; }
+  const std::string& source() const noexcept { return source_; }
+  int line() const noexcept { return line_; }
+  int column() const noexcept { return column_; }
+
+ private:
+  std::string log_;
+  std::vector<std::string> options_;
+  std::string source_;
+  int line_;
+  int column_;
+};
+
+/// A failure reported by the CUDA driver, or no driver / no device at all.
+class CudaError : public Error {
+ public:
+  CudaError(const std::string& message, int code) : Error(message), code_(code) {}
+  /// The CUresult value (0 when the failure was not a driver call, e.g. no driver found).
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_;
+};
+
+/// A kernel-cache failure that could not be degraded to a warning (only from explicit cache
+/// API calls such as opening a named database; kernel launches never throw it).
+class CacheError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace cujit

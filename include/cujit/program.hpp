@@ -1,0 +1,78 @@
+#pragma once
+/// \file Compiling CUDA C++ source to device code with NVRTC. A SourceProgram is text; a
+/// CompiledProgram is plain bytes (cubin or PTX) that can be hashed, stored and shipped; loading
+/// it into a device (RawModule) is a separate step. Nothing here needs a GPU or a driver.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cujit {
+
+/// What NVRTC produces: machine code for one architecture, or PTX for the driver to JIT.
+enum class BinaryFormat : std::uint8_t { Cubin, Ptx };
+
+/// A compilation target: sm_XY (cubin) or compute_XY (PTX).
+struct Target {
+  int arch = 0;  ///< 10 * major + minor, e.g. 90 for sm_90
+  BinaryFormat format = BinaryFormat::Cubin;
+
+  /// "sm_90" or "compute_90".
+  std::string name() const;
+  /// Parses "sm_90", "compute_90", "90" (cubin) or "sm_90a"-style names; throws ArgumentError.
+  static Target parse(const std::string& text);
+  friend bool operator==(const Target& a, const Target& b) {
+    return a.arch == b.arch && a.format == b.format;
+  }
+};
+
+/// CUDA C++ source and how to compile it.
+struct SourceProgram {
+  std::string name = "cujit_program.cu";  ///< file name used in diagnostics
+  std::string source;
+  std::vector<std::string> options;           ///< extra NVRTC options, e.g. "-use_fast_math"
+  std::vector<std::string> name_expressions;  ///< e.g. "my_kernel<float>"
+  /// In-memory headers the source may #include: (include name, contents).
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+/// The result of a compilation: bytes plus what is needed to find kernels in them.
+struct CompiledProgram {
+  Target target;
+  std::string binary;  ///< cubin or PTX bytes
+  std::string log;     ///< NVRTC's log of a successful compile (warnings); may be empty
+  /// Lowered (mangled) name of each requested name expression.
+  std::vector<std::pair<std::string, std::string>> lowered_names;
+  /// Opaque launch metadata a kernel family stores with the binary (JSON text).
+  std::string metadata;
+
+  /// The lowered name of a name expression, or the expression itself when it was not
+  /// registered (plain extern "C" kernels).
+  const std::string& lowered_name(const std::string& expression) const;
+};
+
+/// Compiles with NVRTC for `target`. Adds -arch and -default-device; the remaining options
+/// are the program's. Throws CompileError with the log, the options and the numbered source
+/// when compilation fails, ArgumentError for an architecture NVRTC does not support.
+/// Thread-safe.
+CompiledProgram compile(const SourceProgram& program, const Target& target);
+
+/// The options compile() passes to NVRTC for this program and target, in order.
+std::vector<std::string> nvrtc_options(const SourceProgram& program, const Target& target);
+
+/// NVRTC's version as "major.minor" plus an identity of the library file, so that two builds
+/// of one version differ. Used in cache keys.
+const std::string& nvrtc_version_string();
+
+/// Architectures this NVRTC can compile cubins for, ascending (e.g. 75, 80, ..., 120).
+const std::vector<int>& nvrtc_supported_archs();
+
+/// The target to build for a device of compute capability `arch`: a cubin for that exact
+/// architecture when NVRTC supports it, otherwise PTX for the newest architecture it knows.
+Target target_for_arch(int arch);
+
+/// Number of NVRTC compilations this process has run (cache hits do not count).
+std::uint64_t nvrtc_compile_count() noexcept;
+
+}  // namespace cujit

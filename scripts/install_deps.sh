@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs cujit's build dependencies from Debian's packages.
+# The CUDA 13 toolkit is expected at /usr/local/cuda (not installed here).
+set -euo pipefail
+packages=(
+  cmake g++ make
+  libsqlite3-dev libssl-dev libzstd-dev
+  libclang-14-dev llvm-14-dev
+  libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libdlpack-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq || true
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [[ ! -x /usr/local/cuda/bin/nvcc && ! -f /usr/local/cuda/include/nvrtc.h ]]; then
+  echo "error: the CUDA toolkit was not found at /usr/local/cuda" >&2
+  exit 1
+fi
