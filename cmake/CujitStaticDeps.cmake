@@ -41,3 +41,7 @@ find_path(CUJIT_SQLITE_INCLUDE sqlite3.h REQUIRED)
 add_library(cujit_sqlite_static INTERFACE)
 target_include_directories(cujit_sqlite_static SYSTEM INTERFACE ${CUJIT_SQLITE_INCLUDE})
 target_link_libraries(cujit_sqlite_static INTERFACE ${CUJIT_SQLITE_STATIC} Threads::Threads ${CMAKE_DL_LIBS} m)
+
+find_library(CUJIT_ZSTD_STATIC NAMES libzstd.a REQUIRED)
+add_library(cujit_zstd_static INTERFACE)
+target_link_libraries(cujit_zstd_static INTERFACE ${CUJIT_ZSTD_STATIC})
