@@ -1,0 +1,140 @@
+#pragma once
+/// \file cujit::Array: an N-d array in device memory, owning its memory or viewing memory
+/// someone else owns (a raw pointer with shape and strides, or a DLPack tensor).
+
+#include <cujit/device.hpp>
+#include <cujit/dtype.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+struct DLManagedTensor;
+
+namespace cujit {
+
+/// Extents or strides of an array. Strides are in bytes (NumPy's convention).
+using Shape = std::vector<std::int64_t>;
+
+/// An N-d device array: a device address, a shape, byte strides and a dtype, plus a shared
+/// owner that keeps the memory alive. Copying an Array copies the view, not the data (like a
+/// NumPy view); views share the owner. Views of external memory (from_pointer) keep whatever
+/// owner the caller passes. An Array may be used from several threads at once as long as no
+/// thread writes the elements others read; the Array object itself is immutable except for
+/// assignment.
+class Array {
+ public:
+  /// A null array: no data, not valid().
+  Array() = default;
+
+  /// Uninitialised C-contiguous array on `device`, allocated stream-ordered on `stream` from
+  /// the device's memory pool (cheap after warm-up). Throws ShapeError for negative extents.
+  static Array empty(const Shape& shape, DType dtype, const Device& device = Device::current(),
+                     const Stream& stream = Stream());
+  /// Zero-filled C-contiguous array.
+  static Array zeros(const Shape& shape, DType dtype, const Device& device = Device::current(),
+                     const Stream& stream = Stream());
+  /// Copies `shape`'s product of elements from host memory (C order) into a new array.
+  static Array from_host(const void* data, const Shape& shape, DType dtype,
+                         const Device& device = Device::current());
+  /// Copies a host vector; `shape` defaults to {data.size()}. Throws ShapeError when the
+  /// shape's size differs from data.size().
+  template <class T>
+  static Array from_host(const std::vector<T>& data, Shape shape = {},
+                         const Device& device = Device::current()) {
+    if (shape.empty()) shape = {static_cast<std::int64_t>(data.size())};
+    check_host_size(shape, data.size());
+    return from_host(data.data(), shape, dtype_of<T>(), device);
+  }
+  /// A view of device memory owned by someone else: `address` is the element at index
+  /// (0, ..., 0); `strides` in bytes (empty: C-contiguous). `owner`, if given, is kept alive
+  /// as long as any view exists. Throws ArgumentError for a null address of a non-empty
+  /// array, or an address not aligned to the dtype.
+  static Array from_pointer(std::uint64_t address, const Shape& shape, const Shape& strides,
+                            DType dtype, const Device& device,
+                            std::shared_ptr<const void> owner = nullptr);
+  template <class T>
+  static Array from_pointer(T* pointer, const Shape& shape, const Device& device,
+                            const Shape& strides = {}) {
+    return from_pointer(reinterpret_cast<std::uintptr_t>(pointer), shape, strides, dtype_of<T>(),
+                        device);
+  }
+  /// Wraps a DLPack tensor without copying, taking ownership (its deleter runs when the last
+  /// view is gone). Only CUDA device tensors are accepted; throws ArgumentError otherwise.
+  static Array from_dlpack(DLManagedTensor* tensor);
+  /// Exports a DLPack tensor sharing this array's memory; the consumer must call its
+  /// deleter. Strides are exported in elements; byte strides that are not a multiple of the
+  /// item size throw ArgumentError.
+  DLManagedTensor* to_dlpack() const;
+
+  /// Copies the elements to host memory in C order (size() * itemsize() bytes); any strides.
+  /// Synchronises `stream`.
+  void to_host(void* destination, const Stream& stream = Stream()) const;
+  /// Copies the elements into a vector; throws TypeError unless T matches dtype().
+  template <class T>
+  std::vector<T> to_host() const {
+    check_host_type(dtype_of<T>());
+    std::vector<T> result(static_cast<std::size_t>(size()));
+    to_host(result.data());
+    return result;
+  }
+  /// Sets every element to the value whose bytes are at `element` (itemsize() bytes).
+  void fill_bytes(const void* element, const Stream& stream = Stream()) const;
+  /// Sets every element to `value` converted to dtype() (complex: real part).
+  void fill(double value, const Stream& stream = Stream()) const;
+
+  /// The same memory with a new shape (one extent may be -1). Throws ShapeError when the
+  /// sizes differ or when the strides cannot express the new shape without a copy.
+  Array reshape(const Shape& shape) const;
+  /// Reverses the axes.
+  Array transpose() const;
+  /// Permutes the axes; `axes` is a permutation of 0..ndim-1 (negative counts from the end).
+  Array transpose(const std::vector<int>& axes) const;
+  /// A broadcast view with stride 0 along new or stretched axes (NumPy rules); throws
+  /// ShapeError when the shapes are incompatible.
+  Array broadcast_to(const Shape& shape) const;
+  /// Basic slicing along one axis, Python semantics: start/stop clamp, negative values count
+  /// from the end, step may be negative but not zero.
+  Array slice(int axis, std::int64_t start, std::int64_t stop, std::int64_t step = 1) const;
+  /// Element `index` along axis 0, with that axis removed.
+  Array operator[](std::int64_t index) const;
+
+  bool valid() const noexcept { return device_ >= 0; }
+  int ndim() const noexcept { return static_cast<int>(shape_.size()); }
+  const Shape& shape() const noexcept { return shape_; }
+  const Shape& strides() const noexcept { return strides_; }
+  std::int64_t size() const noexcept;
+  DType dtype() const noexcept { return dtype_; }
+  std::size_t itemsize() const noexcept { return dtype_size(dtype_); }
+  std::size_t nbytes() const noexcept { return static_cast<std::size_t>(size()) * itemsize(); }
+  /// Device address of the element at index (0, ..., 0).
+  std::uint64_t data() const noexcept { return data_; }
+  template <class T>
+  T* data_as() const noexcept {
+    return reinterpret_cast<T*>(static_cast<std::uintptr_t>(data_));
+  }
+  int device_id() const noexcept { return device_; }
+  Device device() const { return Device::get(device_); }
+  bool is_c_contiguous() const noexcept;
+  /// The object keeping the memory alive (shared by all views); may be null for external
+  /// memory.
+  const std::shared_ptr<const void>& owner() const noexcept { return owner_; }
+
+ private:
+  static void check_host_size(const Shape& shape, std::size_t count);
+  void check_host_type(DType requested) const;
+
+  std::shared_ptr<const void> owner_;
+  std::uint64_t data_ = 0;
+  Shape shape_;
+  Shape strides_;
+  DType dtype_ = DType::Float32;
+  int device_ = -1;
+};
+
+/// Byte strides of a C-contiguous array of `shape` and item size `itemsize`.
+Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize);
+/// The NumPy broadcast of several shapes; throws ShapeError naming both shapes otherwise.
+Shape broadcast_shapes(const std::vector<Shape>& shapes);
+
+}  // namespace cujit

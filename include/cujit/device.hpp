@@ -1,0 +1,99 @@
+#pragma once
+/// \file GPUs, streams and events. Devices are used through their primary context unless the
+/// host application has made a context of that device current on the calling thread, in which
+/// case cujit works in that context.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+struct CUstream_st;
+struct CUevent_st;
+struct CUctx_st;
+
+namespace cujit {
+
+/// A CUDA device. Cheap to copy; properties are read once per process. Thread-safe.
+class Device {
+ public:
+  /// Number of CUDA devices; 0 when there is no driver or no device (never throws).
+  static int count() noexcept;
+  /// Device `id`. Throws CudaError when there is no driver, no device, or `id` is out of range.
+  static Device get(int id = 0);
+  /// The device of the calling thread's current context, else device 0.
+  static Device current();
+
+  int id() const noexcept { return id_; }
+  std::string name() const;
+  /// 10 * major + minor, e.g. 90 for an H100.
+  int compute_capability() const;
+  int sm_count() const;
+  std::size_t total_memory() const;
+  std::size_t l2_cache_size() const;
+  int max_threads_per_block() const;
+  /// Free and total device memory in bytes, as cuMemGetInfo reports them now.
+  std::pair<std::size_t, std::size_t> memory_info() const;
+  /// Makes this device's context (the application's, else the primary one) current.
+  void make_current() const;
+  /// Waits for all work on the device.
+  void synchronize() const;
+
+  friend bool operator==(const Device& a, const Device& b) { return a.id_ == b.id_; }
+  friend bool operator!=(const Device& a, const Device& b) { return a.id_ != b.id_; }
+
+ private:
+  explicit Device(int id) : id_(id) {}
+  int id_;
+};
+
+/// A CUDA stream. Owns the stream it creates; wraps an application's stream without owning
+/// it (Stream::wrap). Move-only. The default-constructed Stream is the legacy default stream.
+class Stream {
+ public:
+  /// The legacy default stream (CUstream 0); never destroyed.
+  Stream() noexcept = default;
+  /// Creates a new (blocking) stream on `device`.
+  explicit Stream(const Device& device);
+  /// Wraps a stream the application owns; cujit never destroys it.
+  static Stream wrap(CUstream_st* stream, const Device& device) noexcept;
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream();
+
+  CUstream_st* handle() const noexcept { return stream_; }
+  int device_id() const noexcept { return device_; }
+  /// Waits until all work on the stream has finished.
+  void synchronize() const;
+
+ private:
+  CUstream_st* stream_ = nullptr;
+  int device_ = -1;  // -1: the device current at use
+  bool owned_ = false;
+};
+
+/// A CUDA event for ordering and timing. Move-only.
+class Event {
+ public:
+  /// Creates an event on `device` (timing enabled).
+  explicit Event(const Device& device = Device::current());
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event();
+
+  void record(const Stream& stream = Stream()) const;
+  void synchronize() const;
+  /// Makes `stream` wait for this event.
+  void wait_on(const Stream& stream) const;
+  /// Milliseconds between `start` and this event (both recorded and complete).
+  float elapsed_since(const Event& start) const;
+  CUevent_st* handle() const noexcept { return event_; }
+
+ private:
+  CUevent_st* event_ = nullptr;
+};
+
+}  // namespace cujit

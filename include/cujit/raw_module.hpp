@@ -1,0 +1,138 @@
+#pragma once
+/// \file RawModule and RawKernel, as in CuPy: CUDA C++ source (or a cubin/PTX file) compiled
+/// with NVRTC, loaded through the driver, and launched with typed arguments that are checked
+/// against the kernel's parameters.
+
+#include <cujit/array.hpp>
+#include <cujit/device.hpp>
+#include <cujit/program.hpp>
+
+#include <cstddef>
+#include <cstring>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+struct CUfunc_st;
+
+namespace cujit {
+
+/// Grid or block extents.
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  Dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+/// One kernel argument: an array passes its device address, a scalar its bytes by value.
+class KernelArg {
+ public:
+  KernelArg(const Array& array) noexcept  // NOLINT: implicit on purpose
+      : size_(sizeof(std::uint64_t)), is_array_(true), device_(array.device_id()) {
+    const std::uint64_t address = array.data();
+    std::memcpy(storage_, &address, sizeof(address));
+  }
+  /// Any trivially copyable value up to 64 bytes (numbers, pointers, small structs).
+  template <class T, class = std::enable_if_t<std::is_trivially_copyable_v<T> &&
+                                              !std::is_same_v<std::decay_t<T>, Array>>>
+  KernelArg(const T& value) noexcept : size_(sizeof(T)) {  // NOLINT: implicit on purpose
+    static_assert(sizeof(T) <= kMaxSize, "kernel arguments larger than 64 bytes are not supported");
+    std::memcpy(storage_, &value, sizeof(T));
+  }
+  const void* data() const noexcept { return storage_; }
+  std::size_t size() const noexcept { return size_; }
+  bool is_array() const noexcept { return is_array_; }
+  int device() const noexcept { return device_; }
+
+ private:
+  static constexpr std::size_t kMaxSize = 64;
+  alignas(16) unsigned char storage_[kMaxSize];
+  std::size_t size_;
+  bool is_array_ = false;
+  int device_ = -1;
+};
+
+/// Compile-time attributes of a loaded kernel (cuFuncGetAttribute).
+struct KernelAttributes {
+  int num_registers = 0;
+  int shared_size_bytes = 0;
+  int const_size_bytes = 0;
+  int local_size_bytes = 0;
+  int max_threads_per_block = 0;
+  int ptx_version = 0;
+  int binary_version = 0;
+};
+
+namespace detail {
+struct LoadedModule;
+}
+
+/// A kernel loaded on one device. Cheap to copy; keeps its module loaded. Launching is
+/// thread-safe.
+class RawKernel {
+ public:
+  /// Launches with `args` checked against the kernel's parameters (count and sizes) and the
+  /// kernel's device. Throws ArgumentError for a mismatch or a zero/oversized grid or block,
+  /// DeviceError for an array on another device, CudaError when the launch fails.
+  void operator()(Dim3 grid, Dim3 block, std::initializer_list<KernelArg> args,
+                  std::size_t shared_mem = 0, const Stream& stream = Stream()) const;
+  /// The same with arguments in a vector.
+  void launch(Dim3 grid, Dim3 block, const std::vector<KernelArg>& args, std::size_t shared_mem = 0,
+              const Stream& stream = Stream()) const;
+
+  const std::string& name() const noexcept { return name_; }
+  int device_id() const noexcept { return device_; }
+  /// Sizes in bytes of the kernel's parameters, in order.
+  const std::vector<std::size_t>& param_sizes() const noexcept { return param_sizes_; }
+  KernelAttributes attributes() const;
+  /// Raises the dynamic shared memory limit (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+  void set_max_dynamic_shared_memory(int bytes) const;
+  CUfunc_st* handle() const noexcept { return function_; }
+
+ private:
+  friend class RawModule;
+  RawKernel(std::shared_ptr<const detail::LoadedModule> module, CUfunc_st* function,
+            std::string name, int device);
+  void launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::size_t count,
+                  std::size_t shared_mem, const Stream& stream) const;
+
+  std::shared_ptr<const detail::LoadedModule> module_;
+  CUfunc_st* function_ = nullptr;
+  std::string name_;
+  int device_ = -1;
+  int max_threads_ = 0;
+  std::vector<std::size_t> param_sizes_;
+};
+
+/// CUDA source or device code, compiled on first use for each device's exact architecture
+/// (through the kernel cache), and loaded once per device. Thread-safe.
+class RawModule {
+ public:
+  /// A module from CUDA C++ source. `options` are extra NVRTC options; `name_expressions`
+  /// name template instantiations to make available ("my_kernel<float>"). Nothing is
+  /// compiled until a kernel is requested or compile_for() is called.
+  explicit RawModule(std::string source, std::vector<std::string> options = {},
+                     std::vector<std::string> name_expressions = {});
+  /// A module from compiled code (a cubin or PTX; no compilation happens).
+  static RawModule from_binary(CompiledProgram program);
+  /// A module from a file: .cu (source), .cubin or .ptx. Throws ArgumentError when the file
+  /// cannot be read.
+  static RawModule from_file(const std::string& path, std::vector<std::string> options = {},
+                             std::vector<std::string> name_expressions = {});
+
+  /// The kernel named `name` (an extern "C" name, or a registered name expression) on
+  /// `device`, compiling and loading the module there on first use. Throws ArgumentError when
+  /// the module has no such kernel.
+  RawKernel get_function(const std::string& name, const Device& device = Device::current()) const;
+  /// Compiles the source for `target` (through the kernel cache), with no GPU needed.
+  std::shared_ptr<const CompiledProgram> compile_for(const Target& target) const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace cujit

@@ -1,0 +1,542 @@
+#include <cujit/array.hpp>
+
+#include <cujit/error.hpp>
+
+#include "runtime/context.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/layout.hpp"
+#include "runtime/memory.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <sstream>
+
+namespace cujit {
+namespace {
+
+std::string shape_text(const Shape& shape) {
+  std::ostringstream out;
+  out << '(';
+  for (std::size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << (shape.size() == 1 ? ",)" : ")");
+  return out.str();
+}
+
+std::int64_t product(const Shape& shape) {
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+void check_extents(const Shape& shape) {
+  for (std::int64_t extent : shape) {
+    if (extent < 0) throw ShapeError("cujit: negative extent in shape " + shape_text(shape));
+  }
+}
+
+// Byte offsets (relative to data()) of the lowest and one past the highest byte a view touches.
+std::pair<std::int64_t, std::int64_t> byte_span(const Shape& shape, const Shape& strides,
+                                                std::size_t itemsize) {
+  std::int64_t low = 0, high = 0;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const std::int64_t reach = (shape[i] - 1) * strides[i];
+    (reach < 0 ? low : high) += reach;
+  }
+  return {low, high + static_cast<std::int64_t>(itemsize)};
+}
+
+// Calls f(byte offset of element) for every element in C order.
+template <class F>
+void for_each_offset(const Shape& shape, const Shape& strides, F&& f) {
+  const std::int64_t n = product(shape);
+  if (n == 0) return;
+  const std::size_t nd = shape.size();
+  Shape index(nd, 0);
+  std::int64_t offset = 0;
+  for (std::int64_t k = 0; k < n; ++k) {
+    f(offset);
+    for (std::size_t d = nd; d-- > 0;) {
+      if (++index[d] < shape[d]) {
+        offset += strides[d];
+        break;
+      }
+      offset -= (shape[d] - 1) * strides[d];
+      index[d] = 0;
+    }
+  }
+}
+
+int normalise_axis(int axis, int ndim, const char* what) {
+  if (axis < -ndim || axis >= ndim) {
+    throw ShapeError(std::string("cujit: ") + what + ": axis " + std::to_string(axis) +
+                     " is out of range for an array of " + std::to_string(ndim) + " dimension(s)");
+  }
+  return axis < 0 ? axis + ndim : axis;
+}
+
+}  // namespace
+
+Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize) {
+  Shape strides(shape.size());
+  std::int64_t stride = static_cast<std::int64_t>(itemsize);
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<std::int64_t>(shape[i], 1);
+  }
+  return strides;
+}
+
+Shape broadcast_shapes(const std::vector<Shape>& shapes) {
+  std::size_t nd = 0;
+  for (const Shape& s : shapes) nd = std::max(nd, s.size());
+  Shape result(nd, 1);
+  for (const Shape& s : shapes) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      std::int64_t& r = result[nd - s.size() + i];
+      const std::int64_t e = s[i];
+      if (e == r || e == 1) continue;
+      if (r == 1) {
+        r = e;
+        continue;
+      }
+      std::string list;
+      for (const Shape& t : shapes) list += (list.empty() ? "" : ", ") + shape_text(t);
+      throw ShapeError("cujit: shapes " + list + " cannot be broadcast together");
+    }
+  }
+  return result;
+}
+
+std::int64_t Array::size() const noexcept { return product(shape_); }
+
+bool Array::is_c_contiguous() const noexcept {
+  std::int64_t expected = static_cast<std::int64_t>(itemsize());
+  for (std::size_t i = shape_.size(); i-- > 0;) {
+    if (shape_[i] == 1) continue;
+    if (shape_[i] == 0) return true;
+    if (strides_[i] != expected) return false;
+    expected *= shape_[i];
+  }
+  return true;
+}
+
+void Array::check_host_size(const Shape& shape, std::size_t count) {
+  check_extents(shape);
+  if (product(shape) != static_cast<std::int64_t>(count)) {
+    throw ShapeError("cujit: from_host: shape " + shape_text(shape) + " holds " +
+                     std::to_string(product(shape)) + " elements but " + std::to_string(count) +
+                     " were given");
+  }
+}
+
+void Array::check_host_type(DType requested) const {
+  if (requested != dtype_) {
+    throw TypeError("cujit: to_host: the array's dtype is " + std::string(dtype_name(dtype_)) +
+                    " but a vector of " + std::string(dtype_name(requested)) + " was requested");
+  }
+}
+
+Array Array::empty(const Shape& shape, DType dtype, const Device& device, const Stream& stream) {
+  check_extents(shape);
+  Array a;
+  a.shape_ = shape;
+  a.strides_ = c_contiguous_strides(shape, dtype_size(dtype));
+  a.dtype_ = dtype;
+  a.device_ = device.id();
+  auto buffer = detail::allocate(
+      device.id(), static_cast<std::size_t>(product(shape)) * dtype_size(dtype), stream.handle());
+  a.data_ = buffer->address;
+  a.owner_ = std::move(buffer);
+  return a;
+}
+
+Array Array::zeros(const Shape& shape, DType dtype, const Device& device, const Stream& stream) {
+  Array a = empty(shape, dtype, device, stream);
+  if (a.nbytes() > 0) {
+    detail::check(detail::driver().cuMemsetD8Async(a.data_, 0, a.nbytes(), stream.handle()),
+                  "cuMemsetD8Async");
+  }
+  return a;
+}
+
+Array Array::from_host(const void* data, const Shape& shape, DType dtype, const Device& device) {
+  Array a = empty(shape, dtype, device);
+  if (a.nbytes() > 0) {
+    if (data == nullptr) throw ArgumentError("cujit: from_host: data is null");
+    detail::check(detail::driver().cuMemcpyHtoD(a.data_, data, a.nbytes()), "cuMemcpyHtoD",
+                  std::to_string(a.nbytes()) + " bytes to device " + std::to_string(device.id()));
+  }
+  return a;
+}
+
+Array Array::from_pointer(std::uint64_t address, const Shape& shape, const Shape& strides,
+                          DType dtype, const Device& device, std::shared_ptr<const void> owner) {
+  check_extents(shape);
+  const std::size_t itemsize = dtype_size(dtype);
+  if (!strides.empty() && strides.size() != shape.size()) {
+    throw ArgumentError("cujit: from_pointer: strides " + shape_text(strides) +
+                        " do not match shape " + shape_text(shape));
+  }
+  if (address == 0 && product(shape) > 0) {
+    throw ArgumentError("cujit: from_pointer: null device address for a non-empty array of shape " +
+                        shape_text(shape));
+  }
+  if (address % itemsize != 0) {
+    throw ArgumentError("cujit: from_pointer: address 0x" +
+                        [&] {
+                          std::ostringstream o;
+                          o << std::hex << address;
+                          return o.str();
+                        }() +
+                        " is not aligned to " + std::to_string(itemsize) + " bytes (" +
+                        std::string(dtype_name(dtype)) + ")");
+  }
+  Array a;
+  a.shape_ = shape;
+  a.strides_ = strides.empty() ? c_contiguous_strides(shape, itemsize) : strides;
+  a.dtype_ = dtype;
+  a.device_ = device.id();
+  a.data_ = address;
+  a.owner_ = std::move(owner);
+  return a;
+}
+
+void Array::to_host(void* destination, const Stream& stream) const {
+  if (!valid()) throw ArgumentError("cujit: to_host on a null array");
+  const std::size_t bytes = nbytes();
+  if (bytes == 0) return;
+  detail::ensure_context(device_);
+  const detail::Driver& d = detail::driver();
+  if (is_c_contiguous()) {
+    detail::check(d.cuMemcpyDtoHAsync(destination, data_, bytes, stream.handle()),
+                  "cuMemcpyDtoHAsync");
+    detail::check(d.cuStreamSynchronize(stream.handle()), "cuStreamSynchronize");
+    return;
+  }
+  // Any other layout: copy the span the view covers, then gather on the host.
+  const auto [low, high] = byte_span(shape_, strides_, itemsize());
+  std::vector<unsigned char> span(static_cast<std::size_t>(high - low));
+  detail::check(d.cuMemcpyDtoHAsync(span.data(), data_ + low, span.size(), stream.handle()),
+                "cuMemcpyDtoHAsync");
+  detail::check(d.cuStreamSynchronize(stream.handle()), "cuStreamSynchronize");
+  auto* out = static_cast<unsigned char*>(destination);
+  const std::size_t item = itemsize();
+  for_each_offset(shape_, strides_, [&](std::int64_t offset) {
+    std::memcpy(out, span.data() + (offset - low), item);
+    out += item;
+  });
+}
+
+void Array::fill_bytes(const void* element, const Stream& stream) const {
+  if (!valid()) throw ArgumentError("cujit: fill on a null array");
+  if (size() == 0) return;
+  detail::ensure_context(device_);
+  const detail::Driver& d = detail::driver();
+  const std::size_t item = itemsize();
+  const auto* bytes = static_cast<const unsigned char*>(element);
+  if (is_c_contiguous()) {
+    const std::size_t n = static_cast<std::size_t>(size());
+    if (item == 1) {
+      detail::check(d.cuMemsetD8Async(data_, bytes[0], n, stream.handle()), "cuMemsetD8Async");
+      return;
+    }
+    if (item == 2) {
+      std::uint16_t v;
+      std::memcpy(&v, bytes, 2);
+      detail::check(d.cuMemsetD16Async(data_, v, n, stream.handle()), "cuMemsetD16Async");
+      return;
+    }
+    if (item == 4) {
+      std::uint32_t v;
+      std::memcpy(&v, bytes, 4);
+      detail::check(d.cuMemsetD32Async(data_, v, n, stream.handle()), "cuMemsetD32Async");
+      return;
+    }
+    std::vector<unsigned char> pattern(nbytes());
+    for (std::size_t k = 0; k < n; ++k) std::memcpy(pattern.data() + k * item, bytes, item);
+    detail::check(d.cuMemcpyHtoDAsync(data_, pattern.data(), pattern.size(), stream.handle()),
+                  "cuMemcpyHtoDAsync");
+    detail::check(d.cuStreamSynchronize(stream.handle()), "cuStreamSynchronize");
+    return;
+  }
+  // Strided views: read the covered span, write the view's elements, write the span back.
+  const auto [low, high] = byte_span(shape_, strides_, item);
+  std::vector<unsigned char> span(static_cast<std::size_t>(high - low));
+  detail::check(d.cuMemcpyDtoHAsync(span.data(), data_ + low, span.size(), stream.handle()),
+                "cuMemcpyDtoHAsync");
+  detail::check(d.cuStreamSynchronize(stream.handle()), "cuStreamSynchronize");
+  for_each_offset(shape_, strides_, [&](std::int64_t offset) {
+    std::memcpy(span.data() + (offset - low), bytes, item);
+  });
+  detail::check(d.cuMemcpyHtoDAsync(data_ + low, span.data(), span.size(), stream.handle()),
+                "cuMemcpyHtoDAsync");
+  detail::check(d.cuStreamSynchronize(stream.handle()), "cuStreamSynchronize");
+}
+
+void Array::fill(double value, const Stream& stream) const {
+  unsigned char element[16] = {};
+  auto put = [&](auto v) { std::memcpy(element, &v, sizeof(v)); };
+  switch (dtype_) {
+    case DType::Bool:
+      put(static_cast<bool>(value != 0));
+      break;
+    case DType::Int8:
+      put(static_cast<std::int8_t>(value));
+      break;
+    case DType::Int16:
+      put(static_cast<std::int16_t>(value));
+      break;
+    case DType::Int32:
+      put(static_cast<std::int32_t>(value));
+      break;
+    case DType::Int64:
+      put(static_cast<std::int64_t>(value));
+      break;
+    case DType::UInt8:
+      put(static_cast<std::uint8_t>(value));
+      break;
+    case DType::UInt16:
+      put(static_cast<std::uint16_t>(value));
+      break;
+    case DType::UInt32:
+      put(static_cast<std::uint32_t>(value));
+      break;
+    case DType::UInt64:
+      put(static_cast<std::uint64_t>(value));
+      break;
+    case DType::Float16: {
+      // IEEE binary16, round to nearest even, through float's bits.
+      const float f = static_cast<float>(value);
+      std::uint32_t x;
+      std::memcpy(&x, &f, 4);
+      const std::uint32_t sign = (x >> 16) & 0x8000u;
+      std::int32_t exponent = static_cast<std::int32_t>((x >> 23) & 0xff) - 127 + 15;
+      std::uint32_t mantissa = x & 0x7fffffu;
+      std::uint16_t h;
+      if (((x >> 23) & 0xff) == 0xff) {
+        h = static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0));
+      } else if (exponent >= 31) {
+        h = static_cast<std::uint16_t>(sign | 0x7c00u);
+      } else if (exponent <= 0) {
+        if (exponent < -10) {
+          h = static_cast<std::uint16_t>(sign);
+        } else {
+          mantissa |= 0x800000u;
+          const int shift = 14 - exponent;
+          std::uint32_t m = mantissa >> shift;
+          const std::uint32_t rest = mantissa & ((1u << shift) - 1);
+          const std::uint32_t half = 1u << (shift - 1);
+          if (rest > half || (rest == half && (m & 1))) ++m;
+          h = static_cast<std::uint16_t>(sign | m);
+        }
+      } else {
+        std::uint32_t m = mantissa >> 13;
+        const std::uint32_t rest = mantissa & 0x1fffu;
+        std::uint32_t e = static_cast<std::uint32_t>(exponent);
+        if (rest > 0x1000u || (rest == 0x1000u && (m & 1))) {
+          if (++m == 0x400u) {
+            m = 0;
+            ++e;
+          }
+        }
+        h = static_cast<std::uint16_t>(sign | (e >= 31 ? 0x7c00u : (e << 10) | m));
+      }
+      put(h);
+      break;
+    }
+    case DType::BFloat16: {
+      const float f = static_cast<float>(value);
+      std::uint32_t x;
+      std::memcpy(&x, &f, 4);
+      const std::uint32_t rounded = x + 0x7fffu + ((x >> 16) & 1u);
+      put(static_cast<std::uint16_t>(((x & 0x7fffffffu) > 0x7f800000u ? x | 0x400000u : rounded) >>
+                                     16));
+      break;
+    }
+    case DType::Float32:
+      put(static_cast<float>(value));
+      break;
+    case DType::Float64:
+      put(value);
+      break;
+    case DType::Complex64:
+      put(std::complex<float>(static_cast<float>(value), 0.0f));
+      break;
+    case DType::Complex128:
+      put(std::complex<double>(value, 0.0));
+      break;
+  }
+  fill_bytes(element, stream);
+}
+
+Array Array::reshape(const Shape& requested) const {
+  Shape shape = requested;
+  int unknown = -1;
+  std::int64_t known = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (unknown >= 0)
+        throw ShapeError("cujit: reshape: more than one -1 in " + shape_text(requested));
+      unknown = static_cast<int>(i);
+    } else if (shape[i] < 0) {
+      throw ShapeError("cujit: reshape: negative extent in " + shape_text(requested));
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (unknown >= 0) {
+    if (known == 0 || size() % known != 0) {
+      throw ShapeError("cujit: reshape: cannot reshape " + shape_text(shape_) + " into " +
+                       shape_text(requested));
+    }
+    shape[unknown] = size() / known;
+  }
+  if (product(shape) != size()) {
+    throw ShapeError("cujit: reshape: cannot reshape an array of size " + std::to_string(size()) +
+                     " " + shape_text(shape_) + " into " + shape_text(requested));
+  }
+  Array a = *this;
+  a.shape_ = shape;
+  if (is_c_contiguous()) {
+    a.strides_ = c_contiguous_strides(shape, itemsize());
+    return a;
+  }
+  std::optional<Shape> strides = detail::reshape_strides(shape_, strides_, itemsize(), shape);
+  if (!strides) {
+    throw ShapeError("cujit: reshape: cannot view an array of shape " + shape_text(shape_) +
+                     " with these strides as " + shape_text(shape) + "; copy it first");
+  }
+  a.strides_ = *strides;
+  return a;
+}
+
+Array Array::transpose() const {
+  std::vector<int> axes(shape_.size());
+  for (std::size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int>(axes.size() - 1 - i);
+  return transpose(axes);
+}
+
+Array Array::transpose(const std::vector<int>& axes) const {
+  const int nd = ndim();
+  if (static_cast<int>(axes.size()) != nd) {
+    throw ShapeError("cujit: transpose: " + std::to_string(axes.size()) +
+                     " axes given for an array of " + std::to_string(nd) + " dimension(s)");
+  }
+  std::vector<bool> seen(nd, false);
+  Array a = *this;
+  for (int i = 0; i < nd; ++i) {
+    const int axis = normalise_axis(axes[i], nd, "transpose");
+    if (seen[axis])
+      throw ShapeError("cujit: transpose: axis " + std::to_string(axes[i]) + " repeated");
+    seen[axis] = true;
+    a.shape_[i] = shape_[axis];
+    a.strides_[i] = strides_[axis];
+  }
+  return a;
+}
+
+Array Array::broadcast_to(const Shape& shape) const {
+  if (shape.size() < shape_.size()) {
+    throw ShapeError("cujit: broadcast_to: cannot broadcast " + shape_text(shape_) + " to " +
+                     shape_text(shape));
+  }
+  check_extents(shape);
+  Array a = *this;
+  a.shape_ = shape;
+  a.strides_.assign(shape.size(), 0);
+  const std::size_t lead = shape.size() - shape_.size();
+  for (std::size_t i = 0; i < shape_.size(); ++i) {
+    if (shape_[i] == shape[lead + i]) {
+      a.strides_[lead + i] = strides_[i];
+    } else if (shape_[i] != 1) {
+      throw ShapeError("cujit: broadcast_to: cannot broadcast " + shape_text(shape_) + " to " +
+                       shape_text(shape));
+    }
+  }
+  return a;
+}
+
+Array Array::slice(int axis, std::int64_t start, std::int64_t stop, std::int64_t step) const {
+  const int ax = normalise_axis(axis, ndim(), "slice");
+  if (step == 0) throw ShapeError("cujit: slice: step must not be zero");
+  const std::int64_t n = shape_[ax];
+  auto clamp = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) {
+    if (v < 0) v += n;
+    return std::min(std::max(v, lo), hi);
+  };
+  std::int64_t count;
+  if (step > 0) {
+    start = clamp(start, 0, n);
+    stop = clamp(stop, 0, n);
+    count = stop > start ? (stop - start + step - 1) / step : 0;
+  } else {
+    start = clamp(start, -1, n - 1);
+    stop = clamp(stop, -1, n - 1);
+    count = start > stop ? (start - stop - step - 1) / (-step) : 0;
+  }
+  Array a = *this;
+  if (count > 0) a.data_ = data_ + start * strides_[ax];
+  a.shape_[ax] = count;
+  a.strides_[ax] = strides_[ax] * step;
+  return a;
+}
+
+Array Array::operator[](std::int64_t index) const {
+  if (ndim() == 0) throw ShapeError("cujit: cannot index a 0-d array");
+  const std::int64_t n = shape_[0];
+  if (index < -n || index >= n) {
+    throw ShapeError("cujit: index " + std::to_string(index) +
+                     " is out of range for axis 0 of size " + std::to_string(n));
+  }
+  if (index < 0) index += n;
+  Array a = *this;
+  a.data_ = data_ + index * strides_[0];
+  a.shape_.erase(a.shape_.begin());
+  a.strides_.erase(a.strides_.begin());
+  return a;
+}
+
+namespace detail {
+
+std::optional<Shape> refrom_shapestrides(const Shape& from_shape, const Shape& from_strides,
+                                         std::size_t item_bytes, const Shape& shape) {
+  const auto itemsize = static_cast<std::int64_t>(item_bytes);
+  // NumPy's rule for views: group old axes into runs that are contiguous with each other, and
+  // map each new axis inside one run.
+  Shape old_shape, old_strides;
+  for (std::size_t i = 0; i < from_shape.size(); ++i) {
+    if (from_shape[i] != 1) {
+      old_shape.push_back(from_shape[i]);
+      old_strides.push_back(from_strides[i]);
+    }
+  }
+  Shape new_strides(shape.size(), 0);
+  std::size_t oi = 0, oj = 1, ni = 0, nj = 1;
+  const std::size_t on = old_shape.size(), nn = shape.size();
+  while (ni < nn && oi < on) {
+    std::int64_t np = shape[ni], op = old_shape[oi];
+    while (np != op) {
+      if (np < op) {
+        np *= shape[nj++];
+      } else {
+        op *= old_shape[oj++];
+      }
+    }
+    for (std::size_t k = oi; k + 1 < oj; ++k) {
+      if (old_strides[k] != old_shape[k + 1] * old_strides[k + 1]) {
+        return std::nullopt;
+      }
+    }
+    new_strides[nj - 1] = old_strides[oj - 1];
+    for (std::size_t k = nj - 1; k > ni; --k) new_strides[k - 1] = new_strides[k] * shape[k];
+    ni = nj++;
+    oi = oj++;
+  }
+  const std::int64_t last = ni >= 1 ? new_strides[ni - 1] : static_cast<std::int64_t>(itemsize);
+  for (std::size_t k = ni; k < nn; ++k) new_strides[k] = last;
+  return new_strides;
+}
+
+}  // namespace detail
+}  // namespace cujit

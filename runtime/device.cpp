@@ -1,0 +1,150 @@
+#include <cujit/device.hpp>
+
+#include <cujit/error.hpp>
+
+#include "runtime/context.hpp"
+#include "runtime/driver.hpp"
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace cujit {
+namespace detail {
+namespace {
+
+struct DeviceState {
+  std::once_flag once;
+  DeviceProperties properties;
+  CUcontext primary = nullptr;
+};
+
+std::vector<std::unique_ptr<DeviceState>>& device_states() {
+  static std::vector<std::unique_ptr<DeviceState>> states = [] {
+    int count = 0;
+    check(driver().cuDeviceGetCount(&count), "cuDeviceGetCount");
+    if (count == 0) throw CudaError("cujit: no CUDA device", CUDA_ERROR_NO_DEVICE);
+    std::vector<std::unique_ptr<DeviceState>> result;
+    for (int i = 0; i < count; ++i) result.push_back(std::make_unique<DeviceState>());
+    return result;
+  }();
+  return states;
+}
+
+DeviceState& state(int device) {
+  auto& states = device_states();
+  if (device < 0 || device >= static_cast<int>(states.size())) {
+    throw CudaError("cujit: device " + std::to_string(device) + " does not exist (" +
+                        std::to_string(states.size()) + " device(s) present)",
+                    CUDA_ERROR_INVALID_DEVICE);
+  }
+  DeviceState& s = *states[device];
+  std::call_once(s.once, [&] {
+    const Driver& d = driver();
+    CUdevice dev = 0;
+    check(d.cuDeviceGet(&dev, device), "cuDeviceGet");
+    char name[256] = {};
+    check(d.cuDeviceGetName(name, sizeof(name), dev), "cuDeviceGetName");
+    auto attribute = [&](CUdevice_attribute a) {
+      int value = 0;
+      check(d.cuDeviceGetAttribute(&value, a, dev), "cuDeviceGetAttribute");
+      return value;
+    };
+    DeviceProperties& p = s.properties;
+    p.name = name;
+    p.compute_capability = 10 * attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) +
+                           attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    p.sm_count = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    p.max_threads_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    p.max_threads_per_sm = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    p.l2_cache_size = static_cast<std::size_t>(attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
+    check(d.cuDeviceTotalMem(&p.total_memory, dev), "cuDeviceTotalMem");
+    check(d.cuDevicePrimaryCtxRetain(&s.primary, dev), "cuDevicePrimaryCtxRetain",
+          "device " + std::to_string(device));
+  });
+  return s;
+}
+
+thread_local CUcontext t_last_context = nullptr;
+thread_local int t_last_device = -1;
+
+}  // namespace
+
+const DeviceProperties& device_properties(int device) { return state(device).properties; }
+
+int current_device() noexcept {
+  if (!driver_available()) return -1;
+  const Driver& d = driver();
+  CUcontext ctx = nullptr;
+  if (d.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) return -1;
+  if (ctx == t_last_context) return t_last_device;
+  CUdevice dev = -1;
+  if (d.cuCtxGetDevice(&dev) != CUDA_SUCCESS) return -1;
+  return static_cast<int>(dev);
+}
+
+CUcontext ensure_context(int device) {
+  const Driver& d = driver();
+  CUcontext ctx = nullptr;
+  check(d.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+  if (ctx != nullptr && ctx == t_last_context && t_last_device == device) return ctx;
+  if (ctx != nullptr) {
+    CUdevice dev = -1;
+    if (d.cuCtxGetDevice(&dev) == CUDA_SUCCESS && static_cast<int>(dev) == device) {
+      // The application's (or our primary) context for this device is current: use it.
+      t_last_context = ctx;
+      t_last_device = device;
+      return ctx;
+    }
+  }
+  CUcontext primary = state(device).primary;
+  check(d.cuCtxSetCurrent(primary), "cuCtxSetCurrent", "device " + std::to_string(device));
+  t_last_context = primary;
+  t_last_device = device;
+  return primary;
+}
+
+}  // namespace detail
+
+int Device::count() noexcept {
+  if (!detail::driver_available()) return 0;
+  int count = 0;
+  if (detail::driver().cuDeviceGetCount(&count) != CUDA_SUCCESS) return 0;
+  return count;
+}
+
+Device Device::get(int id) {
+  detail::device_properties(id);  // validates the id
+  return Device(id);
+}
+
+Device Device::current() {
+  int device = detail::current_device();
+  return get(device < 0 ? 0 : device);
+}
+
+std::string Device::name() const { return detail::device_properties(id_).name; }
+int Device::compute_capability() const { return detail::device_properties(id_).compute_capability; }
+int Device::sm_count() const { return detail::device_properties(id_).sm_count; }
+std::size_t Device::total_memory() const { return detail::device_properties(id_).total_memory; }
+std::size_t Device::l2_cache_size() const { return detail::device_properties(id_).l2_cache_size; }
+int Device::max_threads_per_block() const {
+  return detail::device_properties(id_).max_threads_per_block;
+}
+
+std::pair<std::size_t, std::size_t> Device::memory_info() const {
+  detail::ensure_context(id_);
+  std::size_t free = 0, total = 0;
+  detail::check(detail::driver().cuMemGetInfo(&free, &total), "cuMemGetInfo");
+  return {free, total};
+}
+
+void Device::make_current() const { detail::ensure_context(id_); }
+
+void Device::synchronize() const {
+  detail::ensure_context(id_);
+  detail::check(detail::driver().cuCtxSynchronize(), "cuCtxSynchronize",
+                "device " + std::to_string(id_));
+}
+
+}  // namespace cujit

@@ -1,0 +1,209 @@
+// NVRTC: CUDA C++ source to cubin or PTX. Needs no GPU and no driver.
+#include <cujit/program.hpp>
+
+#include <cujit/error.hpp>
+
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <sstream>
+
+namespace cujit {
+namespace {
+
+std::atomic<std::uint64_t> g_compile_count{0};
+
+void check(nvrtcResult result, const char* what) {
+  if (result != NVRTC_SUCCESS) {
+    throw Error(std::string("cujit: NVRTC ") + what + " failed: " + nvrtcGetErrorString(result));
+  }
+}
+
+struct ProgramDeleter {
+  void operator()(_nvrtcProgram* program) const noexcept { nvrtcDestroyProgram(&program); }
+};
+using ProgramHandle = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
+
+std::string numbered(const std::string& source) {
+  std::ostringstream out;
+  std::istringstream in(source);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    out.width(4);
+    out << n << " | " << line << '\n';
+  }
+  return out.str();
+}
+
+std::string program_log(nvrtcProgram program) {
+  std::size_t size = 0;
+  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
+  std::string log(size, '\0');
+  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
+  log.resize(size - 1);
+  return log;
+}
+
+std::string binary_of(nvrtcProgram program, BinaryFormat format) {
+  std::size_t size = 0;
+  std::string binary;
+  if (format == BinaryFormat::Cubin) {
+    check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
+    binary.resize(size);
+    check(nvrtcGetCUBIN(program, binary.data()), "nvrtcGetCUBIN");
+  } else {
+    check(nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");
+    binary.resize(size);
+    check(nvrtcGetPTX(program, binary.data()), "nvrtcGetPTX");
+    if (!binary.empty() && binary.back() == '\0') binary.pop_back();
+  }
+  return binary;
+}
+
+}  // namespace
+
+std::string Target::name() const {
+  return (format == BinaryFormat::Cubin ? "sm_" : "compute_") + std::to_string(arch);
+}
+
+Target Target::parse(const std::string& text) {
+  Target target;
+  std::string digits = text;
+  if (text.rfind("sm_", 0) == 0) {
+    digits = text.substr(3);
+  } else if (text.rfind("compute_", 0) == 0) {
+    digits = text.substr(8);
+    target.format = BinaryFormat::Ptx;
+  }
+  const bool ok =
+      !digits.empty() && digits.size() <= 4 &&
+      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!ok) {
+    throw ArgumentError("cujit: invalid target '" + text +
+                        "': expected sm_XY (cubin) or compute_XY (PTX), e.g. sm_90");
+  }
+  target.arch = std::stoi(digits);
+  return target;
+}
+
+const std::string& CompiledProgram::lowered_name(const std::string& expression) const {
+  for (const auto& entry : lowered_names) {
+    if (entry.first == expression) return entry.second;
+  }
+  return expression;
+}
+
+std::vector<std::string> nvrtc_options(const SourceProgram& program, const Target& target) {
+  std::vector<std::string> options;
+  options.reserve(program.options.size() + 3);
+  options.push_back("-arch=" + target.name());
+  options.push_back("-std=c++17");
+  options.push_back("-default-device");
+  for (const std::string& option : program.options) options.push_back(option);
+  return options;
+}
+
+CompiledProgram compile(const SourceProgram& program, const Target& target) {
+  const std::vector<int>& archs = nvrtc_supported_archs();
+  if (target.format == BinaryFormat::Cubin &&
+      std::find(archs.begin(), archs.end(), target.arch) == archs.end()) {
+    throw ArgumentError("cujit: NVRTC " + nvrtc_version_string() + " cannot build " +
+                        target.name() + " (supported: sm_" + std::to_string(archs.front()) +
+                        " to sm_" + std::to_string(archs.back()) + ")");
+  }
+  std::vector<const char*> header_sources, header_names;
+  for (const auto& header : program.headers) {
+    header_names.push_back(header.first.c_str());
+    header_sources.push_back(header.second.c_str());
+  }
+  nvrtcProgram raw = nullptr;
+  check(nvrtcCreateProgram(&raw, program.source.c_str(), program.name.c_str(),
+                           static_cast<int>(header_sources.size()), header_sources.data(),
+                           header_names.data()),
+        "nvrtcCreateProgram");
+  ProgramHandle handle(raw);
+  for (const std::string& expression : program.name_expressions) {
+    check(nvrtcAddNameExpression(raw, expression.c_str()), "nvrtcAddNameExpression");
+  }
+  const std::vector<std::string> options = nvrtc_options(program, target);
+  std::vector<const char*> option_ptrs;
+  for (const std::string& option : options) option_ptrs.push_back(option.c_str());
+
+  g_compile_count.fetch_add(1, std::memory_order_relaxed);
+  const nvrtcResult result =
+      nvrtcCompileProgram(raw, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  std::string log = program_log(raw);
+  if (result != NVRTC_SUCCESS) {
+    std::ostringstream message;
+    message << "cujit: NVRTC failed to compile " << program.name << " for " << target.name() << " ("
+            << nvrtcGetErrorString(result) << ")\n"
+            << log << "\noptions:";
+    for (const std::string& option : options) message << ' ' << option;
+    message << "\nsource:\n" << numbered(program.source);
+    throw CompileError(message.str(), std::move(log), options, program.source);
+  }
+
+  CompiledProgram compiled;
+  compiled.target = target;
+  compiled.log = std::move(log);
+  compiled.binary = binary_of(raw, target.format);
+  for (const std::string& expression : program.name_expressions) {
+    const char* lowered = nullptr;
+    check(nvrtcGetLoweredName(raw, expression.c_str(), &lowered), "nvrtcGetLoweredName");
+    compiled.lowered_names.emplace_back(expression, lowered);
+  }
+  return compiled;
+}
+
+const std::string& nvrtc_version_string() {
+  static const std::string version = [] {
+    int major = 0, minor = 0;
+    check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+    std::string text = std::to_string(major) + "." + std::to_string(minor);
+    // Two builds of one version differ in their library file; name it by path, size and time.
+    Dl_info info{};
+    struct stat st {};
+    if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) != 0 && info.dli_fname &&
+        stat(info.dli_fname, &st) == 0) {
+      text += " (" + std::to_string(st.st_size) + " bytes, " + std::to_string(st.st_mtime) + ")";
+    }
+    return text;
+  }();
+  return version;
+}
+
+const std::vector<int>& nvrtc_supported_archs() {
+  static const std::vector<int> archs = [] {
+    int count = 0;
+    check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+    std::vector<int> result(static_cast<std::size_t>(count));
+    check(nvrtcGetSupportedArchs(result.data()), "nvrtcGetSupportedArchs");
+    std::sort(result.begin(), result.end());
+    return result;
+  }();
+  return archs;
+}
+
+Target target_for_arch(int arch) {
+  const std::vector<int>& archs = nvrtc_supported_archs();
+  if (std::find(archs.begin(), archs.end(), arch) != archs.end()) {
+    return Target{arch, BinaryFormat::Cubin};
+  }
+  if (arch > archs.back()) {
+    // A GPU newer than this NVRTC: PTX for the newest architecture it knows, JIT-ed by the driver.
+    return Target{archs.back(), BinaryFormat::Ptx};
+  }
+  throw ArgumentError("cujit: NVRTC " + nvrtc_version_string() + " cannot build for sm_" +
+                      std::to_string(arch) + " (oldest supported: sm_" +
+                      std::to_string(archs.front()) + ")");
+}
+
+std::uint64_t nvrtc_compile_count() noexcept {
+  return g_compile_count.load(std::memory_order_relaxed);
+}
+
+}  // namespace cujit

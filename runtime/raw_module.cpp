@@ -1,0 +1,199 @@
+#include <cujit/raw_module.hpp>
+
+#include <cujit/error.hpp>
+
+#include "cache/kernel_cache.hpp"
+#include "runtime/context.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/module.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace cujit {
+
+struct RawModule::State {
+  SourceProgram source;                           // when built from source
+  std::shared_ptr<const CompiledProgram> binary;  // when built from a binary
+  std::mutex mutex;
+  std::map<int, std::shared_ptr<const detail::LoadedModule>> loaded;  // by device
+};
+
+namespace {
+
+// The manifest entry and canonical spec of a raw module: everything that selects its code.
+std::string raw_entry(const SourceProgram& program) {
+  nlohmann::json entry = {{"kind", "raw"},
+                          {"source", program.source},
+                          {"options", program.options},
+                          {"name_expressions", program.name_expressions}};
+  return entry.dump();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ArgumentError("cujit: cannot read '" + path + "'");
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+RawModule::RawModule(std::string source, std::vector<std::string> options,
+                     std::vector<std::string> name_expressions)
+    : state_(std::make_shared<State>()) {
+  state_->source.name = "raw_module.cu";
+  state_->source.source = std::move(source);
+  state_->source.options = std::move(options);
+  state_->source.name_expressions = std::move(name_expressions);
+}
+
+RawModule RawModule::from_binary(CompiledProgram program) {
+  RawModule module("");
+  module.state_->binary = std::make_shared<const CompiledProgram>(std::move(program));
+  return module;
+}
+
+RawModule RawModule::from_file(const std::string& path, std::vector<std::string> options,
+                               std::vector<std::string> name_expressions) {
+  if (ends_with(path, ".cubin") || ends_with(path, ".ptx")) {
+    CompiledProgram program;
+    program.binary = read_file(path);
+    program.target.format = ends_with(path, ".ptx") ? BinaryFormat::Ptx : BinaryFormat::Cubin;
+    return from_binary(std::move(program));
+  }
+  RawModule module(read_file(path), std::move(options), std::move(name_expressions));
+  module.state_->source.name = path;
+  return module;
+}
+
+std::shared_ptr<const CompiledProgram> RawModule::compile_for(const Target& target) const {
+  if (state_->binary) return state_->binary;
+  detail::KernelRequest request;
+  request.kind = "raw";
+  request.spec = raw_entry(state_->source);
+  request.target = target;
+  request.manifest_entry = request.spec;
+  const SourceProgram& source = state_->source;
+  return detail::KernelCache::global().get_or_compile(
+      request, [&] { return source; },
+      [&](const SourceProgram& program) { return compile(program, target); });
+}
+
+RawKernel RawModule::get_function(const std::string& name, const Device& device) const {
+  std::shared_ptr<const detail::LoadedModule> loaded;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    auto& slot = state_->loaded[device.id()];
+    if (!slot) {
+      const Target target = target_for_arch(device.compute_capability());
+      slot = detail::load_module(compile_for(target), device.id());
+    }
+    loaded = slot;
+  }
+  CUfunction function = detail::find_function(*loaded, name);
+  if (function == nullptr) {
+    throw ArgumentError("cujit: the module has no kernel named '" + name +
+                        "' (declare it extern \"C\", or pass it as a name expression)");
+  }
+  return RawKernel(std::move(loaded), function, name, device.id());
+}
+
+RawKernel::RawKernel(std::shared_ptr<const detail::LoadedModule> module, CUfunc_st* function,
+                     std::string name, int device)
+    : module_(std::move(module)),
+      function_(function),
+      name_(std::move(name)),
+      device_(device),
+      max_threads_(detail::max_threads_per_block(function)),
+      param_sizes_(detail::param_sizes(function)) {}
+
+void RawKernel::operator()(Dim3 grid, Dim3 block, std::initializer_list<KernelArg> args,
+                           std::size_t shared_mem, const Stream& stream) const {
+  launch_raw(grid, block, args.begin(), args.size(), shared_mem, stream);
+}
+
+void RawKernel::launch(Dim3 grid, Dim3 block, const std::vector<KernelArg>& args,
+                       std::size_t shared_mem, const Stream& stream) const {
+  launch_raw(grid, block, args.data(), args.size(), shared_mem, stream);
+}
+
+void RawKernel::launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::size_t count,
+                           std::size_t shared_mem, const Stream& stream) const {
+  if (count != param_sizes_.size()) {
+    throw ArgumentError("cujit: kernel '" + name_ + "' takes " +
+                        std::to_string(param_sizes_.size()) + " argument(s) but " +
+                        std::to_string(count) + " were given");
+  }
+  void* pointers[64];
+  std::vector<void*> many;
+  void** params = pointers;
+  if (count > 64) {
+    many.resize(count);
+    params = many.data();
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const KernelArg& arg = args[i];
+    if (arg.size() != param_sizes_[i]) {
+      throw ArgumentError("cujit: kernel '" + name_ + "': argument " + std::to_string(i) + " is " +
+                          (arg.is_array() ? "an array (an 8-byte pointer)"
+                                          : "a " + std::to_string(arg.size()) + "-byte scalar") +
+                          " but parameter " + std::to_string(i) + " takes " +
+                          std::to_string(param_sizes_[i]) + " bytes");
+    }
+    if (arg.is_array() && arg.device() != device_) {
+      throw DeviceError("cujit: kernel '" + name_ + "': argument " + std::to_string(i) +
+                        " is on device " + std::to_string(arg.device()) +
+                        " but the kernel is loaded on device " + std::to_string(device_));
+    }
+    params[i] = const_cast<void*>(arg.data());
+  }
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0) {
+    throw ArgumentError("cujit: kernel '" + name_ + "': grid and block extents must be positive");
+  }
+  const unsigned long long threads = 1ull * block.x * block.y * block.z;
+  const int limit = max_threads_;
+  if (threads > static_cast<unsigned long long>(limit)) {
+    throw ArgumentError("cujit: kernel '" + name_ + "': a block of " + std::to_string(threads) +
+                        " threads exceeds the kernel's limit of " + std::to_string(limit));
+  }
+  detail::ensure_context(device_);
+  detail::check(detail::driver().cuLaunchKernel(function_, grid.x, grid.y, grid.z, block.x, block.y,
+                                                block.z, static_cast<unsigned>(shared_mem),
+                                                stream.handle(), params, nullptr),
+                "cuLaunchKernel", "kernel '" + name_ + "' on device " + std::to_string(device_));
+}
+
+KernelAttributes RawKernel::attributes() const {
+  KernelAttributes a;
+  auto get = [&](CUfunction_attribute attribute) {
+    int value = 0;
+    detail::check(detail::driver().cuFuncGetAttribute(&value, attribute, function_),
+                  "cuFuncGetAttribute", "kernel '" + name_ + "'");
+    return value;
+  };
+  a.num_registers = get(CU_FUNC_ATTRIBUTE_NUM_REGS);
+  a.shared_size_bytes = get(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  a.const_size_bytes = get(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES);
+  a.local_size_bytes = get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  a.max_threads_per_block = get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  a.ptx_version = get(CU_FUNC_ATTRIBUTE_PTX_VERSION);
+  a.binary_version = get(CU_FUNC_ATTRIBUTE_BINARY_VERSION);
+  return a;
+}
+
+void RawKernel::set_max_dynamic_shared_memory(int bytes) const {
+  detail::check(detail::driver().cuFuncSetAttribute(
+                    function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+                "cuFuncSetAttribute", "kernel '" + name_ + "'");
+}
+
+}  // namespace cujit

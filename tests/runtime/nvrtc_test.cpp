@@ -1,0 +1,106 @@
+#include <cujit/error.hpp>
+#include <cujit/program.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace cujit {
+namespace {
+
+const char* kAxpy = R"(
+extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+template <class T> __global__ void scale(T* x, T s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= s;
+}
+)";
+
+TEST(Nvrtc, CompilesCubinForSm80AndSm90) {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    SourceProgram program;
+    program.source = kAxpy;
+    const CompiledProgram compiled = compile(program, Target::parse(arch));
+    ASSERT_GT(compiled.binary.size(), 4u);
+    // A cubin is an ELF file.
+    EXPECT_EQ(compiled.binary.substr(1, 3), "ELF") << arch;
+    EXPECT_EQ(compiled.target.name(), arch);
+  }
+}
+
+TEST(Nvrtc, CompilesPtxForComputeTargets) {
+  SourceProgram program;
+  program.source = kAxpy;
+  const CompiledProgram compiled = compile(program, Target::parse("compute_90"));
+  EXPECT_NE(compiled.binary.find(".target sm_90"), std::string::npos);
+  EXPECT_NE(compiled.binary.find("axpy"), std::string::npos);
+}
+
+TEST(Nvrtc, NameExpressionsGiveLoweredNames) {
+  SourceProgram program;
+  program.source = kAxpy;
+  program.name_expressions = {"scale<float>", "scale<double>"};
+  const CompiledProgram compiled = compile(program, Target::parse("sm_80"));
+  ASSERT_EQ(compiled.lowered_names.size(), 2u);
+  EXPECT_EQ(compiled.lowered_name("scale<float>"), "_Z5scaleIfEvPT_S0_i");
+  EXPECT_EQ(compiled.lowered_name("scale<double>"), "_Z5scaleIdEvPT_S0_i");
+  EXPECT_EQ(compiled.lowered_name("axpy"), "axpy");
+}
+
+TEST(Nvrtc, CompileErrorCarriesLogOptionsAndNumberedSource) {
+  SourceProgram program;
+  program.name = "broken.cu";
+  program.source = "extern \"C\" __global__ void k(float* x) {\n  x[0] = undefined_thing;\n}\n";
+  program.options = {"-DFOO=1"};
+  try {
+    compile(program, Target::parse("sm_80"));
+    FAIL() << "expected CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(e.log().find("undefined_thing"), std::string::npos) << e.log();
+    EXPECT_NE(std::find(e.options().begin(), e.options().end(), "-DFOO=1"), e.options().end());
+    EXPECT_NE(e.options().front().find("sm_80"), std::string::npos);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("broken.cu"), std::string::npos);
+    EXPECT_NE(what.find("   2 |   x[0] = undefined_thing;"), std::string::npos) << what;
+  }
+}
+
+TEST(Nvrtc, WarningsOfSuccessfulCompilesAreKept) {
+  SourceProgram program;
+  program.source = "extern \"C\" __global__ void k(float* x) { int unused_variable; x[0] = 1; }";
+  const CompiledProgram compiled = compile(program, Target::parse("sm_80"));
+  EXPECT_NE(compiled.log.find("unused_variable"), std::string::npos) << compiled.log;
+}
+
+TEST(Nvrtc, RejectsBadTargets) {
+  EXPECT_THROW(Target::parse("sm_x"), ArgumentError);
+  EXPECT_THROW(Target::parse("gfx90a"), ArgumentError);
+  SourceProgram program;
+  program.source = kAxpy;
+  EXPECT_THROW(compile(program, Target{10, BinaryFormat::Cubin}), ArgumentError);
+}
+
+TEST(Nvrtc, TargetForArch) {
+  const std::vector<int>& archs = nvrtc_supported_archs();
+  ASSERT_FALSE(archs.empty());
+  EXPECT_EQ(target_for_arch(90), (Target{90, BinaryFormat::Cubin}));
+  const Target future = target_for_arch(archs.back() + 10);
+  EXPECT_EQ(future.format, BinaryFormat::Ptx);
+  EXPECT_EQ(future.arch, archs.back());
+  EXPECT_THROW(target_for_arch(10), ArgumentError);
+}
+
+TEST(Nvrtc, CountsCompilations) {
+  const auto before = nvrtc_compile_count();
+  SourceProgram program;
+  program.source = kAxpy;
+  compile(program, Target::parse("sm_90"));
+  EXPECT_EQ(nvrtc_compile_count(), before + 1);
+  EXPECT_FALSE(nvrtc_version_string().empty());
+}
+
+}  // namespace
+}  // namespace cujit

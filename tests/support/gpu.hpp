@@ -1,0 +1,28 @@
+#pragma once
+// Helpers for tests that need a GPU: they skip with a reason when none is present.
+
+#include <gtest/gtest.h>
+#include <cujit/device.hpp>
+
+#include <random>
+#include <vector>
+
+#define CUJIT_REQUIRE_GPU()                                                                \
+  do {                                                                                     \
+    if (::cujit::Device::count() == 0) GTEST_SKIP() << "no CUDA device or driver present"; \
+  } while (0)
+
+namespace cujit::test {
+
+/// Random values in [lo, hi), never all zero (zeros hide unwritten outputs).
+template <class T>
+std::vector<T> random_vector(std::size_t n, double lo = -4.0, double hi = 4.0,
+                             unsigned seed = 12345) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(dist(rng));
+  return v;
+}
+
+}  // namespace cujit::test
