@@ -3,11 +3,14 @@
 // deployment databases. Knows nothing about CUDA; the caller supplies how to generate source
 // and how to compile it, so the cache never parses or generates anything itself.
 
+#include <cujit/cache.hpp>
 #include <cujit/program.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace cujit::detail {
 
@@ -42,10 +45,34 @@ void register_replay(const std::string& kind, ReplayFn fn);
 /// ArgumentError for an unknown kind or a malformed entry.
 ReplayedKernel replay(const std::string& manifest_entry, const Target& target);
 
+class Store;
+
+/// Where get_or_compile found a program.
+enum class CacheOutcome : std::uint8_t {
+  MemoryHit,      ///< in this process's memory (including waiting for another thread)
+  DiskHit,        ///< in the writable database
+  DeploymentHit,  ///< in a read-only deployment database
+  Compiled,       ///< compiled by the CompileFn (a miss)
+};
+
 class KernelCache {
  public:
-  /// The process-wide cache, configured from the environment on first use.
+  /// The process-wide cache, configured from the environment on first use. Never
+  /// destroyed; pending last-used times are written at exit.
   static KernelCache& global();
+
+  /// A cache with its own memory layer and databases (opened lazily, on first need).
+  /// `cujit-cache precompile` uses one writing into the output database.
+  explicit KernelCache(CacheConfig config);
+  /// A cache over given stores, for tests: `writable` may be null (memory only); the
+  /// deployment stores are searched in order before compiling. `record_path` as in
+  /// CacheConfig.
+  KernelCache(std::shared_ptr<Store> writable, std::vector<std::shared_ptr<Store>> deployments,
+              std::string record_path = {});
+  /// Writes pending last-used times; never throws.
+  ~KernelCache();
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
 
   /// Returns the compiled program for `request`: from memory, else from a database (by
   /// request key, then by content key after generating the source), else by compiling it and
@@ -54,6 +81,41 @@ class KernelCache {
   std::shared_ptr<const CompiledProgram> get_or_compile(const KernelRequest& request,
                                                         const GenerateFn& generate,
                                                         const CompileFn& compile);
+  /// As above, and reports where the program came from in `*outcome` (when not null).
+  std::shared_ptr<const CompiledProgram> get_or_compile(const KernelRequest& request,
+                                                        const GenerateFn& generate,
+                                                        const CompileFn& compile,
+                                                        CacheOutcome* outcome);
+
+  /// Replaces the configuration: drops the memory layer and closes the databases (programs
+  /// already handed out stay valid; compilations in flight finish with the old layers).
+  /// Thread-safe.
+  void configure(CacheConfig config);
+  /// The current configuration (deployment databases added later included). Thread-safe.
+  CacheConfig config() const;
+  /// Opens a deployment database now and searches it after those configured. Throws
+  /// CacheError naming the path when it cannot be used. Thread-safe.
+  void add_deployment_database(const std::string& path);
+  /// The writable store, opening it if needed; null when disabled or unusable (after its
+  /// one warning). Thread-safe.
+  std::shared_ptr<Store> writable_store();
+  /// Hit and miss counters of this cache; nvrtc_compilations and warnings are the
+  /// process's. Thread-safe.
+  CacheStats stats() const;
+  /// Zeroes this cache's hit and miss counters. Thread-safe.
+  void reset_stats();
+  /// Forgets every program in the memory layer (the next lookups go to the databases).
+  /// Thread-safe.
+  void clear_memory();
+  /// Number of programs in the memory layer. Thread-safe.
+  std::size_t memory_size() const;
+  /// Writes pending last-used times and counters to the writable database; failures degrade
+  /// to a warning. Thread-safe.
+  void flush();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace cujit::detail

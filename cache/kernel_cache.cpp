@@ -1,0 +1,556 @@
+#include "cache/kernel_cache.hpp"
+
+#include "cache/manifest.hpp"
+#include "cache/record.hpp"
+#include "cache/sqlite_store.hpp"
+#include "cache/store.hpp"
+#include "cache/warning.hpp"
+
+#include <cujit/error.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <future>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <string_view>
+#include <unordered_map>
+
+namespace cujit::detail {
+namespace {
+
+std::mutex& replay_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::map<std::string, ReplayFn>& replay_registry() {
+  static std::map<std::string, ReplayFn> registry;
+  return registry;
+}
+
+// Error messages start with "cujit: "; warn() adds its own "cujit: warning: ".
+std::string without_prefix(const char* message) {
+  std::string_view m(message);
+  if (m.substr(0, 7) == "cujit: ") m.remove_prefix(7);
+  return std::string(m);
+}
+
+std::size_t hash_request(const KernelRequest& r) noexcept {
+  std::size_t h = std::hash<std::string_view>{}(r.spec);
+  h ^= std::hash<std::string_view>{}(r.kind) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h ^= (static_cast<std::size_t>(r.target.arch) * 2 + static_cast<std::size_t>(r.target.format)) *
+       0x9e3779b97f4a7c15ULL;
+  return h;
+}
+
+struct Slot {
+  std::string kind;
+  std::string spec;
+  Target target;
+  std::shared_ptr<const CompiledProgram> program;  // set once compiled; guarded by the map lock
+  std::shared_future<std::shared_ptr<const CompiledProgram>> pending;
+
+  bool matches(const KernelRequest& r) const {
+    return target == r.target && kind == r.kind && spec == r.spec;
+  }
+};
+
+// The persistent layers of one configuration. Replaced as a whole by configure(), so that
+// lookups in flight keep using the layers they started with.
+struct Layers {
+  CacheConfig config;
+  std::mutex mutex;
+  bool writable_opened = false;
+  std::shared_ptr<Store> writable;
+  bool writes_disabled = false;
+  bool deployments_opened = false;
+  std::vector<std::shared_ptr<Store>> deployments;
+  std::unique_ptr<ManifestRecorder> recorder;
+  bool recorder_failed = false;
+
+  StoreOptions store_options() const {
+    StoreOptions o;
+    o.allow_foreign_owner = config.allow_foreign_owner;
+    o.busy_timeout_ms = config.busy_timeout_ms;
+    o.max_size = config.max_size;
+    return o;
+  }
+
+  std::string writable_path() const {
+    if (!config.database_path.empty()) return config.database_path;
+    std::string dir = config.directory.empty() ? default_cache_directory() : config.directory;
+    return dir + "/kernels.db";
+  }
+
+  ~Layers() {
+    try {
+      if (writable) writable->flush();
+    } catch (...) {
+      // Last-used times are a hint.
+    }
+  }
+};
+
+}  // namespace
+
+void register_replay(const std::string& kind, ReplayFn fn) {
+  std::lock_guard lock(replay_mutex());
+  replay_registry()[kind] = std::move(fn);
+}
+
+ReplayedKernel replay(const std::string& manifest_entry, const Target& target) {
+  std::string kind = manifest_entry_kind(manifest_entry);
+  ReplayFn fn;
+  {
+    std::lock_guard lock(replay_mutex());
+    auto it = replay_registry().find(kind);
+    if (it == replay_registry().end()) {
+      std::string known;
+      for (const auto& [k, f] : replay_registry()) known += (known.empty() ? "" : ", ") + k;
+      throw ArgumentError("cujit: no kernel family can replay manifest entries of kind '" +
+                          kind + "' (known kinds: " + known + ")");
+    }
+    fn = it->second;
+  }
+  return fn(manifest_entry, target);
+}
+
+struct KernelCache::Impl {
+  mutable std::shared_mutex map_mutex;
+  std::unordered_map<std::size_t, std::vector<std::shared_ptr<Slot>>> map;
+  std::size_t count = 0;
+
+  mutable std::mutex layers_mutex;
+  std::shared_ptr<Layers> layers;
+
+  std::atomic<std::uint64_t> memory_hits{0};
+  std::atomic<std::uint64_t> disk_hits{0};
+  std::atomic<std::uint64_t> deployment_hits{0};
+  std::atomic<std::uint64_t> misses{0};
+
+  std::shared_ptr<Layers> current_layers() const {
+    std::lock_guard lock(layers_mutex);
+    return layers;
+  }
+
+  std::shared_ptr<Store> writable(Layers& l) {
+    std::lock_guard lock(l.mutex);
+    if (!l.writable_opened) {
+      l.writable_opened = true;
+      if (l.config.writable) {
+        std::string path = l.writable_path();
+        try {
+          l.writable = SqliteStore::open_writable(path, l.store_options());
+        } catch (const Error& e) {
+          warn(without_prefix(e.what()) + "; using the in-process cache only");
+        }
+      }
+    }
+    return l.writable;
+  }
+
+  void open_deployments_locked(Layers& l) {
+    if (l.deployments_opened) return;
+    l.deployments_opened = true;
+    for (const auto& path : l.config.deployment_databases) {
+      try {
+        l.deployments.push_back(SqliteStore::open_read_only(path, l.store_options()));
+      } catch (const Error& e) {
+        warn(without_prefix(e.what()) + "; deployment database skipped");
+      }
+    }
+  }
+
+  std::vector<std::shared_ptr<Store>> deployments(Layers& l) {
+    std::lock_guard lock(l.mutex);
+    open_deployments_locked(l);
+    return l.deployments;
+  }
+
+  // Turns a storage failure into the fallback the issue asks for, with one warning.
+  void degrade(Layers& l, const std::shared_ptr<Store>& store, const Error& e) {
+    if (const auto* se = dynamic_cast<const SqliteError*>(&e)) {
+      auto sqlite = std::dynamic_pointer_cast<SqliteStore>(store);
+      if (se->corrupt() && sqlite && !sqlite->read_only()) {
+        try {
+          sqlite->recreate_after_corruption(without_prefix(se->what()));
+          return;
+        } catch (const Error& again) {
+          disable(l, store, again);
+          return;
+        }
+      }
+      if (se->full() && !store->read_only()) {
+        std::lock_guard lock(l.mutex);
+        if (!l.writes_disabled) {
+          l.writes_disabled = true;
+          warn(without_prefix(se->what()) +
+               "; new kernels are kept in the in-process cache only");
+        }
+        return;
+      }
+    }
+    disable(l, store, e);
+  }
+
+  void disable(Layers& l, const std::shared_ptr<Store>& store, const Error& e) {
+    std::lock_guard lock(l.mutex);
+    if (l.writable == store) {
+      l.writable.reset();
+      warn(without_prefix(e.what()) + "; using the in-process cache only");
+      return;
+    }
+    for (auto it = l.deployments.begin(); it != l.deployments.end(); ++it) {
+      if (*it == store) {
+        l.deployments.erase(it);
+        warn(without_prefix(e.what()) + "; deployment database skipped");
+        return;
+      }
+    }
+    // Already disabled by another thread, which warned.
+  }
+
+  bool writes_disabled(Layers& l) {
+    std::lock_guard lock(l.mutex);
+    return l.writes_disabled;
+  }
+
+  // Runs a lookup; a storage failure degrades and reads as a miss.
+  template <class F>
+  Lookup guarded_find(Layers& l, const std::shared_ptr<Store>& store, F find) {
+    try {
+      return find(*store);
+    } catch (const Error& e) {
+      degrade(l, store, e);
+      return {};
+    }
+  }
+
+  template <class F>
+  void guarded_write(Layers& l, const std::shared_ptr<Store>& store, F write) {
+    if (writes_disabled(l)) return;
+    try {
+      write(*store);
+    } catch (const Error& e) {
+      degrade(l, store, e);
+    }
+  }
+
+  void handle_damaged(Layers& l, const std::shared_ptr<Store>& store, const Lookup& lookup) {
+    if (store->read_only()) {
+      warn("cache entry " + lookup.record.content_key + " in deployment database " +
+           store->name() + " failed its checksum or field checks; ignored");
+      return;
+    }
+    warn("cache entry " + lookup.record.content_key + " in " + store->name() +
+         " failed its checksum or field checks; deleted it, recompiling");
+    guarded_write(l, store, [&](Store& s) { s.remove(lookup.record.content_key); });
+  }
+
+  void record(Layers& l, const KernelRequest& request) {
+    if (l.config.record_path.empty() || request.manifest_entry.empty()) return;
+    ManifestRecorder* recorder = nullptr;
+    {
+      std::lock_guard lock(l.mutex);
+      if (l.recorder_failed) return;
+      if (!l.recorder) l.recorder = std::make_unique<ManifestRecorder>(l.config.record_path);
+      recorder = l.recorder.get();
+    }
+    try {
+      recorder->record(request.manifest_entry);
+    } catch (const ArgumentError& e) {
+      warn(without_prefix(e.what()) + "; not recorded");
+    } catch (const Error& e) {
+      std::lock_guard lock(l.mutex);
+      l.recorder_failed = true;
+      warn(without_prefix(e.what()) + "; recording stopped");
+    }
+  }
+
+  std::shared_ptr<const CompiledProgram> resolve(const KernelRequest& request,
+                                                 const GenerateFn& generate,
+                                                 const CompileFn& compile,
+                                                 CacheOutcome& outcome) {
+    std::shared_ptr<Layers> lp = current_layers();
+    Layers& l = *lp;
+    record(l, request);
+    auto found = [&](Lookup& lookup, CacheOutcome where) {
+      (where == CacheOutcome::DiskHit ? disk_hits : deployment_hits)
+          .fetch_add(1, std::memory_order_relaxed);
+      outcome = where;
+      return std::make_shared<const CompiledProgram>(std::move(lookup.record.program));
+    };
+
+    // 1. By request key: no source generation at all.
+    std::vector<std::shared_ptr<Store>> deps = deployments(l);
+    std::string rkey = request_key(request.kind, request.spec, request.target);
+    for (const auto& d : deps) {
+      Lookup lookup = guarded_find(l, d, [&](Store& s) { return s.find_by_request(rkey); });
+      if (lookup.status == Lookup::Status::Hit) return found(lookup, CacheOutcome::DeploymentHit);
+      if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, d, lookup);
+    }
+    std::shared_ptr<Store> w = writable(l);
+    if (w) {
+      Lookup lookup = guarded_find(l, w, [&](Store& s) { return s.find_by_request(rkey); });
+      if (lookup.status == Lookup::Status::Hit) return found(lookup, CacheOutcome::DiskHit);
+      if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, w, lookup);
+      w = writable(l);  // null if the lookup disabled it
+    }
+
+    // 2. By content key: the same source may have been compiled for another request.
+    SourceProgram source = generate();
+    std::string ckey = content_key(source, request.target);
+    for (const auto& d : deps) {
+      Lookup lookup = guarded_find(l, d, [&](Store& s) { return s.find_by_content(ckey); });
+      if (lookup.status == Lookup::Status::Hit) return found(lookup, CacheOutcome::DeploymentHit);
+      if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, d, lookup);
+    }
+    if (w) {
+      Lookup lookup = guarded_find(l, w, [&](Store& s) { return s.find_by_content(ckey); });
+      if (lookup.status == Lookup::Status::Hit) {
+        guarded_write(l, w, [&](Store& s) { s.link(rkey, ckey); });
+        return found(lookup, CacheOutcome::DiskHit);
+      }
+      if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, w, lookup);
+      w = writable(l);
+    }
+
+    // 3. Compile, outside any lock or transaction, and store if anything can.
+    CompiledProgram program = compile(source);
+    misses.fetch_add(1, std::memory_order_relaxed);
+    outcome = CacheOutcome::Compiled;
+    if (w) {
+      guarded_write(l, w, [&](Store& s) {
+        s.put(make_record(ckey, request.kind, source, program, now_ms()), rkey);
+      });
+    }
+    return std::make_shared<const CompiledProgram>(std::move(program));
+  }
+};
+
+KernelCache& KernelCache::global() {
+  // Never destroyed: kernels may still be requested from other threads during exit.
+  static KernelCache* cache = [] {
+    auto* c = new KernelCache(CacheConfig::from_environment());
+    std::atexit([] { KernelCache::global().flush(); });
+    return c;
+  }();
+  return *cache;
+}
+
+KernelCache::KernelCache(CacheConfig config) : impl_(std::make_unique<Impl>()) {
+  configure(std::move(config));
+}
+
+KernelCache::KernelCache(std::shared_ptr<Store> writable,
+                         std::vector<std::shared_ptr<Store>> deployments,
+                         std::string record_path)
+    : impl_(std::make_unique<Impl>()) {
+  auto l = std::make_shared<Layers>();
+  l->config.writable = writable != nullptr;
+  l->config.record_path = std::move(record_path);
+  for (const auto& d : deployments) l->config.deployment_databases.push_back(d->name());
+  l->writable_opened = true;
+  l->writable = std::move(writable);
+  l->deployments_opened = true;
+  l->deployments = std::move(deployments);
+  impl_->layers = std::move(l);
+}
+
+KernelCache::~KernelCache() { flush(); }
+
+std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelRequest& request,
+                                                                   const GenerateFn& generate,
+                                                                   const CompileFn& compile) {
+  return get_or_compile(request, generate, compile, nullptr);
+}
+
+std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelRequest& request,
+                                                                   const GenerateFn& generate,
+                                                                   const CompileFn& compile,
+                                                                   CacheOutcome* outcome) {
+  Impl& m = *impl_;
+  const std::size_t h = hash_request(request);
+  {
+    std::shared_lock lock(m.map_mutex);
+    auto it = m.map.find(h);
+    if (it != m.map.end()) {
+      for (const auto& slot : it->second) {
+        if (slot->program && slot->matches(request)) {
+          m.memory_hits.fetch_add(1, std::memory_order_relaxed);
+          if (outcome != nullptr) *outcome = CacheOutcome::MemoryHit;
+          return slot->program;
+        }
+      }
+    }
+  }
+
+  std::shared_ptr<Slot> slot;
+  std::shared_future<std::shared_ptr<const CompiledProgram>> pending;
+  std::promise<std::shared_ptr<const CompiledProgram>> promise;
+  {
+    std::unique_lock lock(m.map_mutex);
+    auto& bucket = m.map[h];
+    for (const auto& s : bucket) {
+      if (s->matches(request)) {
+        if (s->program) {
+          m.memory_hits.fetch_add(1, std::memory_order_relaxed);
+          if (outcome != nullptr) *outcome = CacheOutcome::MemoryHit;
+          return s->program;
+        }
+        pending = s->pending;
+        break;
+      }
+    }
+    if (!pending.valid()) {
+      slot = std::make_shared<Slot>();
+      slot->kind = request.kind;
+      slot->spec = request.spec;
+      slot->target = request.target;
+      slot->pending = promise.get_future().share();
+      bucket.push_back(slot);
+      ++m.count;
+    }
+  }
+  if (!slot) {
+    // Another thread is producing this kernel: wait for it (its exception, if any, is ours).
+    auto program = pending.get();
+    m.memory_hits.fetch_add(1, std::memory_order_relaxed);
+    if (outcome != nullptr) *outcome = CacheOutcome::MemoryHit;
+    return program;
+  }
+
+  CacheOutcome where = CacheOutcome::Compiled;
+  std::shared_ptr<const CompiledProgram> program;
+  try {
+    program = m.resolve(request, generate, compile, where);
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::unique_lock lock(m.map_mutex);
+    auto it = m.map.find(h);
+    if (it != m.map.end()) {
+      auto& bucket = it->second;
+      for (auto s = bucket.begin(); s != bucket.end(); ++s) {
+        if (*s == slot) {
+          bucket.erase(s);
+          --m.count;
+          break;
+        }
+      }
+      if (bucket.empty()) m.map.erase(it);
+    }
+    throw;
+  }
+  {
+    std::unique_lock lock(m.map_mutex);
+    slot->program = program;
+  }
+  promise.set_value(program);
+  if (outcome != nullptr) *outcome = where;
+  return program;
+}
+
+void KernelCache::configure(CacheConfig config) {
+  auto l = std::make_shared<Layers>();
+  l->config = std::move(config);
+  std::shared_ptr<Layers> old;
+  {
+    std::lock_guard lock(impl_->layers_mutex);
+    old = std::move(impl_->layers);
+    impl_->layers = std::move(l);
+  }
+  clear_memory();
+}
+
+CacheConfig KernelCache::config() const {
+  auto l = impl_->current_layers();
+  std::lock_guard lock(l->mutex);
+  return l->config;
+}
+
+void KernelCache::add_deployment_database(const std::string& path) {
+  auto l = impl_->current_layers();
+  auto store = SqliteStore::open_read_only(path, l->store_options());
+  std::lock_guard lock(l->mutex);
+  impl_->open_deployments_locked(*l);
+  l->deployments.push_back(std::move(store));
+  l->config.deployment_databases.push_back(path);
+}
+
+std::shared_ptr<Store> KernelCache::writable_store() {
+  auto l = impl_->current_layers();
+  return impl_->writable(*l);
+}
+
+CacheStats KernelCache::stats() const {
+  CacheStats s;
+  s.memory_hits = impl_->memory_hits.load(std::memory_order_relaxed);
+  s.disk_hits = impl_->disk_hits.load(std::memory_order_relaxed);
+  s.deployment_hits = impl_->deployment_hits.load(std::memory_order_relaxed);
+  s.misses = impl_->misses.load(std::memory_order_relaxed);
+  s.nvrtc_compilations = nvrtc_compile_count();
+  s.warnings = warning_count();
+  return s;
+}
+
+void KernelCache::reset_stats() {
+  impl_->memory_hits = 0;
+  impl_->disk_hits = 0;
+  impl_->deployment_hits = 0;
+  impl_->misses = 0;
+}
+
+void KernelCache::clear_memory() {
+  std::unique_lock lock(impl_->map_mutex);
+  impl_->map.clear();
+  impl_->count = 0;
+}
+
+std::size_t KernelCache::memory_size() const {
+  std::shared_lock lock(impl_->map_mutex);
+  return impl_->count;
+}
+
+void KernelCache::flush() {
+  try {
+    auto l = impl_->current_layers();
+    if (!l) return;
+    std::shared_ptr<Store> w;
+    {
+      std::lock_guard lock(l->mutex);
+      w = l->writable;
+    }
+    if (w) w->flush();
+  } catch (const Error& e) {
+    warn(without_prefix(e.what()) + "; last-used times not saved");
+  } catch (...) {
+    // flush() runs from destructors and atexit: never throw.
+  }
+}
+
+}  // namespace cujit::detail
+
+namespace cujit {
+
+void configure_cache(const CacheConfig& config) { detail::KernelCache::global().configure(config); }
+
+CacheConfig cache_config() { return detail::KernelCache::global().config(); }
+
+void disable_cache() {
+  CacheConfig config = detail::KernelCache::global().config();
+  config.writable = false;
+  config.deployment_databases.clear();
+  detail::KernelCache::global().configure(config);
+}
+
+void add_deployment_database(const std::string& path) {
+  detail::KernelCache::global().add_deployment_database(path);
+}
+
+CacheStats cache_stats() { return detail::KernelCache::global().stats(); }
+
+void reset_cache_stats() { detail::KernelCache::global().reset_stats(); }
+
+}  // namespace cujit

@@ -1,0 +1,130 @@
+#include "cache/manifest.hpp"
+
+#include <cujit/error.hpp>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace cujit::detail {
+namespace {
+
+nlohmann::json parse_entry(const std::string& entry) {
+  nlohmann::json j = nlohmann::json::parse(entry, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    throw ArgumentError("cujit: manifest entry is not a JSON object: " + entry.substr(0, 200));
+  }
+  auto kind = j.find("kind");
+  if (kind == j.end() || !kind->is_string() || kind->get<std::string>().empty()) {
+    throw ArgumentError("cujit: manifest entry has no string \"kind\": " + entry.substr(0, 200));
+  }
+  return j;
+}
+
+// Closes a file descriptor (and so releases its flock) on every path.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string io_error(const std::string& what, const std::string& path) {
+  return "cujit: manifest " + path + ": " + what + ": " + std::strerror(errno);
+}
+
+}  // namespace
+
+std::string canonical_manifest_entry(const std::string& entry) { return parse_entry(entry).dump(); }
+
+std::string manifest_entry_kind(const std::string& entry) {
+  return parse_entry(entry)["kind"].get<std::string>();
+}
+
+std::vector<std::string> read_manifest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CacheError(io_error("cannot open", path));
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) out.push_back(line);
+  }
+  if (in.bad()) throw CacheError(io_error("read failed", path));
+  return out;
+}
+
+ManifestRecorder::ManifestRecorder(std::string path) : path_(std::move(path)) {}
+
+void ManifestRecorder::read_new_lines(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw CacheError(io_error("cannot stat", path_));
+  auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size < known_size_) {  // truncated by someone: read it again from the start
+    known_size_ = 0;
+    partial_.clear();
+  }
+  std::string chunk(size - known_size_, '\0');
+  std::size_t got = 0;
+  while (got < chunk.size()) {
+    ssize_t n = ::pread(fd, chunk.data() + got, chunk.size() - got,
+                        static_cast<off_t>(known_size_ + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  chunk.resize(got);
+  known_size_ += got;
+  std::string text = partial_ + chunk;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+    std::string line = text.substr(start, nl - start);
+    try {
+      seen_.insert(canonical_manifest_entry(line));
+    } catch (const ArgumentError&) {
+      seen_.insert(line);  // not ours to judge; keep it so that it is not duplicated
+    }
+  }
+  partial_ = text.substr(start);
+}
+
+bool ManifestRecorder::record(const std::string& entry) {
+  std::string canonical = canonical_manifest_entry(entry);
+  std::lock_guard lock(mutex_);
+  if (seen_.count(canonical) != 0) return false;
+  Fd file{::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644)};
+  if (file.fd < 0) throw CacheError(io_error("cannot open for appending", path_));
+  while (::flock(file.fd, LOCK_EX) != 0) {
+    if (errno != EINTR) throw CacheError(io_error("cannot lock", path_));
+  }
+  read_new_lines(file.fd);
+  if (seen_.count(canonical) != 0) return false;
+  // A line some other writer left unterminated must not swallow ours.
+  std::string line = (partial_.empty() ? "" : "\n") + canonical + "\n";
+  std::size_t written = 0;
+  while (written < line.size()) {
+    ssize_t n = ::write(file.fd, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw CacheError(io_error("write failed", path_));
+    written += static_cast<std::size_t>(n);
+  }
+  if (!partial_.empty()) {
+    try {
+      seen_.insert(canonical_manifest_entry(partial_));
+    } catch (const ArgumentError&) {
+      seen_.insert(partial_);
+    }
+    partial_.clear();
+  }
+  known_size_ += line.size();
+  seen_.insert(canonical);
+  return true;
+}
+
+}  // namespace cujit::detail

@@ -1,0 +1,44 @@
+#pragma once
+// Recording the kernels a run uses (CUJIT_RECORD=manifest.jsonl) so that `cujit-cache
+// precompile` can build them ahead of time.
+
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace cujit::detail {
+
+/// The canonical text of a manifest entry: compact JSON with sorted keys. Throws
+/// ArgumentError unless `entry` is a JSON object with a string "kind".
+std::string canonical_manifest_entry(const std::string& entry);
+
+/// The "kind" of a manifest entry. Throws ArgumentError like canonical_manifest_entry.
+std::string manifest_entry_kind(const std::string& entry);
+
+/// The entries of a manifest file: its non-blank lines, unparsed. Throws CacheError naming
+/// the file when it cannot be read.
+std::vector<std::string> read_manifest(const std::string& path);
+
+/// Appends entries to a manifest file, one JSON object per line, each at most once: neither
+/// twice from this process nor when the file (written by any process) already holds it.
+/// Appends under an exclusive flock, so concurrent processes do not duplicate or interleave
+/// lines. Thread-safe.
+class ManifestRecorder {
+ public:
+  explicit ManifestRecorder(std::string path);
+  /// Appends `entry` (canonicalised) unless present; true when it was appended. Throws
+  /// ArgumentError for a malformed entry, CacheError naming the file for I/O failures.
+  bool record(const std::string& entry);
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  void read_new_lines(int fd);
+  std::string path_;
+  std::mutex mutex_;
+  std::unordered_set<std::string> seen_;
+  std::uint64_t known_size_ = 0;  // bytes of the file already read into seen_
+  std::string partial_;           // an unterminated last line read so far
+};
+
+}  // namespace cujit::detail

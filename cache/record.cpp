@@ -1,0 +1,175 @@
+#include "cache/record.hpp"
+
+#include "cache/sha256.hpp"
+
+#include <cujit/error.hpp>
+
+#include <chrono>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+#include <zstd.h>
+
+namespace cujit::detail {
+namespace {
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+bool get_u32(std::string_view& in, std::uint32_t& v) {
+  if (in.size() < 4) return false;
+  v = 0;
+  for (int i = 0; i < 4; ++i) v |= std::uint32_t(static_cast<unsigned char>(in[i])) << (8 * i);
+  in.remove_prefix(4);
+  return true;
+}
+
+bool get_string(std::string_view& in, std::string& s) {
+  std::uint32_t n = 0;
+  if (!get_u32(in, n) || n > in.size()) return false;
+  s.assign(in.data(), n);
+  in.remove_prefix(n);
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  const char* blanks = " \t\r\n";
+  auto b = s.find_first_not_of(blanks);
+  if (b == std::string_view::npos) return {};
+  auto e = s.find_last_not_of(blanks);
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+std::uint64_t CacheRecord::size() const noexcept {
+  return program.binary.size() + program.log.size() + program.metadata.size() +
+         source_zstd.size() + options.size() + content_key.size() + 256 +
+         [&] {
+           std::uint64_t n = 0;
+           for (const auto& [a, b] : program.lowered_names) n += a.size() + b.size() + 8;
+           return n;
+         }();
+}
+
+bool CacheRecord::checksum_ok() const { return checksum == sha256(program.binary); }
+
+std::int64_t now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::vector<std::string> normalize_options(const std::vector<std::string>& options) {
+  std::vector<std::string> out;
+  out.reserve(options.size());
+  for (const auto& o : options) {
+    auto t = trim(o);
+    if (!t.empty()) out.emplace_back(t);
+  }
+  return out;
+}
+
+std::string request_key(const std::string& kind, const std::string& spec, const Target& target) {
+  Sha256 h;
+  h.field("cujit-request")
+      .field(kind)
+      .field(spec)
+      .field(target.name())
+      .field(nvrtc_version_string())
+      .field(std::int64_t{kCodegenVersion})
+      .field(std::int64_t{kRecordFormatVersion});
+  return to_hex(h.finish());
+}
+
+std::string content_key(const SourceProgram& program, const Target& target) {
+  Sha256 h;
+  h.field("cujit-content").field(program.source);
+  auto options = normalize_options(program.options);
+  h.field(static_cast<std::int64_t>(options.size()));
+  for (const auto& o : options) h.field(o);
+  h.field(static_cast<std::int64_t>(program.name_expressions.size()));
+  for (const auto& e : program.name_expressions) h.field(e);
+  h.field(static_cast<std::int64_t>(program.headers.size()));
+  for (const auto& [name, text] : program.headers) h.field(name).field(text);
+  h.field(target.name())
+      .field(nvrtc_version_string())
+      .field(std::int64_t{kCodegenVersion})
+      .field(std::int64_t{kRecordFormatVersion});
+  return to_hex(h.finish());
+}
+
+std::string encode_names(const std::vector<std::pair<std::string, std::string>>& names) {
+  std::string out;
+  put_u32(out, static_cast<std::uint32_t>(names.size()));
+  for (const auto& [expr, lowered] : names) {
+    put_u32(out, static_cast<std::uint32_t>(expr.size()));
+    out += expr;
+    put_u32(out, static_cast<std::uint32_t>(lowered.size()));
+    out += lowered;
+  }
+  return out;
+}
+
+std::optional<std::vector<std::pair<std::string, std::string>>> decode_names(
+    std::string_view blob) {
+  std::uint32_t count = 0;
+  if (!get_u32(blob, count)) return std::nullopt;
+  // Each pair needs at least 8 bytes: a count larger than that is a lie.
+  if (count > blob.size() / 8) return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> names(count);
+  for (auto& [expr, lowered] : names) {
+    if (!get_string(blob, expr) || !get_string(blob, lowered)) return std::nullopt;
+  }
+  if (!blob.empty()) return std::nullopt;
+  return names;
+}
+
+std::string compress(std::string_view text) {
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  std::size_t n = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3);
+  if (ZSTD_isError(n)) {
+    throw CacheError(std::string("cujit: zstd compression failed: ") + ZSTD_getErrorName(n));
+  }
+  out.resize(n);
+  return out;
+}
+
+std::optional<std::string> decompress(std::string_view frame, std::uint64_t expected_size) {
+  if (expected_size > kMaxSourceSize) return std::nullopt;
+  unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (declared == ZSTD_CONTENTSIZE_ERROR || declared == ZSTD_CONTENTSIZE_UNKNOWN ||
+      declared != expected_size) {
+    return std::nullopt;
+  }
+  std::string out(expected_size, '\0');
+  std::size_t n = ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size());
+  if (ZSTD_isError(n) || n != expected_size) return std::nullopt;
+  return out;
+}
+
+CacheRecord make_record(const std::string& content_key, const std::string& kind,
+                        const SourceProgram& source, const CompiledProgram& program,
+                        std::int64_t now) {
+  CacheRecord r;
+  r.content_key = content_key;
+  r.kind = kind;
+  r.program = program;
+  r.checksum = sha256(program.binary);
+  nlohmann::json opts = {{"name", source.name},
+                         {"options", normalize_options(source.options)},
+                         {"name_expressions", source.name_expressions}};
+  nlohmann::json headers = nlohmann::json::array();
+  for (const auto& [name, text] : source.headers) headers.push_back(name);
+  opts["headers"] = headers;
+  r.options = opts.dump();
+  r.source_zstd = compress(source.source);
+  r.source_size = source.source.size();
+  r.created = now;
+  r.last_used = now;
+  r.nvrtc_version = nvrtc_version_string();
+  r.codegen_version = kCodegenVersion;
+  return r;
+}
+
+}  // namespace cujit::detail

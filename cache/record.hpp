@@ -1,0 +1,76 @@
+#pragma once
+// A compiled kernel as stored in a cache database, and the defensive encoders and decoders of
+// its fields. Nothing read from a database is trusted: every length is checked.
+
+#include <cujit/program.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cujit::detail {
+
+/// Version of the record layout; part of every key, so a change never reads old records.
+inline constexpr int kRecordFormatVersion = 1;
+/// Version of cujit's source generation; bump it whenever generated code changes for equal
+/// requests, so that stale binaries are never found by request key.
+inline constexpr int kCodegenVersion = 1;
+/// Largest source the cache decompresses (guards against a corrupt size field).
+inline constexpr std::uint64_t kMaxSourceSize = std::uint64_t{256} << 20;
+
+/// One stored kernel.
+struct CacheRecord {
+  std::string content_key;  ///< 64 hex digits
+  std::string kind;         ///< "elementwise", "reduction", "raw"
+  CompiledProgram program;  ///< binary, log, lowered names, metadata, target
+  std::string checksum;     ///< SHA-256 of program.binary, 32 raw bytes
+  std::string options;      ///< JSON: {"options": [...], "name_expressions": [...]}
+  std::string source_zstd;  ///< the generated source, zstd-compressed
+  std::uint64_t source_size = 0;  ///< uncompressed size of the source
+  std::int64_t created = 0;       ///< milliseconds since the epoch
+  std::int64_t last_used = 0;     ///< milliseconds since the epoch
+  std::string nvrtc_version;
+  int codegen_version = kCodegenVersion;
+
+  /// Bytes this record occupies, roughly (used for the size limit).
+  std::uint64_t size() const noexcept;
+  /// True when the checksum matches the binary.
+  bool checksum_ok() const;
+};
+
+/// Builds the record of a freshly compiled program. Throws CacheError if compression fails.
+CacheRecord make_record(const std::string& content_key, const std::string& kind,
+                        const SourceProgram& source, const CompiledProgram& program,
+                        std::int64_t now_ms);
+
+/// Request-level key (64 hex digits): kind, spec, target name and every version.
+std::string request_key(const std::string& kind, const std::string& spec, const Target& target);
+
+/// Content key (64 hex digits): generated source, normalised options, name expressions,
+/// header names and contents, target, and every version. Never compiler output.
+std::string content_key(const SourceProgram& program, const Target& target);
+
+/// Options as hashed: surrounding blanks removed, empty options dropped, order kept (later
+/// options may override earlier ones).
+std::vector<std::string> normalize_options(const std::vector<std::string>& options);
+
+/// Lowered names as a length-prefixed blob.
+std::string encode_names(const std::vector<std::pair<std::string, std::string>>& names);
+/// Decodes encode_names' blob; nullopt when it is malformed (truncated, lengths out of
+/// range, trailing bytes).
+std::optional<std::vector<std::pair<std::string, std::string>>> decode_names(
+    std::string_view blob);
+
+/// zstd-compresses `text`. Throws CacheError on failure.
+std::string compress(std::string_view text);
+/// Decompresses a zstd frame whose content is `expected_size` bytes; nullopt when the frame is
+/// malformed, declares another size, or exceeds kMaxSourceSize.
+std::optional<std::string> decompress(std::string_view frame, std::uint64_t expected_size);
+
+/// Milliseconds since the epoch.
+std::int64_t now_ms();
+
+}  // namespace cujit::detail

@@ -1,0 +1,743 @@
+#include "cache/sqlite_store.hpp"
+
+#include "cache/sha256.hpp"
+#include "cache/warning.hpp"
+
+#include <cujit/error.hpp>
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+namespace cujit::detail {
+namespace {
+
+// Small columns first: SQLite reads a row's leading columns without touching the overflow
+// pages that hold the blobs at the end.
+constexpr const char* kSchema = R"sql(
+CREATE TABLE kernels(
+  content_key TEXT PRIMARY KEY NOT NULL,
+  kind TEXT NOT NULL,
+  target TEXT NOT NULL,
+  record_size INTEGER NOT NULL,
+  binary_size INTEGER NOT NULL,
+  source_size INTEGER NOT NULL,
+  created INTEGER NOT NULL,
+  last_used INTEGER NOT NULL,
+  nvrtc_version TEXT NOT NULL,
+  codegen_version INTEGER NOT NULL,
+  checksum BLOB NOT NULL,
+  lowered_names BLOB NOT NULL,
+  options TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  log TEXT NOT NULL,
+  source BLOB NOT NULL,
+  binary BLOB NOT NULL);
+CREATE INDEX kernels_lru ON kernels(last_used, record_size);
+CREATE TABLE requests(request_key TEXT PRIMARY KEY NOT NULL, content_key TEXT NOT NULL);
+CREATE INDEX requests_content ON requests(content_key);
+CREATE TABLE counters(name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+)sql";
+
+// Columns loaded for a lookup (no source), and for a complete record.
+#define CUJIT_RECORD_COLUMNS                                                                  \
+  "k.content_key, k.kind, k.target, k.binary_size, k.source_size, k.created, k.last_used, " \
+  "k.nvrtc_version, k.codegen_version, k.checksum, k.lowered_names, k.options, k.metadata, " \
+  "k.log, k.binary"
+
+constexpr const char* kFindByContent =
+    "SELECT " CUJIT_RECORD_COLUMNS " FROM kernels k WHERE k.content_key = ?1";
+constexpr const char* kFindByRequest = "SELECT " CUJIT_RECORD_COLUMNS
+                                       " FROM requests r JOIN kernels k ON k.content_key = "
+                                       "r.content_key WHERE r.request_key = ?1";
+constexpr const char* kAllRecords =
+    "SELECT " CUJIT_RECORD_COLUMNS ", k.source FROM kernels k ORDER BY k.content_key";
+constexpr int kSourceColumn = 15;
+constexpr std::size_t kMaxPendingTouches = 64;
+
+// Fills `out` from a row of CUJIT_RECORD_COLUMNS; false when a field fails its checks.
+bool read_row(const Statement& s, CacheRecord& out) {
+  out.content_key = s.column_bytes(0);
+  out.kind = s.column_bytes(1);
+  std::string target = s.column_bytes(2);
+  std::int64_t binary_size = s.column_int(3);
+  std::int64_t source_size = s.column_int(4);
+  out.created = s.column_int(5);
+  out.last_used = s.column_int(6);
+  out.nvrtc_version = s.column_bytes(7);
+  out.codegen_version = static_cast<int>(s.column_int(8));
+  out.checksum = s.column_bytes(9);
+  std::string names = s.column_bytes(10);
+  out.options = s.column_bytes(11);
+  out.program.metadata = s.column_bytes(12);
+  out.program.log = s.column_bytes(13);
+  out.program.binary = s.column_bytes(14);
+  if (binary_size < 0 || static_cast<std::uint64_t>(binary_size) != out.program.binary.size()) {
+    return false;
+  }
+  if (source_size < 0 || static_cast<std::uint64_t>(source_size) > kMaxSourceSize) return false;
+  out.source_size = static_cast<std::uint64_t>(source_size);
+  try {
+    out.program.target = Target::parse(target);
+  } catch (const Error&) {
+    return false;
+  }
+  if (out.program.target.name() != target) return false;
+  auto decoded = decode_names(names);
+  if (!decoded) return false;
+  out.program.lowered_names = std::move(*decoded);
+  return out.checksum.size() == 32 && out.checksum_ok();
+}
+
+std::string time_suffix() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
+std::string parent_directory(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+void add_counter(Database& db, const char* name, std::uint64_t delta) {
+  if (delta == 0) return;
+  Statement s = db.prepare(
+      "INSERT INTO counters(name, value) VALUES(?1, ?2) "
+      "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value");
+  s.bind_text(1, name).bind(2, static_cast<std::int64_t>(delta));
+  s.step();
+}
+
+void delete_entry(Database& db, const std::string& content_key) {
+  Statement a = db.prepare("DELETE FROM kernels WHERE content_key = ?1");
+  a.bind_text(1, content_key);
+  a.step();
+  Statement b = db.prepare("DELETE FROM requests WHERE content_key = ?1");
+  b.bind_text(1, content_key);
+  b.step();
+}
+
+void insert_record(Database& db, const CacheRecord& r) {
+  Statement s = db.prepare(
+      "INSERT OR IGNORE INTO kernels(content_key, kind, target, record_size, binary_size, "
+      "source_size, created, last_used, nvrtc_version, codegen_version, checksum, "
+      "lowered_names, options, metadata, log, source, binary) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
+  s.bind_text(1, r.content_key)
+      .bind_text(2, r.kind)
+      .bind_text(3, r.program.target.name())
+      .bind(4, static_cast<std::int64_t>(r.size()))
+      .bind(5, static_cast<std::int64_t>(r.program.binary.size()))
+      .bind(6, static_cast<std::int64_t>(r.source_size))
+      .bind(7, r.created)
+      .bind(8, r.last_used)
+      .bind_text(9, r.nvrtc_version)
+      .bind(10, r.codegen_version)
+      .bind_blob(11, r.checksum)
+      .bind_blob(12, encode_names(r.program.lowered_names))
+      .bind_text(13, r.options)
+      .bind_text(14, r.program.metadata)
+      .bind_text(15, r.program.log)
+      .bind_blob(16, r.source_zstd)
+      .bind_blob(17, r.program.binary);
+  s.step();
+}
+
+void map_request(Database& db, const std::string& request_key, const std::string& content_key) {
+  Statement s = db.prepare(
+      "INSERT OR REPLACE INTO requests(request_key, content_key) VALUES(?1, ?2)");
+  s.bind_text(1, request_key).bind_text(2, content_key);
+  s.step();
+}
+
+}  // namespace
+
+void check_file_owner(const std::string& path, bool read_only, bool allow_foreign_owner) {
+  if (allow_foreign_owner) return;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw CacheError("cujit: cache database " + path + ": cannot stat: " + std::strerror(errno));
+  }
+  bool owner_ok = st.st_uid == ::geteuid() || (read_only && st.st_uid == 0);
+  if (!owner_ok) {
+    throw CacheError("cujit: cache database " + path + " is owned by uid " +
+                     std::to_string(st.st_uid) + ", not by this user (uid " +
+                     std::to_string(::geteuid()) +
+                     "); not loaded (set CUJIT_CACHE_ALLOW_FOREIGN=1 or "
+                     "CacheConfig::allow_foreign_owner to load it anyway)");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    throw CacheError("cujit: cache database " + path +
+                     " is writable by group or others; not loaded (chmod go-w it, or set "
+                     "CUJIT_CACHE_ALLOW_FOREIGN=1 to load it anyway)");
+  }
+}
+
+bool is_network_filesystem(const std::string& directory) {
+  struct statfs fs {};
+  if (::statfs(directory.c_str(), &fs) != 0) return false;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case 0x6969UL:      // NFS
+    case 0xFF534D42UL:  // CIFS
+    case 0xFE534D42UL:  // SMB2
+    case 0x517BUL:      // SMB
+    case 0x65735546UL:  // FUSE (sshfs, s3fs, ...)
+    case 0x0BD00BD0UL:  // Lustre
+    case 0x5346414FUL:  // AFS
+    case 0x00C36400UL:  // Ceph
+    case 0x01021997UL:  // 9p
+    case 0x47504653UL:  // GPFS
+      return true;
+    default:
+      return false;
+  }
+}
+
+void create_private_directories(const std::string& directory) {
+  if (directory.empty()) return;
+  std::string partial;
+  std::size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = directory.find('/', pos + 1);
+    partial = directory.substr(0, pos);
+    if (partial.empty() || file_exists(partial)) continue;
+    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
+      throw CacheError("cujit: cannot create cache directory " + partial + ": " +
+                       std::strerror(errno));
+    }
+  }
+  struct stat st {};
+  if (::stat(directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw CacheError("cujit: cache directory " + directory + " is not a directory");
+  }
+}
+
+SqliteStore::SqliteStore(std::string path, bool read_only, StoreOptions options)
+    : path_(std::move(path)), read_only_(read_only), options_(std::move(options)) {}
+
+SqliteStore::~SqliteStore() {
+  try {
+    std::lock_guard lock(mutex_);
+    if (db_ && !read_only_) flush_locked();
+  } catch (...) {
+    // Last-used times are a hint; losing them on a failing database is harmless.
+  }
+}
+
+std::int64_t SqliteStore::now() const { return options_.clock ? options_.clock() : now_ms(); }
+
+void SqliteStore::require_writable(const char* what) const {
+  if (read_only_) {
+    throw CacheError("cujit: cache database " + path_ + " is a read-only deployment database; " +
+                     "cannot " + what);
+  }
+}
+
+std::unique_ptr<SqliteStore> SqliteStore::open_writable(const std::string& path,
+                                                        const StoreOptions& options) {
+  std::unique_ptr<SqliteStore> store(new SqliteStore(path, false, options));
+  std::string dir = parent_directory(path);
+  create_private_directories(dir);
+  store->network_fs_ = options.network_fs == StoreOptions::NetworkFs::Yes ||
+                       (options.network_fs == StoreOptions::NetworkFs::Detect &&
+                        is_network_filesystem(dir));
+  if (file_exists(path)) check_file_owner(path, false, options.allow_foreign_owner);
+  std::lock_guard lock(store->mutex_);
+  try {
+    store->open_locked();
+  } catch (const SqliteError& e) {
+    if (!e.corrupt()) throw;
+    store->db_.reset();
+    std::string aside = path + ".corrupt-" + time_suffix();
+    if (std::rename(path.c_str(), aside.c_str()) != 0) {
+      throw CacheError("cujit: cache database " + path + " is damaged (" + e.what() +
+                       ") and cannot be moved aside: " + std::strerror(errno));
+    }
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+      std::remove((path + suffix).c_str());
+    }
+    warn("cache database " + path + " is damaged or not an SQLite database; moved it to " +
+         aside + " and started a new one");
+    store->open_locked();
+  }
+  return store;
+}
+
+std::unique_ptr<SqliteStore> SqliteStore::open_read_only(const std::string& path,
+                                                         const StoreOptions& options) {
+  if (!file_exists(path)) {
+    throw CacheError("cujit: deployment cache database " + path + " does not exist");
+  }
+  check_file_owner(path, true, options.allow_foreign_owner);
+  std::unique_ptr<SqliteStore> store(new SqliteStore(path, true, options));
+  std::lock_guard lock(store->mutex_);
+  try {
+    store->open_locked();
+  } catch (const SqliteError& e) {
+    throw CacheError("cujit: deployment cache database " + path + " cannot be used: " +
+                     e.what());
+  }
+  return store;
+}
+
+void SqliteStore::open_locked() {
+  if (read_only_) {
+    db_.emplace(file_uri(path_, "immutable=1"),
+                SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, path_);
+    std::int64_t version = db_->query_int("PRAGMA user_version");
+    if (version != kSchemaVersion) {
+      throw CacheError("cujit: deployment cache database " + path_ + " has schema version " +
+                       std::to_string(version) + "; this cujit reads version " +
+                       std::to_string(kSchemaVersion));
+    }
+    if (db_->query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                       "('kernels', 'requests')") != 2) {
+      throw CacheError("cujit: deployment cache database " + path_ +
+                       " is not a cujit cache database");
+    }
+    return;
+  }
+  db_.emplace(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, path_);
+  db_->set_busy_timeout(options_.busy_timeout_ms);
+  // Reading the header first makes a non-database fail here, before anything is written.
+  std::int64_t version = db_->query_int("PRAGMA user_version");
+  if (version > kSchemaVersion) {
+    throw CacheError("cujit: cache database " + path_ + " has schema version " +
+                     std::to_string(version) + ", newer than this cujit's (" +
+                     std::to_string(kSchemaVersion) + "); not used");
+  }
+  if (network_fs_) {
+    // WAL needs shared memory that network filesystems do not provide coherently.
+    db_->exec("PRAGMA journal_mode=DELETE; PRAGMA mmap_size=0");
+  } else {
+    // Switching to WAL needs an exclusive lock for a moment; retry while others hold it.
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(std::max(options_.busy_timeout_ms, 1));
+    for (;;) {
+      try {
+        if (db_->query_text("PRAGMA journal_mode=WAL") == "wal") break;
+      } catch (const SqliteError& e) {
+        if (!e.busy() || std::chrono::steady_clock::now() > deadline) throw;
+      }
+      if (std::chrono::steady_clock::now() > deadline) break;  // stays in rollback mode
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    db_->exec("PRAGMA mmap_size=268435456");
+  }
+  db_->exec("PRAGMA synchronous=NORMAL");
+  if (version < kSchemaVersion) create_schema_locked();
+}
+
+void SqliteStore::create_schema_locked() {
+  // Takes effect only while the file has no tables: lets eviction give pages back.
+  db_->exec("PRAGMA auto_vacuum=INCREMENTAL");
+  Transaction t(*db_, true);
+  std::int64_t version = db_->query_int("PRAGMA user_version");
+  if (version == kSchemaVersion) return;  // another process created it meanwhile
+  if (version > kSchemaVersion) {
+    throw CacheError("cujit: cache database " + path_ + " has schema version " +
+                     std::to_string(version) + ", newer than this cujit's; not used");
+  }
+  if (version == 0 &&
+      db_->query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table'") != 0) {
+    throw CacheError("cujit: " + path_ +
+                     " is an SQLite database but not a cujit cache; not used (left untouched)");
+  }
+  // An older cujit schema: the entries are only a cache, so migration rebuilds the tables.
+  db_->exec(
+      "DROP TABLE IF EXISTS kernels; DROP TABLE IF EXISTS requests; "
+      "DROP TABLE IF EXISTS counters;");
+  db_->exec(kSchema);
+  db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  t.commit();
+}
+
+void SqliteStore::recreate_after_corruption(const std::string& reason) {
+  require_writable("recreate it");
+  std::lock_guard lock(mutex_);
+  db_.reset();
+  pending_touches_.clear();
+  pending_hits_ = 0;
+  std::string aside = path_ + ".corrupt-" + time_suffix();
+  if (std::rename(path_.c_str(), aside.c_str()) != 0) {
+    throw CacheError("cujit: cache database " + path_ + " is damaged (" + reason +
+                     ") and cannot be moved aside: " + std::strerror(errno));
+  }
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) std::remove((path_ + suffix).c_str());
+  warn("cache database " + path_ + " is damaged (" + reason + "); moved it to " + aside +
+       " and started a new one");
+  open_locked();
+}
+
+Lookup SqliteStore::find_locked(const char* sql, const std::string& key) {
+  Lookup out;
+  Statement s = db_->prepare(sql);
+  s.bind_text(1, key);
+  if (!s.step()) return out;
+  out.status = read_row(s, out.record) ? Lookup::Status::Hit : Lookup::Status::Damaged;
+  if (out.status == Lookup::Status::Hit && !read_only_) {
+    pending_touches_[out.record.content_key] = now();
+    ++pending_hits_;
+    if (pending_touches_.size() >= kMaxPendingTouches) {
+      s.reset();
+      flush_locked();
+    }
+  }
+  return out;
+}
+
+Lookup SqliteStore::find_by_request(const std::string& request_key) {
+  std::lock_guard lock(mutex_);
+  return find_locked(kFindByRequest, request_key);
+}
+
+Lookup SqliteStore::find_by_content(const std::string& content_key) {
+  std::lock_guard lock(mutex_);
+  return find_locked(kFindByContent, content_key);
+}
+
+void SqliteStore::write_touches_locked() {
+  Statement s = db_->prepare(
+      "UPDATE kernels SET last_used = max(last_used, ?2) WHERE content_key = ?1");
+  for (const auto& [key, when] : pending_touches_) {
+    s.bind_text(1, key).bind(2, when);
+    s.step();
+    s.reset();
+  }
+  add_counter(*db_, "hits", pending_hits_);
+}
+
+void SqliteStore::flush_locked() {
+  if (read_only_ || (pending_touches_.empty() && pending_hits_ == 0)) return;
+  Transaction t(*db_, true);
+  write_touches_locked();
+  t.commit();
+  pending_touches_.clear();
+  pending_hits_ = 0;
+}
+
+void SqliteStore::flush() {
+  std::lock_guard lock(mutex_);
+  flush_locked();
+}
+
+void SqliteStore::put(const CacheRecord& record, const std::string& request_key) {
+  require_writable("store kernels in it");
+  std::uint64_t evicted = 0;
+  {
+    std::lock_guard lock(mutex_);
+    Transaction t(*db_, true);
+    insert_record(*db_, record);
+    bool inserted = db_->query_int("SELECT changes()") > 0;
+    if (!request_key.empty()) map_request(*db_, request_key, record.content_key);
+    if (inserted) add_counter(*db_, "misses", 1);
+    write_touches_locked();
+    if (options_.max_size > 0) evicted = evict_locked(options_.max_size, record.content_key);
+    t.commit();
+    pending_touches_.clear();
+    pending_hits_ = 0;
+    if (evicted > 0) {
+      try {
+        db_->exec("PRAGMA incremental_vacuum");
+      } catch (const SqliteError&) {
+        // Giving pages back to the filesystem is optional.
+      }
+    }
+  }
+}
+
+void SqliteStore::link(const std::string& request_key, const std::string& content_key) {
+  require_writable("store kernels in it");
+  std::lock_guard lock(mutex_);
+  Transaction t(*db_, true);
+  map_request(*db_, request_key, content_key);
+  t.commit();
+}
+
+void SqliteStore::remove(const std::string& content_key) {
+  require_writable("remove kernels from it");
+  std::lock_guard lock(mutex_);
+  Transaction t(*db_, true);
+  delete_entry(*db_, content_key);
+  t.commit();
+  pending_touches_.erase(content_key);
+}
+
+void SqliteStore::touch(const std::string& content_key) {
+  if (read_only_) return;
+  std::lock_guard lock(mutex_);
+  pending_touches_[content_key] = now();
+}
+
+std::uint64_t SqliteStore::evict_locked(std::uint64_t max_size, const std::string& keep) {
+  auto total = static_cast<std::uint64_t>(
+      db_->query_int("SELECT COALESCE(SUM(record_size), 0) FROM kernels"));
+  if (total <= max_size) return 0;
+  std::vector<std::string> victims;
+  {
+    Statement s = db_->prepare(
+        "SELECT content_key, record_size FROM kernels ORDER BY last_used ASC, created ASC");
+    while (total > max_size && s.step()) {
+      std::string key = s.column_bytes(0);
+      if (key == keep) continue;
+      victims.push_back(std::move(key));
+      total -= std::min<std::uint64_t>(total, static_cast<std::uint64_t>(s.column_int(1)));
+    }
+  }
+  for (const auto& key : victims) {
+    delete_entry(*db_, key);
+    pending_touches_.erase(key);
+  }
+  add_counter(*db_, "evictions", victims.size());
+  return victims.size();
+}
+
+std::uint64_t SqliteStore::evict_to(std::uint64_t max_size) {
+  require_writable("evict entries");
+  std::lock_guard lock(mutex_);
+  Transaction t(*db_, true);
+  std::uint64_t n = evict_locked(max_size, "");
+  t.commit();
+  if (n > 0) db_->exec("PRAGMA incremental_vacuum");
+  return n;
+}
+
+std::vector<RecordSummary> SqliteStore::list() {
+  std::lock_guard lock(mutex_);
+  std::vector<RecordSummary> out;
+  Statement s = db_->prepare(
+      "SELECT content_key, kind, target, record_size, binary_size, source_size, created, "
+      "last_used FROM kernels ORDER BY last_used DESC, content_key");
+  while (s.step()) {
+    RecordSummary r;
+    r.content_key = s.column_bytes(0);
+    r.kind = s.column_bytes(1);
+    r.target = s.column_bytes(2);
+    r.record_size = static_cast<std::uint64_t>(s.column_int(3));
+    r.binary_size = static_cast<std::uint64_t>(s.column_int(4));
+    r.source_size = static_cast<std::uint64_t>(s.column_int(5));
+    r.created = s.column_int(6);
+    r.last_used = s.column_int(7);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<CacheRecord> SqliteStore::load(const std::string& key, bool with_source) {
+  if (key.size() < 4 || key.size() > 64 ||
+      key.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    throw ArgumentError("cujit: '" + key +
+                        "' is not a cache key (4 to 64 lower-case hexadecimal digits)");
+  }
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> matches;
+  {
+    Statement s = db_->prepare(
+        "SELECT content_key FROM kernels WHERE substr(content_key, 1, ?2) = ?1 UNION "
+        "SELECT content_key FROM requests WHERE substr(request_key, 1, ?2) = ?1 LIMIT 3");
+    s.bind_text(1, key).bind(2, static_cast<std::int64_t>(key.size()));
+    while (s.step()) matches.push_back(s.column_bytes(0));
+  }
+  if (matches.empty()) return std::nullopt;
+  if (matches.size() > 1) {
+    throw ArgumentError("cujit: key prefix '" + key + "' is ambiguous in " + path_ +
+                        "; give more digits");
+  }
+  Statement s = db_->prepare("SELECT " CUJIT_RECORD_COLUMNS
+                             ", k.source FROM kernels k WHERE k.content_key = ?1");
+  s.bind_text(1, matches.front());
+  if (!s.step()) return std::nullopt;
+  CacheRecord r;
+  read_row(s, r);  // shown even when damaged: `verify` is the tool that judges it
+  if (with_source) r.source_zstd = s.column_bytes(kSourceColumn);
+  return r;
+}
+
+std::optional<std::string> SqliteStore::source_of(const CacheRecord& record) {
+  return decompress(record.source_zstd, record.source_size);
+}
+
+DatabaseInfo SqliteStore::info() {
+  std::lock_guard lock(mutex_);
+  DatabaseInfo info;
+  info.path = path_;
+  info.schema_version = static_cast<int>(db_->query_int("PRAGMA user_version"));
+  info.file_size = file_size(path_) + file_size(path_ + "-wal");
+  info.entries = static_cast<std::uint64_t>(db_->query_int("SELECT count(*) FROM kernels"));
+  info.requests = static_cast<std::uint64_t>(db_->query_int("SELECT count(*) FROM requests"));
+  info.stored_bytes = static_cast<std::uint64_t>(
+      db_->query_int("SELECT COALESCE(SUM(record_size), 0) FROM kernels"));
+  info.journal_mode = db_->query_text("PRAGMA journal_mode");
+  {
+    Statement s = db_->prepare("SELECT target, count(*) FROM kernels GROUP BY target");
+    while (s.step()) info.per_target[s.column_bytes(0)] = s.column_int(1);
+  }
+  {
+    Statement s = db_->prepare("SELECT kind, count(*) FROM kernels GROUP BY kind");
+    while (s.step()) info.per_kind[s.column_bytes(0)] = s.column_int(1);
+  }
+  {
+    Statement s = db_->prepare("SELECT name, value FROM counters");
+    while (s.step()) {
+      std::string name = s.column_bytes(0);
+      auto value = static_cast<std::uint64_t>(s.column_int(1));
+      if (name == "hits") info.hits = value;
+      if (name == "misses") info.misses = value;
+      if (name == "evictions") info.evictions = value;
+    }
+  }
+  info.hits += pending_hits_;
+  return info;
+}
+
+std::string SqliteStore::integrity_check() {
+  std::lock_guard lock(mutex_);
+  Statement s = db_->prepare("PRAGMA integrity_check");
+  std::string out;
+  while (s.step()) {
+    if (!out.empty()) out += '\n';
+    out += s.column_bytes(0);
+  }
+  return out;
+}
+
+VerifyReport SqliteStore::verify(bool remove_damaged) {
+  if (remove_damaged) require_writable("remove damaged entries");
+  VerifyReport report;
+  report.integrity_message = integrity_check();
+  report.integrity_ok = report.integrity_message == "ok";
+  std::lock_guard lock(mutex_);
+  {
+    Statement s = db_->prepare(kAllRecords);
+    while (s.step()) {
+      CacheRecord r;
+      bool ok = read_row(s, r);
+      if (ok) {
+        r.source_zstd = s.column_bytes(kSourceColumn);
+        ok = decompress(r.source_zstd, r.source_size).has_value();
+      }
+      ++report.checked;
+      if (!ok) report.damaged.push_back(r.content_key);
+    }
+  }
+  if (remove_damaged && !report.damaged.empty()) {
+    Transaction t(*db_, true);
+    for (const auto& key : report.damaged) delete_entry(*db_, key);
+    t.commit();
+    report.removed = true;
+  }
+  return report;
+}
+
+std::uint64_t SqliteStore::prune(const PruneOptions& options) {
+  require_writable("prune it");
+  std::lock_guard lock(mutex_);
+  flush_locked();
+  Transaction t(*db_, true);
+  std::uint64_t removed = 0;
+  if (options.older_than_ms) {
+    Statement s = db_->prepare(
+        "SELECT content_key FROM kernels WHERE last_used < ?1");
+    s.bind(1, now() - *options.older_than_ms);
+    std::vector<std::string> keys;
+    while (s.step()) keys.push_back(s.column_bytes(0));
+    for (const auto& k : keys) delete_entry(*db_, k);
+    removed += keys.size();
+  }
+  for (const auto& target : options.targets) {
+    Statement s = db_->prepare("SELECT content_key FROM kernels WHERE target = ?1");
+    s.bind_text(1, target);
+    std::vector<std::string> keys;
+    while (s.step()) keys.push_back(s.column_bytes(0));
+    for (const auto& k : keys) delete_entry(*db_, k);
+    removed += keys.size();
+  }
+  if (options.max_size) removed += evict_locked(*options.max_size, "");
+  t.commit();
+  if (removed > 0) db_->exec("PRAGMA incremental_vacuum");
+  return removed;
+}
+
+std::uint64_t SqliteStore::clear() {
+  require_writable("clear it");
+  std::lock_guard lock(mutex_);
+  Transaction t(*db_, true);
+  auto n = static_cast<std::uint64_t>(db_->query_int("SELECT count(*) FROM kernels"));
+  db_->exec("DELETE FROM kernels; DELETE FROM requests;");
+  t.commit();
+  pending_touches_.clear();
+  db_->exec("PRAGMA incremental_vacuum");
+  return n;
+}
+
+void SqliteStore::for_each_record(
+    const std::function<void(const CacheRecord&, const std::vector<std::string>&)>& fn) {
+  std::lock_guard lock(mutex_);
+  Statement s = db_->prepare(kAllRecords);
+  Statement r = db_->prepare("SELECT request_key FROM requests WHERE content_key = ?1");
+  while (s.step()) {
+    CacheRecord record;
+    if (!read_row(s, record)) continue;  // damaged entries are not copied
+    record.source_zstd = s.column_bytes(kSourceColumn);
+    std::vector<std::string> keys;
+    r.bind_text(1, record.content_key);
+    while (r.step()) keys.push_back(r.column_bytes(0));
+    r.reset();
+    fn(record, keys);
+  }
+}
+
+bool SqliteStore::import_record(const CacheRecord& record,
+                                const std::vector<std::string>& request_keys) {
+  require_writable("import into it");
+  std::lock_guard lock(mutex_);
+  Transaction t(*db_, true);
+  insert_record(*db_, record);
+  bool inserted = db_->query_int("SELECT changes()") > 0;
+  for (const auto& key : request_keys) map_request(*db_, key, record.content_key);
+  t.commit();
+  return inserted;
+}
+
+void SqliteStore::finalize_for_deployment() {
+  require_writable("finalize it");
+  std::lock_guard lock(mutex_);
+  flush_locked();
+  db_->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  db_->query_text("PRAGMA journal_mode=DELETE");
+  db_->exec("PRAGMA incremental_vacuum");
+}
+
+std::string SqliteStore::journal_mode() {
+  std::lock_guard lock(mutex_);
+  return db_->query_text("PRAGMA journal_mode");
+}
+
+void SqliteStore::exec(const std::string& sql) {
+  std::lock_guard lock(mutex_);
+  db_->exec(sql);
+}
+
+}  // namespace cujit::detail

@@ -1,0 +1,180 @@
+#pragma once
+// The SQLite implementation of Store: the writable user cache and read-only deployment
+// databases, plus the maintenance operations of the cujit-cache tool.
+
+#include "cache/sqlite.hpp"
+#include "cache/store.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cujit::detail {
+
+/// Version of the database schema, kept in `PRAGMA user_version`. An older database is
+/// migrated (its cache tables are rebuilt: entries are only a cache); a newer one is refused.
+inline constexpr int kSchemaVersion = 1;
+
+/// How a SqliteStore opens and maintains its database.
+struct StoreOptions {
+  /// Accept a database owned by another user or writable by group or others.
+  bool allow_foreign_owner = false;
+  /// How long to wait for another connection's lock (ms).
+  int busy_timeout_ms = 5000;
+  /// Size limit in bytes (LRU eviction after each insert); 0: none.
+  std::uint64_t max_size = 0;
+  /// Whether the database lies on a network filesystem (no WAL, no mmap there).
+  enum class NetworkFs { Detect, Yes, No } network_fs = NetworkFs::Detect;
+  /// Milliseconds since the epoch; replaceable so that tests control LRU order.
+  std::function<std::int64_t()> clock;
+};
+
+/// A stored kernel without its bytes, for listings.
+struct RecordSummary {
+  std::string content_key;
+  std::string kind;
+  std::string target;
+  std::uint64_t record_size = 0;
+  std::uint64_t binary_size = 0;
+  std::uint64_t source_size = 0;
+  std::int64_t created = 0;
+  std::int64_t last_used = 0;
+};
+
+/// What `cujit-cache info` shows.
+struct DatabaseInfo {
+  std::string path;
+  int schema_version = 0;
+  std::uint64_t file_size = 0;  ///< database file plus its WAL
+  std::uint64_t entries = 0;
+  std::uint64_t requests = 0;
+  std::uint64_t stored_bytes = 0;  ///< sum of record sizes (what the size limit counts)
+  std::string journal_mode;
+  std::map<std::string, std::uint64_t> per_target;
+  std::map<std::string, std::uint64_t> per_kind;
+  std::uint64_t hits = 0;       ///< lookups served from this database, all processes
+  std::uint64_t misses = 0;     ///< kernels compiled and stored into it, all processes
+  std::uint64_t evictions = 0;  ///< entries evicted by the size limit
+};
+
+/// What `cujit-cache verify` reports.
+struct VerifyReport {
+  bool integrity_ok = false;
+  std::string integrity_message;  ///< "ok" or SQLite's findings
+  std::uint64_t checked = 0;
+  std::vector<std::string> damaged;  ///< content keys with a bad checksum or fields
+  bool removed = false;              ///< damaged entries were deleted
+};
+
+/// Which entries `cujit-cache prune` removes.
+struct PruneOptions {
+  std::optional<std::uint64_t> max_size;      ///< evict LRU entries beyond this many bytes
+  std::optional<std::int64_t> older_than_ms;  ///< remove entries unused for this long
+  std::vector<std::string> targets;           ///< remove entries for these targets
+};
+
+/// A cache database. Thread-safe: one connection guarded by a mutex.
+class SqliteStore final : public Store {
+ public:
+  /// Opens or creates the writable database at `path`: creates missing directories with
+  /// mode 0700, refuses a file owned by another user or writable by group/others (unless
+  /// allowed), moves a corrupt or non-SQLite file aside to `PATH.corrupt-<time>` with a
+  /// warning and starts afresh, uses WAL unless on a network filesystem. Throws CacheError
+  /// naming the path when the database cannot be used (then the caller stays in memory).
+  static std::unique_ptr<SqliteStore> open_writable(const std::string& path,
+                                                    const StoreOptions& options);
+  /// Opens a deployment database immutable and read-only. Accepts files owned by this user
+  /// or by root, not writable by group/others (unless allowed). Throws CacheError naming the
+  /// path when it is missing, damaged, not a cujit database or of another schema version.
+  static std::unique_ptr<SqliteStore> open_read_only(const std::string& path,
+                                                     const StoreOptions& options);
+  ~SqliteStore() override;
+
+  const std::string& name() const override { return path_; }
+  bool read_only() const override { return read_only_; }
+  Lookup find_by_request(const std::string& request_key) override;
+  Lookup find_by_content(const std::string& content_key) override;
+  void put(const CacheRecord& record, const std::string& request_key) override;
+  void link(const std::string& request_key, const std::string& content_key) override;
+  void remove(const std::string& content_key) override;
+  void touch(const std::string& content_key) override;
+  void flush() override;
+
+  /// Moves the damaged database aside (`PATH.corrupt-<time>`), warns, and starts a new one.
+  /// Writable databases only. Throws CacheError when the new database cannot be created.
+  void recreate_after_corruption(const std::string& reason);
+
+  /// Every entry, most recently used first.
+  std::vector<RecordSummary> list();
+  /// The entry whose content key or request key is `key`, or starts with it (at least 4 hex
+  /// digits), with its source when `with_source`. Throws ArgumentError when the prefix is
+  /// ambiguous; nullopt when nothing matches.
+  std::optional<CacheRecord> load(const std::string& key, bool with_source);
+  /// The source of an entry (decompressed, size checked); nullopt when damaged.
+  std::optional<std::string> source_of(const CacheRecord& record);
+  DatabaseInfo info();
+  /// Runs `PRAGMA integrity_check` and verifies every checksum and field; deletes damaged
+  /// entries when `remove_damaged` (writable databases only).
+  VerifyReport verify(bool remove_damaged);
+  /// Removes entries per `options`; returns how many. Writable databases only.
+  std::uint64_t prune(const PruneOptions& options);
+  /// Removes every entry; returns how many. Writable databases only.
+  std::uint64_t clear();
+  /// Calls `fn` with each complete record (source included) and the request keys mapped to it.
+  void for_each_record(
+      const std::function<void(const CacheRecord&, const std::vector<std::string>&)>& fn);
+  /// Inserts a complete record unless present, with its request keys. Returns true when it
+  /// was new.
+  bool import_record(const CacheRecord& record, const std::vector<std::string>& request_keys);
+  /// Makes the file self-contained for shipping: checkpoints the WAL and switches to a
+  /// rollback journal, so that it can be opened immutable.
+  void finalize_for_deployment();
+  /// Evicts least recently used entries until the stored bytes are at most `max_size`;
+  /// returns how many were evicted.
+  std::uint64_t evict_to(std::uint64_t max_size);
+
+  /// "wal", "delete", ... as SQLite reports it.
+  std::string journal_mode();
+  /// True when the database was found on a network filesystem.
+  bool network_filesystem() const noexcept { return network_fs_; }
+  /// Runs SQL on the connection (tests use it to set pragmas or hold locks).
+  void exec(const std::string& sql);
+  /// Result of `PRAGMA integrity_check`.
+  std::string integrity_check();
+
+ private:
+  SqliteStore(std::string path, bool read_only, StoreOptions options);
+  void open_locked();
+  void create_schema_locked();
+  Lookup find_locked(const char* sql, const std::string& key);
+  void flush_locked();
+  void write_touches_locked();  // inside a transaction
+  std::uint64_t evict_locked(std::uint64_t max_size, const std::string& keep);
+  std::int64_t now() const;
+  void require_writable(const char* what) const;
+
+  std::string path_;
+  bool read_only_;
+  StoreOptions options_;
+  bool network_fs_ = false;
+  std::mutex mutex_;
+  std::optional<Database> db_;
+  std::map<std::string, std::int64_t> pending_touches_;
+  std::uint64_t pending_hits_ = 0;
+};
+
+/// Checks that `path` (an existing file) may be loaded: owned by this user (or by root when
+/// `read_only`), not writable by group or others. Throws CacheError explaining the refusal.
+void check_file_owner(const std::string& path, bool read_only, bool allow_foreign_owner);
+
+/// True when `directory` lies on NFS, CIFS/SMB or another network filesystem.
+bool is_network_filesystem(const std::string& directory);
+
+/// Creates `directory` and its missing parents with mode 0700. Throws CacheError.
+void create_private_directories(const std::string& directory);
+
+}  // namespace cujit::detail

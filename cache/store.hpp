@@ -1,0 +1,78 @@
+#pragma once
+// The storage interface behind the kernel cache, with an in-memory implementation for tests.
+// The SQLite implementation is in sqlite_store.hpp.
+
+#include "cache/record.hpp"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace cujit::detail {
+
+/// The result of looking a kernel up in a store.
+struct Lookup {
+  enum class Status {
+    Miss,     ///< no such entry
+    Hit,      ///< `record` holds an intact kernel (checksum verified, fields decoded)
+    Damaged,  ///< an entry exists but its checksum or fields are wrong; record.content_key
+              ///< names it
+  };
+  Status status = Status::Miss;
+  CacheRecord record;  ///< without the source: load it separately when needed
+};
+
+/// A place where compiled kernels are kept. Implementations are thread-safe; failures throw
+/// CacheError (SqliteError for SQLite) and never leave a half-written entry.
+class Store {
+ public:
+  virtual ~Store() = default;
+  /// Names the store in messages (the database path).
+  virtual const std::string& name() const = 0;
+  /// True for a deployment database: put, link, remove and touch are not allowed.
+  virtual bool read_only() const = 0;
+  /// Finds a kernel by request key. Verifies the checksum before reporting a hit.
+  virtual Lookup find_by_request(const std::string& request_key) = 0;
+  /// Finds a kernel by content key. Verifies the checksum before reporting a hit.
+  virtual Lookup find_by_content(const std::string& content_key) = 0;
+  /// Inserts `record` unless its content key is present, and maps `request_key` (when not
+  /// empty) to it, in one transaction. May evict least recently used entries.
+  virtual void put(const CacheRecord& record, const std::string& request_key) = 0;
+  /// Maps `request_key` to an entry already stored.
+  virtual void link(const std::string& request_key, const std::string& content_key) = 0;
+  /// Deletes an entry and every request mapped to it.
+  virtual void remove(const std::string& content_key) = 0;
+  /// Notes that an entry was used now (may be written later, in a batch).
+  virtual void touch(const std::string& content_key) = 0;
+  /// Writes pending touches and counters.
+  virtual void flush() = 0;
+};
+
+/// A Store in a std::map, for tests of the layers above.
+class MemoryStore final : public Store {
+ public:
+  explicit MemoryStore(std::string name = "memory") : name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  bool read_only() const override { return false; }
+  Lookup find_by_request(const std::string& request_key) override;
+  Lookup find_by_content(const std::string& content_key) override;
+  void put(const CacheRecord& record, const std::string& request_key) override;
+  void link(const std::string& request_key, const std::string& content_key) override;
+  void remove(const std::string& content_key) override;
+  void touch(const std::string& content_key) override;
+  void flush() override {}
+  /// Number of stored kernels.
+  std::size_t size() const;
+  /// Direct access for tests that damage an entry. Not synchronised.
+  std::map<std::string, CacheRecord>& records() { return records_; }
+
+ private:
+  Lookup find_locked(const std::string& content_key);
+  std::string name_;
+  mutable std::mutex mutex_;
+  std::map<std::string, CacheRecord> records_;
+  std::map<std::string, std::string> requests_;
+};
+
+}  // namespace cujit::detail

@@ -1,0 +1,12 @@
+#pragma once
+// The one function through which the cache (and the rest of cujit) issues warnings.
+
+#include <string>
+
+namespace cujit::detail {
+
+/// Counts the warning and hands it to the sink set by cujit::set_warning_sink (by default,
+/// writes "cujit: warning: <message>" to stderr). Thread-safe; never throws.
+void warn(const std::string& message) noexcept;
+
+}  // namespace cujit::detail

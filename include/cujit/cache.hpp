@@ -1,0 +1,108 @@
+#pragma once
+/// \file Configuring cujit's kernel cache and reading its counters.
+///
+/// Compiled kernels are kept in three layers: in process memory; in a writable SQLite
+/// database (by default `$XDG_CACHE_HOME/cujit/kernels.db`, else `~/.cache/cujit/kernels.db`);
+/// and in read-only deployment databases built by `cujit-cache precompile`, consulted before
+/// compiling. The environment configures the process-wide cache on first use:
+///
+/// | variable | meaning |
+/// | --- | --- |
+/// | `CUJIT_CACHE` | `on` (default), `off` (memory only), `readonly` (deployment databases only) |
+/// | `CUJIT_CACHE_DIR` | directory of the writable database |
+/// | `CUJIT_CACHE_PATH` | deployment databases, `a.db:b.db`, searched in order |
+/// | `CUJIT_CACHE_MAX_SIZE` | size limit of the writable database: bytes, or with K/M/G suffix |
+/// | `CUJIT_CACHE_ALLOW_FOREIGN` | `1`: load databases owned by another user or writable by others
+/// | | `CUJIT_RECORD` | append every kernel a run uses to this manifest (JSON lines) |
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cujit {
+
+/// Default size limit of the writable cache database (1 GiB).
+inline constexpr std::uint64_t kDefaultCacheMaxSize = std::uint64_t{1} << 30;
+
+/// How the kernel cache stores compiled kernels. A plain value; apply it with configure_cache.
+struct CacheConfig {
+  /// Use the writable database. False: compiled kernels live in process memory only.
+  bool writable = true;
+  /// Directory of the writable database; empty: default_cache_directory(). Created with
+  /// mode 0700 when missing.
+  std::string directory;
+  /// Explicit file of the writable database; overrides `directory` when not empty.
+  std::string database_path;
+  /// Read-only deployment databases, searched in order before compiling; opened immutable.
+  std::vector<std::string> deployment_databases;
+  /// Manifest file (JSON lines) that every kernel specialisation used is appended to once;
+  /// empty: no recording.
+  std::string record_path;
+  /// Size limit of the writable database in bytes; least recently used kernels are evicted
+  /// beyond it. 0: no limit.
+  std::uint64_t max_size = kDefaultCacheMaxSize;
+  /// Load databases owned by another user or writable by group or others. Off by default:
+  /// such a database could hand this process arbitrary machine code.
+  bool allow_foreign_owner = false;
+  /// How long to wait for another process's lock before giving up on the database (ms).
+  int busy_timeout_ms = 5000;
+
+  /// The configuration the environment variables above describe. A malformed value is
+  /// reported with a warning and ignored. Thread-safe.
+  static CacheConfig from_environment();
+};
+
+/// Replaces the configuration of the process-wide cache: closes its databases and empties
+/// its memory layer (programs already handed out stay valid). Databases are opened lazily;
+/// a database that cannot be used later degrades to a warning. Thread-safe.
+void configure_cache(const CacheConfig& config);
+
+/// The configuration of the process-wide cache. Thread-safe.
+CacheConfig cache_config();
+
+/// Keeps compiled kernels in process memory only: no database is read or written.
+/// Equivalent to `CUJIT_CACHE=off`. Thread-safe.
+void disable_cache();
+
+/// Adds a read-only deployment database to the process-wide cache, searched after those
+/// already configured. Opens it now; throws CacheError naming the path when it is missing,
+/// not a cujit cache database, of another schema version, or refused for its owner or
+/// permissions. Thread-safe.
+void add_deployment_database(const std::string& path);
+
+/// The default directory of the writable database: `$CUJIT_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/cujit`, else `$HOME/.cache/cujit`. Thread-safe.
+std::string default_cache_directory();
+
+/// Counters of the process-wide cache since the process started (or the last
+/// reset_cache_stats). Lookups that find a kernel in memory, in the writable database or in a
+/// deployment database are hits; a miss compiles.
+struct CacheStats {
+  std::uint64_t memory_hits = 0;
+  std::uint64_t disk_hits = 0;           ///< found in the writable database
+  std::uint64_t deployment_hits = 0;     ///< found in a read-only deployment database
+  std::uint64_t misses = 0;              ///< compiled by the cache's caller-supplied compiler
+  std::uint64_t nvrtc_compilations = 0;  ///< cujit::nvrtc_compile_count() of the process
+  std::uint64_t warnings = 0;            ///< cache warnings issued by this process
+};
+
+/// Counters of the process-wide cache. Thread-safe.
+CacheStats cache_stats();
+
+/// Zeroes the hit and miss counters of the process-wide cache (not nvrtc_compilations and
+/// warnings, which count the whole process). Thread-safe.
+void reset_cache_stats();
+
+/// Receives each warning's text (without the "cujit: warning: " prefix).
+using WarningSink = std::function<void(const std::string& message)>;
+
+/// Replaces where warnings go (by default stderr, as "cujit: warning: <message>") and
+/// returns the previous sink; an empty sink restores the default. Warnings are counted
+/// whatever the sink. The sink may be called from any thread. Thread-safe.
+WarningSink set_warning_sink(WarningSink sink);
+
+/// Number of warnings cujit has issued in this process. Thread-safe.
+std::uint64_t warning_count() noexcept;
+
+}  // namespace cujit
