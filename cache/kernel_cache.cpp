@@ -109,8 +109,8 @@ ReplayedKernel replay(const std::string& manifest_entry, const Target& target) {
     if (it == replay_registry().end()) {
       std::string known;
       for (const auto& [k, f] : replay_registry()) known += (known.empty() ? "" : ", ") + k;
-      throw ArgumentError("cujit: no kernel family can replay manifest entries of kind '" +
-                          kind + "' (known kinds: " + known + ")");
+      throw ArgumentError("cujit: no kernel family can replay manifest entries of kind '" + kind +
+                          "' (known kinds: " + known + ")");
     }
     fn = it->second;
   }
@@ -186,8 +186,7 @@ struct KernelCache::Impl {
         std::lock_guard lock(l.mutex);
         if (!l.writes_disabled) {
           l.writes_disabled = true;
-          warn(without_prefix(se->what()) +
-               "; new kernels are kept in the in-process cache only");
+          warn(without_prefix(se->what()) + "; new kernels are kept in the in-process cache only");
         }
         return;
       }
@@ -240,8 +239,8 @@ struct KernelCache::Impl {
 
   void handle_damaged(Layers& l, const std::shared_ptr<Store>& store, const Lookup& lookup) {
     if (store->read_only()) {
-      warn("cache entry " + lookup.record.content_key + " in deployment database " +
-           store->name() + " failed its checksum or field checks; ignored");
+      warn("cache entry " + lookup.record.content_key + " in deployment database " + store->name() +
+           " failed its checksum or field checks; ignored");
       return;
     }
     warn("cache entry " + lookup.record.content_key + " in " + store->name() +
@@ -271,8 +270,7 @@ struct KernelCache::Impl {
 
   std::shared_ptr<const CompiledProgram> resolve(const KernelRequest& request,
                                                  const GenerateFn& generate,
-                                                 const CompileFn& compile,
-                                                 CacheOutcome& outcome) {
+                                                 const CompileFn& compile, CacheOutcome& outcome) {
     std::shared_ptr<Layers> lp = current_layers();
     Layers& l = *lp;
     record(l, request);
@@ -345,8 +343,7 @@ KernelCache::KernelCache(CacheConfig config) : impl_(std::make_unique<Impl>()) {
 }
 
 KernelCache::KernelCache(std::shared_ptr<Store> writable,
-                         std::vector<std::shared_ptr<Store>> deployments,
-                         std::string record_path)
+                         std::vector<std::shared_ptr<Store>> deployments, std::string record_path)
     : impl_(std::make_unique<Impl>()) {
   auto l = std::make_shared<Layers>();
   l->config.writable = writable != nullptr;

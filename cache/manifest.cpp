@@ -73,8 +73,8 @@ void ManifestRecorder::read_new_lines(int fd) {
   std::string chunk(size - known_size_, '\0');
   std::size_t got = 0;
   while (got < chunk.size()) {
-    ssize_t n = ::pread(fd, chunk.data() + got, chunk.size() - got,
-                        static_cast<off_t>(known_size_ + got));
+    ssize_t n =
+        ::pread(fd, chunk.data() + got, chunk.size() - got, static_cast<off_t>(known_size_ + got));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);

@@ -78,20 +78,23 @@ SourceProgram raw_program_from_entry(const std::string& entry) {
   SourceProgram p;
   p.source = source->get<std::string>();
   if (auto name = j.find("name"); name != j.end()) {
-    if (!name->is_string()) throw ArgumentError("cujit: raw manifest entry: \"name\" must be a string");
+    if (!name->is_string())
+      throw ArgumentError("cujit: raw manifest entry: \"name\" must be a string");
     p.name = name->get<std::string>();
   }
   p.options = string_list(j, "options");
   p.name_expressions = string_list(j, "name_expressions");
   if (auto headers = j.find("headers"); headers != j.end()) {
     if (!headers->is_array()) {
-      throw ArgumentError("cujit: raw manifest entry: \"headers\" must be an array of "
-                          "[name, contents] pairs");
+      throw ArgumentError(
+          "cujit: raw manifest entry: \"headers\" must be an array of "
+          "[name, contents] pairs");
     }
     for (const auto& h : *headers) {
       if (!h.is_array() || h.size() != 2 || !h[0].is_string() || !h[1].is_string()) {
-        throw ArgumentError("cujit: raw manifest entry: \"headers\" must be an array of "
-                            "[name, contents] pairs");
+        throw ArgumentError(
+            "cujit: raw manifest entry: \"headers\" must be an array of "
+            "[name, contents] pairs");
       }
       p.headers.emplace_back(h[0].get<std::string>(), h[1].get<std::string>());
     }

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cstring>
 
-#include <nlohmann/json.hpp>
 #include <zstd.h>
+#include <nlohmann/json.hpp>
 
 namespace cujit::detail {
 namespace {
@@ -44,9 +44,8 @@ std::string_view trim(std::string_view s) {
 }  // namespace
 
 std::uint64_t CacheRecord::size() const noexcept {
-  return program.binary.size() + program.log.size() + program.metadata.size() +
-         source_zstd.size() + options.size() + content_key.size() + 256 +
-         [&] {
+  return program.binary.size() + program.log.size() + program.metadata.size() + source_zstd.size() +
+         options.size() + content_key.size() + 256 + [&] {
            std::uint64_t n = 0;
            for (const auto& [a, b] : program.lowered_names) n += a.size() + b.size() + 8;
            return n;

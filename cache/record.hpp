@@ -23,12 +23,12 @@ inline constexpr std::uint64_t kMaxSourceSize = std::uint64_t{256} << 20;
 
 /// One stored kernel.
 struct CacheRecord {
-  std::string content_key;  ///< 64 hex digits
-  std::string kind;         ///< "elementwise", "reduction", "raw"
-  CompiledProgram program;  ///< binary, log, lowered names, metadata, target
-  std::string checksum;     ///< SHA-256 of program.binary, 32 raw bytes
-  std::string options;      ///< JSON: {"options": [...], "name_expressions": [...]}
-  std::string source_zstd;  ///< the generated source, zstd-compressed
+  std::string content_key;        ///< 64 hex digits
+  std::string kind;               ///< "elementwise", "reduction", "raw"
+  CompiledProgram program;        ///< binary, log, lowered names, metadata, target
+  std::string checksum;           ///< SHA-256 of program.binary, 32 raw bytes
+  std::string options;            ///< JSON: {"options": [...], "name_expressions": [...]}
+  std::string source_zstd;        ///< the generated source, zstd-compressed
   std::uint64_t source_size = 0;  ///< uncompressed size of the source
   std::int64_t created = 0;       ///< milliseconds since the epoch
   std::int64_t last_used = 0;     ///< milliseconds since the epoch
@@ -61,8 +61,7 @@ std::vector<std::string> normalize_options(const std::vector<std::string>& optio
 std::string encode_names(const std::vector<std::pair<std::string, std::string>>& names);
 /// Decodes encode_names' blob; nullopt when it is malformed (truncated, lengths out of
 /// range, trailing bytes).
-std::optional<std::vector<std::pair<std::string, std::string>>> decode_names(
-    std::string_view blob);
+std::optional<std::vector<std::pair<std::string, std::string>>> decode_names(std::string_view blob);
 
 /// zstd-compresses `text`. Throws CacheError on failure.
 std::string compress(std::string_view text);

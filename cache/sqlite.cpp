@@ -46,8 +46,8 @@ Statement& Statement::bind_text(int index, std::string_view text) {
 Statement& Statement::bind_blob(int index, std::string_view bytes) {
   // A zero-length blob still needs a non-null pointer, or SQLite stores NULL.
   static const char empty = 0;
-  check(sqlite3_bind_blob64(stmt_.get(), index, bytes.empty() ? &empty : bytes.data(),
-                            bytes.size(), SQLITE_TRANSIENT),
+  check(sqlite3_bind_blob64(stmt_.get(), index, bytes.empty() ? &empty : bytes.data(), bytes.size(),
+                            SQLITE_TRANSIENT),
         db_, "binding", *path_);
   return *this;
 }
@@ -112,9 +112,7 @@ std::string Database::query_text(std::string_view sql) {
   return s.step() ? s.column_bytes(0) : std::string();
 }
 
-void Database::set_busy_timeout(int milliseconds) {
-  sqlite3_busy_timeout(db_.get(), milliseconds);
-}
+void Database::set_busy_timeout(int milliseconds) { sqlite3_busy_timeout(db_.get(), milliseconds); }
 
 Transaction::Transaction(Database& db, bool immediate) : db_(db) {
   db_.exec(immediate ? "BEGIN IMMEDIATE" : "BEGIN");

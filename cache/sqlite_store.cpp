@@ -46,8 +46,8 @@ CREATE TABLE counters(name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
 )sql";
 
 // Columns loaded for a lookup (no source), and for a complete record.
-#define CUJIT_RECORD_COLUMNS                                                                  \
-  "k.content_key, k.kind, k.target, k.binary_size, k.source_size, k.created, k.last_used, " \
+#define CUJIT_RECORD_COLUMNS                                                                 \
+  "k.content_key, k.kind, k.target, k.binary_size, k.source_size, k.created, k.last_used, "  \
   "k.nvrtc_version, k.codegen_version, k.checksum, k.lowered_names, k.options, k.metadata, " \
   "k.log, k.binary"
 
@@ -139,7 +139,8 @@ void delete_entry(Database& db, const std::string& content_key) {
   b.step();
 }
 
-void insert_record(Database& db, const CacheRecord& r) {
+// `stamp`, when given, replaces the record's created and last-used times.
+void insert_record(Database& db, const CacheRecord& r, std::optional<std::int64_t> stamp) {
   Statement s = db.prepare(
       "INSERT OR IGNORE INTO kernels(content_key, kind, target, record_size, binary_size, "
       "source_size, created, last_used, nvrtc_version, codegen_version, checksum, "
@@ -151,8 +152,8 @@ void insert_record(Database& db, const CacheRecord& r) {
       .bind(4, static_cast<std::int64_t>(r.size()))
       .bind(5, static_cast<std::int64_t>(r.program.binary.size()))
       .bind(6, static_cast<std::int64_t>(r.source_size))
-      .bind(7, r.created)
-      .bind(8, r.last_used)
+      .bind(7, stamp.value_or(r.created))
+      .bind(8, stamp.value_or(r.last_used))
       .bind_text(9, r.nvrtc_version)
       .bind(10, r.codegen_version)
       .bind_blob(11, r.checksum)
@@ -166,8 +167,8 @@ void insert_record(Database& db, const CacheRecord& r) {
 }
 
 void map_request(Database& db, const std::string& request_key, const std::string& content_key) {
-  Statement s = db.prepare(
-      "INSERT OR REPLACE INTO requests(request_key, content_key) VALUES(?1, ?2)");
+  Statement s =
+      db.prepare("INSERT OR REPLACE INTO requests(request_key, content_key) VALUES(?1, ?2)");
   s.bind_text(1, request_key).bind_text(2, content_key);
   s.step();
 }
@@ -260,9 +261,9 @@ std::unique_ptr<SqliteStore> SqliteStore::open_writable(const std::string& path,
   std::unique_ptr<SqliteStore> store(new SqliteStore(path, false, options));
   std::string dir = parent_directory(path);
   create_private_directories(dir);
-  store->network_fs_ = options.network_fs == StoreOptions::NetworkFs::Yes ||
-                       (options.network_fs == StoreOptions::NetworkFs::Detect &&
-                        is_network_filesystem(dir));
+  store->network_fs_ =
+      options.network_fs == StoreOptions::NetworkFs::Yes ||
+      (options.network_fs == StoreOptions::NetworkFs::Detect && is_network_filesystem(dir));
   if (file_exists(path)) check_file_owner(path, false, options.allow_foreign_owner);
   std::lock_guard lock(store->mutex_);
   try {
@@ -278,8 +279,8 @@ std::unique_ptr<SqliteStore> SqliteStore::open_writable(const std::string& path,
     for (const char* suffix : {"-wal", "-shm", "-journal"}) {
       std::remove((path + suffix).c_str());
     }
-    warn("cache database " + path + " is damaged or not an SQLite database; moved it to " +
-         aside + " and started a new one");
+    warn("cache database " + path + " is damaged or not an SQLite database; moved it to " + aside +
+         " and started a new one");
     store->open_locked();
   }
   return store;
@@ -296,8 +297,7 @@ std::unique_ptr<SqliteStore> SqliteStore::open_read_only(const std::string& path
   try {
     store->open_locked();
   } catch (const SqliteError& e) {
-    throw CacheError("cujit: deployment cache database " + path + " cannot be used: " +
-                     e.what());
+    throw CacheError("cujit: deployment cache database " + path + " cannot be used: " + e.what());
   }
   return store;
 }
@@ -419,8 +419,8 @@ Lookup SqliteStore::find_by_content(const std::string& content_key) {
 }
 
 void SqliteStore::write_touches_locked() {
-  Statement s = db_->prepare(
-      "UPDATE kernels SET last_used = max(last_used, ?2) WHERE content_key = ?1");
+  Statement s =
+      db_->prepare("UPDATE kernels SET last_used = max(last_used, ?2) WHERE content_key = ?1");
   for (const auto& [key, when] : pending_touches_) {
     s.bind_text(1, key).bind(2, when);
     s.step();
@@ -449,7 +449,7 @@ void SqliteStore::put(const CacheRecord& record, const std::string& request_key)
   {
     std::lock_guard lock(mutex_);
     Transaction t(*db_, true);
-    insert_record(*db_, record);
+    insert_record(*db_, record, now());
     bool inserted = db_->query_int("SELECT changes()") > 0;
     if (!request_key.empty()) map_request(*db_, request_key, record.content_key);
     if (inserted) add_counter(*db_, "misses", 1);
@@ -518,8 +518,11 @@ std::uint64_t SqliteStore::evict_to(std::uint64_t max_size) {
   require_writable("evict entries");
   std::lock_guard lock(mutex_);
   Transaction t(*db_, true);
+  write_touches_locked();  // recent uses must count before choosing victims
   std::uint64_t n = evict_locked(max_size, "");
   t.commit();
+  pending_touches_.clear();
+  pending_hits_ = 0;
   if (n > 0) db_->exec("PRAGMA incremental_vacuum");
   return n;
 }
@@ -658,8 +661,7 @@ std::uint64_t SqliteStore::prune(const PruneOptions& options) {
   Transaction t(*db_, true);
   std::uint64_t removed = 0;
   if (options.older_than_ms) {
-    Statement s = db_->prepare(
-        "SELECT content_key FROM kernels WHERE last_used < ?1");
+    Statement s = db_->prepare("SELECT content_key FROM kernels WHERE last_used < ?1");
     s.bind(1, now() - *options.older_than_ms);
     std::vector<std::string> keys;
     while (s.step()) keys.push_back(s.column_bytes(0));
@@ -714,7 +716,7 @@ bool SqliteStore::import_record(const CacheRecord& record,
   require_writable("import into it");
   std::lock_guard lock(mutex_);
   Transaction t(*db_, true);
-  insert_record(*db_, record);
+  insert_record(*db_, record, std::nullopt);
   bool inserted = db_->query_int("SELECT changes()") > 0;
   for (const auto& key : request_keys) map_request(*db_, key, record.content_key);
   t.commit();

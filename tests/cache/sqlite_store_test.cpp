@@ -1,0 +1,391 @@
+#include "cache/sqlite_store.hpp"
+
+#include "cache_test_util.hpp"
+
+#include <cujit/error.hpp>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace cujit::detail {
+namespace {
+
+using test::TempDir;
+using test::WarningCapture;
+
+CacheRecord record_for(const std::string& name, const Target& target = Target{80},
+                       std::size_t binary_size = 1000) {
+  SourceProgram p;
+  p.source = "__global__ void " + name + "() {}";
+  p.name_expressions = {name};
+  CompiledProgram c;
+  c.target = target;
+  c.binary = std::string(binary_size, 'b') + name;
+  c.lowered_names = {{name, "_Z" + name}};
+  c.metadata = "{}";
+  return make_record(content_key(p, target), "test", p, c, now_ms());
+}
+
+std::string rkey(const std::string& name) { return request_key("test", name, Target{80}); }
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::vector<std::string> corrupt_copies(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename().string().find(".corrupt-") != std::string::npos)
+      out.push_back(e.path().string());
+  }
+  return out;
+}
+
+TEST(SqliteStore, PutThenFindByRequestAndContent) {
+  TempDir dir;
+  auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});
+  CacheRecord r = record_for("k");
+  store->put(r, rkey("k"));
+  Lookup a = store->find_by_request(rkey("k"));
+  ASSERT_EQ(a.status, Lookup::Status::Hit);
+  EXPECT_EQ(a.record.program.binary, r.program.binary);
+  EXPECT_EQ(a.record.program.lowered_names, r.program.lowered_names);
+  EXPECT_EQ(a.record.program.target, Target{80});
+  EXPECT_EQ(a.record.program.log, r.program.log);
+  EXPECT_EQ(a.record.program.metadata, "{}");
+  EXPECT_EQ(store->find_by_content(r.content_key).status, Lookup::Status::Hit);
+  EXPECT_EQ(store->find_by_request(rkey("other")).status, Lookup::Status::Miss);
+  EXPECT_EQ(store->find_by_content(std::string(64, '0')).status, Lookup::Status::Miss);
+  EXPECT_EQ(store->journal_mode(), "wal");
+  EXPECT_EQ(store->integrity_check(), "ok");
+}
+
+TEST(SqliteStore, InsertIfAbsentKeepsTheFirstRecord) {
+  TempDir dir;
+  auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});
+  CacheRecord r = record_for("k");
+  store->put(r, rkey("k"));
+  CacheRecord second = r;
+  second.program.log = "second";
+  store->put(second, rkey("k2"));
+  EXPECT_EQ(store->find_by_request(rkey("k2")).record.program.log, r.program.log);
+  EXPECT_EQ(store->list().size(), 1u);
+  EXPECT_EQ(store->info().misses, 1u);
+}
+
+TEST(SqliteStore, CreatesDirectoriesPrivately) {
+  TempDir dir;
+  std::string nested = dir.file("a/b/c");
+  auto store = SqliteStore::open_writable(nested + "/kernels.db", {});
+  struct stat st {};
+  ASSERT_EQ(::stat(nested.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat(dir.file("a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST(SqliteStore, DamagedBinaryIsReportedNotReturned) {
+  TempDir dir;
+  auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});
+  CacheRecord r = record_for("k");
+  r.program.binary[3] ^= 0x20;  // stored checksum no longer matches
+  store->put(r, rkey("k"));
+  Lookup l = store->find_by_request(rkey("k"));
+  EXPECT_EQ(l.status, Lookup::Status::Damaged);
+  EXPECT_EQ(l.record.content_key, r.content_key);
+  VerifyReport report = store->verify(true);
+  EXPECT_TRUE(report.integrity_ok);
+  EXPECT_EQ(report.damaged, std::vector<std::string>{r.content_key});
+  EXPECT_EQ(store->find_by_request(rkey("k")).status, Lookup::Status::Miss);
+}
+
+TEST(SqliteStore, DamagedLengthFieldsAreReportedNotTrusted) {
+  TempDir dir;
+  auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});
+  CacheRecord r = record_for("k");
+  store->put(r, rkey("k"));
+  store->exec("UPDATE kernels SET binary_size = binary_size + 100");
+  EXPECT_EQ(store->find_by_request(rkey("k")).status, Lookup::Status::Damaged);
+  store->exec("UPDATE kernels SET binary_size = length(binary), lowered_names = x'ffffff7f'");
+  EXPECT_EQ(store->find_by_request(rkey("k")).status, Lookup::Status::Damaged);
+  store->exec("UPDATE kernels SET lowered_names = x'00000000', target = 'sm_banana'");
+  EXPECT_EQ(store->find_by_request(rkey("k")).status, Lookup::Status::Damaged);
+  store->exec("UPDATE kernels SET target = 'sm_80', source_size = 1 << 40");
+  EXPECT_EQ(store->find_by_request(rkey("k")).status, Lookup::Status::Damaged);
+  store->exec("UPDATE kernels SET source_size = 3");
+  EXPECT_EQ(store->verify(false).damaged.size(), 1u);  // source no longer decompresses
+}
+
+TEST(SqliteStore, NonDatabaseFileIsMovedAsideAndRecreated) {
+  TempDir dir;
+  WarningCapture warnings;
+  std::string path = dir.file("kernels.db");
+  write_file(path, std::string(8192, 'x'));
+  auto store = SqliteStore::open_writable(path, {});
+  store->put(record_for("k"), rkey("k"));
+  EXPECT_EQ(store->find_by_request(rkey("k")).status, Lookup::Status::Hit);
+  ASSERT_EQ(corrupt_copies(dir.path()).size(), 1u);
+  EXPECT_EQ(warnings.count(), 1u) << warnings.joined();
+  EXPECT_TRUE(warnings.contains(path)) << warnings.joined();
+  EXPECT_TRUE(warnings.contains("moved it to")) << warnings.joined();
+}
+
+TEST(SqliteStore, TruncatedDatabaseIsDetectedAndRecreated) {
+  TempDir dir;
+  std::string path = dir.file("kernels.db");
+  {
+    auto store = SqliteStore::open_writable(path, {});
+    for (int i = 0; i < 50; ++i) {
+      std::string name = "k" + std::to_string(i);
+      store->put(record_for(name, Target{80}, 20000), rkey(name));
+    }
+  }
+  ASSERT_FALSE(std::filesystem::exists(path + "-wal"));  // checkpointed on close
+  auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size / 3);
+  WarningCapture warnings;
+  // SQLite notices the damage when opening (then the file is moved aside at once) or on the
+  // first read of a missing page (then the caller recreates it).
+  auto store = SqliteStore::open_writable(path, {});
+  if (corrupt_copies(dir.path()).empty()) {
+    bool detected = false;
+    try {
+      for (int i = 0; i < 50; ++i) store->find_by_request(rkey("k" + std::to_string(i)));
+      detected = store->integrity_check() != "ok";
+    } catch (const SqliteError& e) {
+      detected = e.corrupt();
+    }
+    ASSERT_TRUE(detected);
+    store->recreate_after_corruption("test");
+  }
+  EXPECT_EQ(corrupt_copies(dir.path()).size(), 1u);
+  EXPECT_EQ(store->find_by_request(rkey("k1")).status, Lookup::Status::Miss);
+  store->put(record_for("k1"), rkey("k1"));
+  EXPECT_EQ(store->find_by_request(rkey("k1")).status, Lookup::Status::Hit);
+  EXPECT_EQ(store->integrity_check(), "ok");
+  EXPECT_EQ(warnings.count(), 1u);
+}
+
+TEST(SqliteStore, NewerSchemaIsRefusedAndLeftUntouched) {
+  TempDir dir;
+  std::string path = dir.file("kernels.db");
+  {
+    auto store = SqliteStore::open_writable(path, {});
+    store->exec("PRAGMA user_version = 99");
+  }
+  auto before = std::filesystem::file_size(path);
+  try {
+    SqliteStore::open_writable(path, {});
+    FAIL() << "a newer schema was accepted";
+  } catch (const CacheError& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version 99"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+  }
+  EXPECT_EQ(std::filesystem::file_size(path), before);
+  EXPECT_TRUE(corrupt_copies(dir.path()).empty());
+  EXPECT_THROW(SqliteStore::open_read_only(path, {}), CacheError);
+}
+
+TEST(SqliteStore, ForeignSqliteDatabaseIsNotOverwritten) {
+  TempDir dir;
+  std::string path = dir.file("kernels.db");
+  {
+    auto store = SqliteStore::open_writable(path, {});
+    store->exec(
+        "DROP TABLE kernels; DROP TABLE requests; DROP TABLE counters; "
+        "PRAGMA user_version = 0; CREATE TABLE mine(x); INSERT INTO mine VALUES(42);");
+  }
+  EXPECT_THROW(SqliteStore::open_writable(path, {}), CacheError);
+  EXPECT_TRUE(corrupt_copies(dir.path()).empty());
+  EXPECT_THROW(SqliteStore::open_read_only(path, {}), CacheError);
+}
+
+TEST(SqliteStore, GroupWritableDatabaseIsRefusedUnlessAllowed) {
+  TempDir dir;
+  std::string path = dir.file("kernels.db");
+  SqliteStore::open_writable(path, {})->put(record_for("k"), rkey("k"));
+  ::chmod(path.c_str(), 0664);
+  try {
+    SqliteStore::open_writable(path, {});
+    FAIL() << "a group-writable database was loaded";
+  } catch (const CacheError& e) {
+    EXPECT_NE(std::string(e.what()).find("writable by group or others"), std::string::npos);
+  }
+  EXPECT_THROW(SqliteStore::open_read_only(path, {}), CacheError);
+  StoreOptions allow;
+  allow.allow_foreign_owner = true;
+  EXPECT_EQ(SqliteStore::open_writable(path, allow)->find_by_request(rkey("k")).status,
+            Lookup::Status::Hit);
+}
+
+TEST(SqliteStore, DatabaseOwnedByAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "changing a file's owner needs root";
+  TempDir dir;
+  std::string path = dir.file("kernels.db");
+  SqliteStore::open_writable(path, {})->put(record_for("k"), rkey("k"));
+  ASSERT_EQ(::chown(path.c_str(), 12345, 12345), 0);
+  try {
+    SqliteStore::open_writable(path, {});
+    FAIL() << "a foreign database was loaded";
+  } catch (const CacheError& e) {
+    EXPECT_NE(std::string(e.what()).find("owned by uid 12345"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(SqliteStore::open_read_only(path, {}), CacheError);
+  StoreOptions allow;
+  allow.allow_foreign_owner = true;
+  EXPECT_NO_THROW(SqliteStore::open_read_only(path, allow));
+}
+
+TEST(SqliteStore, ReadOnlyDeploymentDatabase) {
+  TempDir dir;
+  std::string path = dir.file("app.db");
+  {
+    auto store = SqliteStore::open_writable(path, {});
+    store->put(record_for("k"), rkey("k"));
+    store->finalize_for_deployment();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  ::chmod(path.c_str(), 0444);
+  auto ro = SqliteStore::open_read_only(path, {});
+  EXPECT_TRUE(ro->read_only());
+  EXPECT_EQ(ro->find_by_request(rkey("k")).status, Lookup::Status::Hit);
+  EXPECT_THROW(ro->put(record_for("x"), rkey("x")), CacheError);
+  EXPECT_THROW(ro->clear(), CacheError);
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  EXPECT_THROW(SqliteStore::open_read_only(dir.file("missing.db"), {}), CacheError);
+  write_file(dir.file("junk.db"), "junk junk junk junk junk junk junk junk junk junk junk");
+  EXPECT_THROW(SqliteStore::open_read_only(dir.file("junk.db"), {}), CacheError);
+  EXPECT_TRUE(corrupt_copies(dir.path()).empty());  // deployment files are never moved
+}
+
+TEST(SqliteStore, NetworkFilesystemUsesRollbackJournal) {
+  TempDir dir;
+  StoreOptions o;
+  o.network_fs = StoreOptions::NetworkFs::Yes;
+  auto store = SqliteStore::open_writable(dir.file("kernels.db"), o);
+  EXPECT_TRUE(store->network_filesystem());
+  EXPECT_EQ(store->journal_mode(), "delete");
+  store->put(record_for("k"), rkey("k"));
+  EXPECT_EQ(store->find_by_request(rkey("k")).status, Lookup::Status::Hit);
+  EXPECT_FALSE(is_network_filesystem(dir.path()));  // the test's tmpfs or local disk
+}
+
+TEST(SqliteStore, LeastRecentlyUsedEntriesAreEvicted) {
+  TempDir dir;
+  std::int64_t clock = 1000;
+  StoreOptions o;
+  o.clock = [&] { return clock; };
+  auto store = SqliteStore::open_writable(dir.file("kernels.db"), o);
+  std::vector<CacheRecord> records;
+  for (int i = 0; i < 4; ++i) {
+    records.push_back(record_for("k" + std::to_string(i), Target{80}, 10000));
+    ++clock;
+    store->put(records.back(), rkey("k" + std::to_string(i)));
+  }
+  ++clock;
+  ASSERT_EQ(store->find_by_request(rkey("k0")).status, Lookup::Status::Hit);  // k0 is now recent
+  std::uint64_t one = records[0].size();
+  std::uint64_t removed = store->evict_to(2 * one + one / 2);
+  EXPECT_EQ(removed, 2u);
+  EXPECT_EQ(store->find_by_request(rkey("k0")).status, Lookup::Status::Hit);
+  EXPECT_EQ(store->find_by_request(rkey("k1")).status, Lookup::Status::Miss);
+  EXPECT_EQ(store->find_by_request(rkey("k2")).status, Lookup::Status::Miss);
+  EXPECT_EQ(store->find_by_request(rkey("k3")).status, Lookup::Status::Hit);
+  EXPECT_EQ(store->info().evictions, 2u);
+}
+
+TEST(SqliteStore, SizeLimitEvictsOnInsert) {
+  TempDir dir;
+  std::int64_t clock = 1;
+  StoreOptions o;
+  o.clock = [&] { return clock; };
+  o.max_size = 3 * record_for("x", Target{80}, 10000).size() + 100;
+  auto store = SqliteStore::open_writable(dir.file("kernels.db"), o);
+  for (int i = 0; i < 10; ++i) {
+    ++clock;
+    store->put(record_for("k" + std::to_string(i), Target{80}, 10000),
+               rkey("k" + std::to_string(i)));
+  }
+  DatabaseInfo info = store->info();
+  EXPECT_LE(info.stored_bytes, o.max_size);
+  EXPECT_EQ(info.entries, 3u);
+  EXPECT_EQ(store->find_by_request(rkey("k9")).status, Lookup::Status::Hit);
+  EXPECT_EQ(store->find_by_request(rkey("k0")).status, Lookup::Status::Miss);
+}
+
+TEST(SqliteStore, PruneByAgeArchAndClear) {
+  TempDir dir;
+  std::int64_t clock = 1'000'000;
+  StoreOptions o;
+  o.clock = [&] { return clock; };
+  auto store = SqliteStore::open_writable(dir.file("kernels.db"), o);
+  store->put(record_for("old"), rkey("old"));
+  clock += 10'000;
+  store->put(record_for("new"), rkey("new"));
+  store->put(record_for("hopper", Target{90}), "");
+  PruneOptions age;
+  age.older_than_ms = 5'000;
+  EXPECT_EQ(store->prune(age), 1u);
+  EXPECT_EQ(store->find_by_request(rkey("old")).status, Lookup::Status::Miss);
+  PruneOptions arch;
+  arch.targets = {"sm_90"};
+  EXPECT_EQ(store->prune(arch), 1u);
+  EXPECT_EQ(store->list().size(), 1u);
+  EXPECT_EQ(store->clear(), 1u);
+  EXPECT_TRUE(store->list().empty());
+  EXPECT_EQ(store->find_by_request(rkey("new")).status, Lookup::Status::Miss);
+}
+
+TEST(SqliteStore, InfoListAndLoadByPrefix) {
+  TempDir dir;
+  auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});
+  CacheRecord a = record_for("a");
+  store->put(a, rkey("a"));
+  store->put(record_for("b", Target{90}), rkey("b"));
+  ASSERT_EQ(store->find_by_request(rkey("a")).status, Lookup::Status::Hit);
+  DatabaseInfo info = store->info();
+  EXPECT_EQ(info.entries, 2u);
+  EXPECT_EQ(info.per_target["sm_80"], 1u);
+  EXPECT_EQ(info.per_target["sm_90"], 1u);
+  EXPECT_EQ(info.per_kind["test"], 2u);
+  EXPECT_EQ(info.hits, 1u);
+  EXPECT_EQ(info.misses, 2u);
+  EXPECT_EQ(info.schema_version, kSchemaVersion);
+  auto loaded = store->load(a.content_key.substr(0, 12), true);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->content_key, a.content_key);
+  EXPECT_EQ(store->source_of(*loaded).value(), "__global__ void a() {}");
+  auto by_request = store->load(rkey("a"), false);
+  ASSERT_TRUE(by_request);
+  EXPECT_EQ(by_request->content_key, a.content_key);
+  EXPECT_FALSE(store->load("ffffffff", false));
+  EXPECT_THROW(store->load("xyz!", false), ArgumentError);
+}
+
+TEST(SqliteStore, ExportImportCopiesRecordsAndRequests) {
+  TempDir dir;
+  auto from = SqliteStore::open_writable(dir.file("from.db"), {});
+  from->put(record_for("a"), rkey("a"));
+  from->put(record_for("b"), rkey("b"));
+  auto to = SqliteStore::open_writable(dir.file("to.db"), {});
+  int copied = 0;
+  from->for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {
+    copied += to->import_record(r, keys) ? 1 : 0;
+  });
+  EXPECT_EQ(copied, 2);
+  EXPECT_EQ(to->find_by_request(rkey("a")).status, Lookup::Status::Hit);
+  auto b = to->load(rkey("b"), true);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(to->source_of(*b).value(), "__global__ void b() {}");
+  from->for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {
+    EXPECT_FALSE(to->import_record(r, keys));
+  });
+}
+
+}  // namespace
+}  // namespace cujit::detail
