@@ -6,6 +6,7 @@
 #include "runtime/driver.hpp"
 #include "runtime/layout.hpp"
 #include "runtime/memory.hpp"
+#include "runtime/scalar.hpp"
 
 #include <algorithm>
 #include <complex>
@@ -276,97 +277,7 @@ void Array::fill_bytes(const void* element, const Stream& stream) const {
 
 void Array::fill(double value, const Stream& stream) const {
   unsigned char element[16] = {};
-  auto put = [&](auto v) { std::memcpy(element, &v, sizeof(v)); };
-  switch (dtype_) {
-    case DType::Bool:
-      put(static_cast<bool>(value != 0));
-      break;
-    case DType::Int8:
-      put(static_cast<std::int8_t>(value));
-      break;
-    case DType::Int16:
-      put(static_cast<std::int16_t>(value));
-      break;
-    case DType::Int32:
-      put(static_cast<std::int32_t>(value));
-      break;
-    case DType::Int64:
-      put(static_cast<std::int64_t>(value));
-      break;
-    case DType::UInt8:
-      put(static_cast<std::uint8_t>(value));
-      break;
-    case DType::UInt16:
-      put(static_cast<std::uint16_t>(value));
-      break;
-    case DType::UInt32:
-      put(static_cast<std::uint32_t>(value));
-      break;
-    case DType::UInt64:
-      put(static_cast<std::uint64_t>(value));
-      break;
-    case DType::Float16: {
-      // IEEE binary16, round to nearest even, through float's bits.
-      const float f = static_cast<float>(value);
-      std::uint32_t x;
-      std::memcpy(&x, &f, 4);
-      const std::uint32_t sign = (x >> 16) & 0x8000u;
-      std::int32_t exponent = static_cast<std::int32_t>((x >> 23) & 0xff) - 127 + 15;
-      std::uint32_t mantissa = x & 0x7fffffu;
-      std::uint16_t h;
-      if (((x >> 23) & 0xff) == 0xff) {
-        h = static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0));
-      } else if (exponent >= 31) {
-        h = static_cast<std::uint16_t>(sign | 0x7c00u);
-      } else if (exponent <= 0) {
-        if (exponent < -10) {
-          h = static_cast<std::uint16_t>(sign);
-        } else {
-          mantissa |= 0x800000u;
-          const int shift = 14 - exponent;
-          std::uint32_t m = mantissa >> shift;
-          const std::uint32_t rest = mantissa & ((1u << shift) - 1);
-          const std::uint32_t half = 1u << (shift - 1);
-          if (rest > half || (rest == half && (m & 1))) ++m;
-          h = static_cast<std::uint16_t>(sign | m);
-        }
-      } else {
-        std::uint32_t m = mantissa >> 13;
-        const std::uint32_t rest = mantissa & 0x1fffu;
-        std::uint32_t e = static_cast<std::uint32_t>(exponent);
-        if (rest > 0x1000u || (rest == 0x1000u && (m & 1))) {
-          if (++m == 0x400u) {
-            m = 0;
-            ++e;
-          }
-        }
-        h = static_cast<std::uint16_t>(sign | (e >= 31 ? 0x7c00u : (e << 10) | m));
-      }
-      put(h);
-      break;
-    }
-    case DType::BFloat16: {
-      const float f = static_cast<float>(value);
-      std::uint32_t x;
-      std::memcpy(&x, &f, 4);
-      const std::uint32_t rounded = x + 0x7fffu + ((x >> 16) & 1u);
-      put(static_cast<std::uint16_t>(((x & 0x7fffffffu) > 0x7f800000u ? x | 0x400000u : rounded) >>
-                                     16));
-      break;
-    }
-    case DType::Float32:
-      put(static_cast<float>(value));
-      break;
-    case DType::Float64:
-      put(value);
-      break;
-    case DType::Complex64:
-      put(std::complex<float>(static_cast<float>(value), 0.0f));
-      break;
-    case DType::Complex128:
-      put(std::complex<double>(value, 0.0));
-      break;
-  }
+  detail::store_scalar(value, 0.0, dtype_, element);
   fill_bytes(element, stream);
 }
 
@@ -499,8 +410,8 @@ Array Array::operator[](std::int64_t index) const {
 
 namespace detail {
 
-std::optional<Shape> refrom_shapestrides(const Shape& from_shape, const Shape& from_strides,
-                                         std::size_t item_bytes, const Shape& shape) {
+std::optional<Shape> reshape_strides(const Shape& from_shape, const Shape& from_strides,
+                                     std::size_t item_bytes, const Shape& shape) {
   const auto itemsize = static_cast<std::int64_t>(item_bytes);
   // NumPy's rule for views: group old axes into runs that are contiguous with each other, and
   // map each new axis inside one run.

@@ -22,8 +22,9 @@ LoadResult load() {
   LoadResult result;
   void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
+    const char* reason = dlerror();
     result.error = "cujit: no CUDA driver found (dlopen libcuda.so.1: " +
-                   std::string(dlerror() ? dlerror() : "not found") + ")";
+                   std::string(reason ? reason : "not found") + ")";
     return result;
   }
   auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));

@@ -28,15 +28,52 @@ TEST(Layout, BroadcastShapes) {
 }
 
 TEST(Layout, ReshapeOfContiguousRuns) {
-  // A (4, 6) float32 array sliced to every other column: (4, 3) with strides (24, 8).
+  // A (4, 6) float32 array sliced to every other column: (4, 3) with strides (24, 8); its
+  // elements are evenly spaced, so even a flat view exists.
   EXPECT_EQ(*detail::reshape_strides({4, 3}, {24, 8}, 4, {2, 2, 3}), (Shape{48, 24, 8}));
   EXPECT_EQ(*detail::reshape_strides({4, 3}, {24, 8}, 4, {4, 3, 1}), (Shape{24, 8, 8}));
-  // Splitting the non-contiguous pair is impossible without a copy.
-  EXPECT_FALSE(detail::reshape_strides({4, 3}, {24, 8}, 4, {12}).has_value());
+  EXPECT_EQ(*detail::reshape_strides({4, 3}, {24, 8}, 4, {12}), (Shape{8}));
+  // The first 3 columns of a (4, 8) array are not evenly spaced: no flat view.
+  EXPECT_FALSE(detail::reshape_strides({4, 3}, {32, 4}, 4, {12}).has_value());
   // A transposed (3, 4) C array cannot be flattened.
   EXPECT_FALSE(detail::reshape_strides({4, 3}, {4, 16}, 4, {12}).has_value());
   // But its axes can be split.
   EXPECT_EQ(*detail::reshape_strides({4, 3}, {4, 16}, 4, {2, 2, 3}), (Shape{8, 4, 16}));
+}
+
+TEST(Layout, CollapseDims) {
+  // (2, 3, 4) C-contiguous float32 with a (4,) operand broadcast: the last axis stays apart.
+  const Shape c = c_contiguous_strides({2, 3, 4}, 4);
+  auto l = detail::collapse_dims({2, 3, 4}, {c, {0, 0, 4}});
+  EXPECT_EQ(l.shape, (Shape{6, 4}));
+  EXPECT_EQ(l.strides[0], (Shape{16, 4}));
+  EXPECT_EQ(l.strides[1], (Shape{0, 4}));
+  // All contiguous: one dimension.
+  l = detail::collapse_dims({2, 3, 4}, {c, c});
+  EXPECT_EQ(l.shape, (Shape{24}));
+  // Extent-1 axes vanish; a lone element keeps one dimension.
+  l = detail::collapse_dims({1, 1}, {{8, 8}});
+  EXPECT_EQ(l.shape, (Shape{1}));
+  // merge = false keeps every axis.
+  l = detail::collapse_dims({2, 3, 4}, {c}, false);
+  EXPECT_EQ(l.shape, (Shape{2, 3, 4}));
+}
+
+TEST(Layout, BroadcastStrides) {
+  EXPECT_EQ(detail::broadcast_strides({5}, {4}, {2, 5}), (Shape{0, 4}));
+  EXPECT_EQ(detail::broadcast_strides({3, 1}, {4, 4}, {3, 7}), (Shape{4, 0}));
+}
+
+TEST(Layout, FastDivisionMatchesDivision) {
+  for (unsigned d :
+       {1u, 2u, 3u, 7u, 10u, 255u, 256u, 1000u, 8192u, 65537u, 1u << 30, 2147483647u}) {
+    const detail::FastDivisor f = detail::fast_divisor(d);
+    for (unsigned n : {0u, 1u, d - 1, d, d + 1, 12345678u, 2147483647u, 2147483646u, 1u << 30}) {
+      const unsigned hi =
+          static_cast<unsigned>((static_cast<unsigned long long>(n) * f.magic) >> 32);
+      EXPECT_EQ((hi + n) >> f.shift, n / d) << n << " / " << d;
+    }
+  }
 }
 
 }  // namespace

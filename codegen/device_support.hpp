@@ -1,0 +1,19 @@
+#pragma once
+// CUDA support code that generated kernels include: complex numbers, raw-array wrappers,
+// fast integer division and vector loads. Plain text; NVRTC compiles it with the kernel.
+
+#include <string_view>
+
+namespace cujit::detail {
+
+/// The support code, without half/bfloat16 headers (see needs_fp16_headers).
+std::string_view device_support_source();
+
+/// Include lines for half and bfloat16 (cuda_fp16.h, cuda_bf16.h).
+std::string_view fp16_includes();
+
+/// The NVRTC option that points at the CUDA headers (cuda_fp16.h) on this machine, or an
+/// empty string when none is found. Looks at CUDA_PATH, CUDA_HOME, /usr/local/cuda.
+const std::string& cuda_include_option();
+
+}  // namespace cujit::detail

@@ -1,0 +1,305 @@
+#include "codegen/elementwise_codegen.hpp"
+
+#include "codegen/device_support.hpp"
+
+#include <cctype>
+#include <sstream>
+
+namespace cujit::detail {
+namespace {
+
+bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+bool needs_fp16(const EwSpecialization& s) {
+  for (const EwParam& p : s.params) {
+    if (p.dtype == DType::Float16 || p.dtype == DType::BFloat16) return true;
+  }
+  return false;
+}
+
+std::string cuda_type(DType t) { return std::string(dtype_cuda_type(t)); }
+
+// Counts lines so #line directives can return to the generated file's own numbering.
+class Writer {
+ public:
+  explicit Writer(std::string file) : file_(std::move(file)) {}
+  Writer& operator<<(const std::string& text) {
+    for (char c : text) line_ += (c == '\n');
+    out_ += text;
+    return *this;
+  }
+  // Emits `code` so that diagnostics inside it name `label` and the snippet's own lines.
+  void snippet(const std::string& label, const std::string& code) {
+    if (code.empty()) return;
+    *this << "#line 1 \"" + label + "\"\n" << code << "\n";
+    *this << "#line " + std::to_string(line_ + 1) + " \"" + file_ + "\"\n";
+  }
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string file_;
+  std::string out_;
+  int line_ = 1;
+};
+
+}  // namespace
+
+std::string EwSpecialization::key() const {
+  std::ostringstream k;
+  k << "layout=" << static_cast<int>(layout) << ";vec=" << vec << ";nd=" << ndim
+    << ";i64=" << index64 << ";block=" << block_size << ";params=";
+  for (const EwParam& p : params) {
+    k << dtype_name(p.dtype) << (p.scalar ? "s" : "a") << p.used << p.raw_view_used << p.load_output
+      << p.raw_contiguous << ',';
+  }
+  return k.str();
+}
+
+std::string elementwise_symbol(const ElementwiseDefinition& def) { return "cujit_ew_" + def.name; }
+
+std::vector<int> strided_array_params(const ElementwiseDefinition& def, const EwSpecialization& s) {
+  std::vector<int> result;
+  const int total = static_cast<int>(def.in.size() + def.out.size());
+  for (int k = 0; k < total; ++k) {
+    const Param& p = k < static_cast<int>(def.in.size()) ? def.in[k] : def.out[k - def.in.size()];
+    const EwParam& e = s.params[k];
+    if (!p.raw && !e.scalar && (e.used || e.raw_view_used)) result.push_back(k);
+  }
+  return result;
+}
+
+std::set<std::string> referenced_identifiers(const std::string& code) {
+  std::set<std::string> names;
+  const std::size_t n = code.size();
+  char previous = 0;  // last non-space character before the identifier
+  for (std::size_t i = 0; i < n;) {
+    const char c = code[i];
+    if (c == '/' && i + 1 < n && code[i + 1] == '/') {
+      while (i < n && code[i] != '\n') ++i;
+    } else if (c == '/' && i + 1 < n && code[i + 1] == '*') {
+      const std::size_t end = code.find("*/", i + 2);
+      i = end == std::string::npos ? n : end + 2;
+    } else if (c == '"' || c == '\'') {
+      for (++i; i < n && code[i] != c; ++i) {
+        if (code[i] == '\\') ++i;
+      }
+      ++i;
+      previous = c;
+    } else if (is_ident_start(c)) {
+      std::size_t j = i;
+      while (j < n && is_ident_char(code[j])) ++j;
+      const bool member = previous == '.' || (previous == '>' && i >= 2);
+      bool arrow = false;
+      if (previous == '>') {
+        // Only "->" marks a member; a lone '>' (comparison, template) does not.
+        std::size_t k = i;
+        while (k > 0 && std::isspace(static_cast<unsigned char>(code[k - 1]))) --k;
+        arrow = k >= 2 && code[k - 2] == '-';
+      }
+      if (!(member && (previous == '.' || arrow))) names.insert(code.substr(i, j - i));
+      previous = 'a';
+      i = j;
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      while (i < n && (is_ident_char(code[i]) || code[i] == '.')) ++i;
+      previous = '0';
+    } else {
+      if (!std::isspace(static_cast<unsigned char>(c))) previous = c;
+      ++i;
+    }
+  }
+  return names;
+}
+
+bool output_is_write_only(const std::string& operation, const std::string& name) {
+  std::size_t start = operation.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos || operation.compare(start, name.size(), name) != 0) return false;
+  std::size_t after = operation.find_first_not_of(" \t", start + name.size());
+  if (after == std::string::npos || operation[after] != '=' ||
+      (after + 1 < operation.size() && operation[after + 1] == '=')) {
+    return false;
+  }
+  // No other mention of the name (a later read would need the stored value).
+  const std::string rest = operation.substr(after + 1);
+  return referenced_identifiers(rest).count(name) == 0;
+}
+
+SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpecialization& s) {
+  const std::string file = def.name + ".cu";
+  const std::string I = s.index64 ? "long long" : "int";
+  const std::size_t n_in = def.in.size();
+  const int total = static_cast<int>(n_in + def.out.size());
+  auto param = [&](int k) -> const Param& {
+    return k < static_cast<int>(n_in) ? def.in[k] : def.out[k - n_in];
+  };
+  const std::vector<int> strided = strided_array_params(def, s);
+  auto strided_slot = [&](int k) {
+    for (std::size_t a = 0; a < strided.size(); ++a) {
+      if (strided[a] == k) return static_cast<int>(a);
+    }
+    return -1;
+  };
+
+  Writer w(file);
+  w << "// cujit elementwise kernel '" + def.name + "': " + s.key() + "\n";
+  if (needs_fp16(s)) w << std::string(fp16_includes());
+  w << std::string(device_support_source());
+  w.snippet("preamble", def.preamble);
+
+  if (s.layout == EwLayout::Strided) {
+    const std::string nd = std::to_string(s.ndim);
+    w << "struct _cj_Layout { " + I + " shape[" + nd + "]; " + I + " strides[" +
+             std::to_string(std::max<std::size_t>(strided.size(), 1)) + "][" + nd +
+             "]; unsigned magic[" + nd + "]; unsigned shift[" + nd + "]; };\n";
+    // Byte offset of flat C-order index j in array a.
+    w << "__device__ __forceinline__ " + I + " _cj_offset(const _cj_Layout& L, int a, " + I +
+             " j) {\n  " + I + " off = 0;\n";
+    w << "#pragma unroll\n  for (int d = " + std::to_string(s.ndim - 1) + "; d > 0; --d) {\n";
+    if (s.index64) {
+      w << "    const long long q = j / L.shape[d];\n";
+    } else {
+      w << "    const int q = (int)_cj_div((unsigned)j, L.magic[d], L.shift[d]);\n";
+    }
+    w << "    off += (j - q * L.shape[d]) * L.strides[a][d];\n    j = q;\n  }\n";
+    w << "  return off + j * L.strides[a][0];\n}\n";
+    w << "template <class T> struct _cj_View {\n  char* p; const _cj_Layout* L; int a; " + I +
+             " n;\n  __device__ T& operator[](" + I +
+             " j) const { return *reinterpret_cast<T*>(p + _cj_offset(*L, a, j)); }\n"
+             "  __device__ " +
+             I + " size() const { return n; }\n};\n";
+  }
+
+  // Signature.
+  std::ostringstream sig;
+  sig << "extern \"C\" __global__ void __launch_bounds__(" << s.block_size << ") "
+      << elementwise_symbol(def) << "(";
+  for (int k = 0; k < total; ++k) {
+    const Param& p = param(k);
+    const EwParam& e = s.params[k];
+    const std::string T = cuda_type(e.dtype);
+    const std::string id = std::to_string(k);
+    if (p.raw) {
+      sig << T << "* _cj_p" << id << ", long long _cj_size" << id << ", long long _cj_stride" << id;
+    } else if (e.scalar) {
+      sig << T << " _cj_s" << id;
+    } else if (s.layout == EwLayout::Strided) {
+      sig << "char* _cj_p" << id;
+    } else {
+      sig << T << "* __restrict__ _cj_p" << id;
+    }
+    sig << ", ";
+  }
+  sig << I << " _cj_n";
+  if (s.layout == EwLayout::Strided) sig << ", const _cj_Layout _cj_L";
+  sig << ")";
+  w << sig.str() + " {\n";
+  w << "  const _cj_Indexer<" + I + "> _ind{_cj_n};\n";
+  w << "  const " + I + " _cj_stride_all = (" + I + ")gridDim.x * blockDim.x;\n";
+  w << "  " + I + " _cj_tid = (" + I + ")blockIdx.x * blockDim.x + threadIdx.x;\n";
+
+  // Raw parameters and _raw_ views live for the whole thread.
+  for (int k = 0; k < total; ++k) {
+    const Param& p = param(k);
+    const EwParam& e = s.params[k];
+    const std::string T = cuda_type(e.dtype);
+    const std::string id = std::to_string(k);
+    if (p.raw) {
+      w << "  const _cj_RawArray<" + T + ", " + I + ", " + (e.raw_contiguous ? "true" : "false") +
+               "> " + p.name + "{_cj_p" + id + ", _cj_size" + id + ", _cj_stride" + id + "};\n";
+    } else if (e.raw_view_used && !e.scalar) {
+      if (s.layout == EwLayout::Strided) {
+        w << "  const _cj_View<" + T + "> _raw_" + p.name + "{_cj_p" + id + ", &_cj_L, " +
+                 std::to_string(strided_slot(k)) + ", _cj_n};\n";
+      } else {
+        w << "  const _cj_RawArray<" + T + ", " + I + ", true> _raw_" + p.name + "{_cj_p" + id +
+                 ", _cj_n, sizeof(" + T + ")};\n";
+      }
+    }
+  }
+  w.snippet("loop_prep", def.loop_prep);
+
+  // The per-element body: declares each used parameter, then runs the operation.
+  auto element_body = [&](const std::string& indent, auto&& declare) {
+    w << indent + "{\n";
+    for (int k = 0; k < total; ++k) {
+      const Param& p = param(k);
+      const EwParam& e = s.params[k];
+      if (p.raw || !e.used) continue;
+      const std::string T = cuda_type(e.dtype);
+      const bool input = k < static_cast<int>(n_in);
+      if (e.scalar) {
+        w << indent + "  " + (input ? "const " : "") + T + " " + p.name + " = _cj_s" +
+                 std::to_string(k) + ";\n";
+      } else {
+        w << indent + "  " + (input ? "const " : "") + T + "& " + p.name + " = " + declare(k, T) +
+                 ";\n";
+      }
+    }
+    w.snippet("operation", def.operation);
+    w << indent + "}\n";
+  };
+
+  if (s.layout == EwLayout::Vectorized) {
+    const std::string V = std::to_string(s.vec);
+    w << "  const " + I + " _cj_nvec = _cj_n / " + V + ";\n";
+    w << "  for (" + I + " _cj_v = _cj_tid; _cj_v < _cj_nvec; _cj_v += _cj_stride_all) {\n";
+    for (int k = 0; k < total; ++k) {
+      const Param& p = param(k);
+      const EwParam& e = s.params[k];
+      if (p.raw || e.scalar || !e.used) continue;
+      const std::string T = cuda_type(e.dtype);
+      const std::string id = std::to_string(k);
+      const bool input = k < static_cast<int>(n_in);
+      const std::string vec = "_cj_Vec<" + T + ", " + V + ">";
+      if (input || e.load_output) {
+        w << "    " + vec + " _cj_v" + id + " = *reinterpret_cast<const " + vec + "*>(_cj_p" + id +
+                 " + _cj_v * " + V + ");\n";
+      } else {
+        w << "    " + vec + " _cj_v" + id + ";\n";
+      }
+    }
+    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k) {\n";
+    w << "      const " + I + " i = _cj_v * " + V + " + _cj_k;\n      (void)i;\n";
+    element_body("      ", [&](int k, const std::string&) {
+      return "_cj_v" + std::to_string(k) + ".v[_cj_k]";
+    });
+    w << "    }\n";
+    for (int k = static_cast<int>(n_in); k < total; ++k) {
+      const Param& p = param(k);
+      const EwParam& e = s.params[k];
+      if (p.raw || e.scalar || !e.used) continue;
+      const std::string T = cuda_type(e.dtype);
+      const std::string id = std::to_string(k);
+      w << "    *reinterpret_cast<_cj_Vec<" + T + ", " + V + ">*>(_cj_p" + id + " + _cj_v * " + V +
+               ") = _cj_v" + id + ";\n";
+    }
+    w << "  }\n";
+    // The tail that does not fill a vector.
+    w << "  for (" + I + " i = _cj_nvec * " + V + " + _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
+    element_body("  ",
+                 [&](int k, const std::string&) { return "_cj_p" + std::to_string(k) + "[i]"; });
+  } else if (s.layout == EwLayout::Contiguous) {
+    w << "  for (" + I + " i = _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
+    element_body("  ",
+                 [&](int k, const std::string&) { return "_cj_p" + std::to_string(k) + "[i]"; });
+  } else {
+    w << "  for (" + I + " i = _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
+    element_body("  ", [&](int k, const std::string& T) {
+      return "*reinterpret_cast<" + T + "*>(_cj_p" + std::to_string(k) + " + _cj_offset(_cj_L, " +
+             std::to_string(strided_slot(k)) + ", i))";
+    });
+  }
+  w.snippet("after_loop", def.after_loop);
+  w << "}\n";
+
+  SourceProgram program;
+  program.name = file;
+  program.source = w.str();
+  program.options = def.compile_options;
+  if (needs_fp16(s) && !cuda_include_option().empty()) {
+    program.options.push_back(cuda_include_option());
+  }
+  return program;
+}
+
+}  // namespace cujit::detail

@@ -1,0 +1,81 @@
+#pragma once
+// CUDA source for one specialisation of an elementwise kernel: dtypes, which parameters are
+// scalars, the memory layout class (vectorised contiguous, contiguous, strided N-d) and the
+// index width. Pure text generation; no CUDA headers, testable without a GPU.
+
+#include <cujit/dtype.hpp>
+#include <cujit/program.hpp>
+
+#include "codegen/signature.hpp"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cujit::detail {
+
+/// What the user wrote (constructor arguments), after parsing.
+struct ElementwiseDefinition {
+  std::string name;
+  std::string in_signature, out_signature;  // as written, for the cache spec
+  std::vector<Param> in, out;
+  std::string operation, preamble, loop_prep, after_loop;
+  std::vector<std::string> compile_options;
+  bool reduce_dims = true;
+};
+
+enum class EwLayout : unsigned char {
+  Vectorized,  ///< every array contiguous and aligned: `vec` elements per 16-byte access
+  Contiguous,  ///< every array contiguous: one element per access
+  Strided,     ///< N-d byte strides (broadcast, transposed, sliced, negative)
+};
+
+/// Per parameter (inputs, then outputs) facts that select the generated code.
+struct EwParam {
+  DType dtype = DType::Float32;
+  bool scalar = false;         ///< passed by value (a host scalar)
+  bool used = true;            ///< referenced by a snippet; unused arrays are never loaded
+  bool raw_view_used = false;  ///< `_raw_<name>` referenced
+  bool load_output = false;    ///< output read before the operation (vectorised path)
+  bool raw_contiguous = true;  ///< raw parameters: C-contiguous (else 1-d with a byte stride)
+};
+
+struct EwSpecialization {
+  std::vector<EwParam> params;  ///< in, then out
+  EwLayout layout = EwLayout::Contiguous;
+  int vec = 1;           ///< elements per thread access (Vectorized)
+  int ndim = 1;          ///< dimensions after collapsing (Strided)
+  bool index64 = false;  ///< 64-bit index arithmetic
+  int block_size = 256;
+
+  /// Canonical text naming everything above (part of the cache key).
+  std::string key() const;
+};
+
+/// The kernel's symbol: "cujit_ew_<name>".
+std::string elementwise_symbol(const ElementwiseDefinition& def);
+
+/// Names of the arrays that take part in the strided layout, in layout order: used non-raw,
+/// non-scalar parameters (and those whose _raw_ view is used).
+std::vector<int> strided_array_params(const ElementwiseDefinition& def, const EwSpecialization& s);
+
+/// Generates the source. Kernel parameters, in order: for each parameter (in, then out):
+/// a raw array passes (pointer, int64 size, int64 byte stride); a scalar its value in its
+/// dtype; an array its address. Then the element count (int32 or int64), then, for Strided,
+/// one struct { I shape[ndim]; I strides[arrays][ndim]; u32 magic[ndim]; u32 shift[ndim]; }
+/// with arrays = strided_array_params().size().
+SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpecialization& s);
+
+/// Names of parameters a snippet set refers to; and whether `_raw_<name>` is used.
+struct SnippetUse {
+  std::set<std::string> identifiers;
+};
+
+/// True when `operation` writes output `name` before reading it on every path we can see
+/// cheaply: the operation starts with "name = " and mentions name nowhere else.
+bool output_is_write_only(const std::string& operation, const std::string& name);
+
+/// Identifiers in code (a lexer-level scan: skips comments, strings, and members after . or ->).
+std::set<std::string> referenced_identifiers(const std::string& code);
+
+}  // namespace cujit::detail

@@ -1,0 +1,117 @@
+#include "codegen/elementwise_manifest.hpp"
+
+#include <cujit/error.hpp>
+
+#include <nlohmann/json.hpp>
+
+namespace cujit::detail {
+
+ElementwiseDefinition make_elementwise_definition(std::string in_params, std::string out_params,
+                                                  std::string operation, std::string name,
+                                                  std::string preamble, std::string loop_prep,
+                                                  std::string after_loop,
+                                                  std::vector<std::string> options,
+                                                  bool reduce_dims) {
+  if (!is_valid_kernel_name(name)) {
+    throw ArgumentError("cujit: invalid kernel name '" + name +
+                        "': expected a C identifier that is not reserved");
+  }
+  if (operation.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw ArgumentError("cujit: kernel '" + name + "': the operation is empty");
+  }
+  for (const std::string& option : options) {
+    if (option.empty() || option[0] != '-') {
+      throw ArgumentError("cujit: kernel '" + name + "': compile option '" + option +
+                          "' does not start with '-'");
+    }
+  }
+  ElementwiseDefinition def;
+  def.name = std::move(name);
+  def.in = parse_signature(in_params, def.name, "in_params");
+  def.out = parse_signature(out_params, def.name, "out_params");
+  check_signatures(def.in, def.out, def.name);
+  def.in_signature = std::move(in_params);
+  def.out_signature = std::move(out_params);
+  def.operation = std::move(operation);
+  def.preamble = std::move(preamble);
+  def.loop_prep = std::move(loop_prep);
+  def.after_loop = std::move(after_loop);
+  def.compile_options = std::move(options);
+  def.reduce_dims = reduce_dims;
+  return def;
+}
+
+std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
+                                       const EwSpecialization& s) {
+  nlohmann::json params = nlohmann::json::array();
+  for (const EwParam& p : s.params) {
+    params.push_back({{"dtype", std::string(dtype_name(p.dtype))},
+                      {"scalar", p.scalar},
+                      {"used", p.used},
+                      {"raw_view_used", p.raw_view_used},
+                      {"load_output", p.load_output},
+                      {"raw_contiguous", p.raw_contiguous}});
+  }
+  nlohmann::json entry = {
+      {"kind", "elementwise"},
+      {"name", def.name},
+      {"in_params", def.in_signature},
+      {"out_params", def.out_signature},
+      {"operation", def.operation},
+      {"preamble", def.preamble},
+      {"loop_prep", def.loop_prep},
+      {"after_loop", def.after_loop},
+      {"options", def.compile_options},
+      {"reduce_dims", def.reduce_dims},
+      {"specialization",
+       {{"layout", static_cast<int>(s.layout)},
+        {"vec", s.vec},
+        {"ndim", s.ndim},
+        {"index64", s.index64},
+        {"block_size", s.block_size},
+        {"params", params}}},
+  };
+  return entry.dump();
+}
+
+std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
+    const std::string& entry) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(entry);
+    ElementwiseDefinition def = make_elementwise_definition(
+        j.at("in_params"), j.at("out_params"), j.at("operation"), j.at("name"), j.at("preamble"),
+        j.at("loop_prep"), j.at("after_loop"), j.at("options"), j.at("reduce_dims"));
+    const nlohmann::json& js = j.at("specialization");
+    EwSpecialization s;
+    const int layout = js.at("layout");
+    if (layout < 0 || layout > static_cast<int>(EwLayout::Strided)) {
+      throw ArgumentError("cujit: manifest entry has an unknown layout " + std::to_string(layout));
+    }
+    s.layout = static_cast<EwLayout>(layout);
+    s.vec = js.at("vec");
+    s.ndim = js.at("ndim");
+    s.index64 = js.at("index64");
+    s.block_size = js.at("block_size");
+    for (const nlohmann::json& p : js.at("params")) {
+      EwParam e;
+      if (!parse_dtype(p.at("dtype").get<std::string>(), e.dtype)) {
+        throw ArgumentError("cujit: manifest entry has an unknown dtype " + p.at("dtype").dump());
+      }
+      e.scalar = p.at("scalar");
+      e.used = p.at("used");
+      e.raw_view_used = p.at("raw_view_used");
+      e.load_output = p.at("load_output");
+      e.raw_contiguous = p.at("raw_contiguous");
+      s.params.push_back(e);
+    }
+    if (s.params.size() != def.in.size() + def.out.size() || s.ndim < 1 || s.ndim > 64 ||
+        s.vec < 1 || s.vec > 16 || s.block_size < 1 || s.block_size > 1024) {
+      throw ArgumentError("cujit: manifest entry for '" + def.name + "' is inconsistent");
+    }
+    return {std::move(def), std::move(s)};
+  } catch (const nlohmann::json::exception& e) {
+    throw ArgumentError(std::string("cujit: malformed elementwise manifest entry: ") + e.what());
+  }
+}
+
+}  // namespace cujit::detail

@@ -1,0 +1,82 @@
+#pragma once
+/// \file ElementwiseKernel: CuPy's ElementwiseKernel in C++. A typed snippet becomes a fused
+/// kernel over broadcast arrays, generated, compiled with NVRTC, cached and launched.
+///
+///     cujit::ElementwiseKernel squared_diff("T x, T y", "T z", "z = (x - y) * (x - y)",
+///                                           "squared_diff");
+///     cujit::Array z = squared_diff(x, y);       // broadcast; z allocated
+///     squared_diff(x, y, z, cujit::on(stream));  // write into z, on a stream
+///     std::vector<cujit::Array> outs = two_outputs.call({x, y});
+
+#include <cujit/array.hpp>
+#include <cujit/kernel_args.hpp>
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cujit {
+
+/// Optional parts of an elementwise kernel.
+struct ElementwiseOptions {
+  std::string preamble;     ///< code placed before the kernel (helper functions, structs, macros)
+  std::string loop_prep;    ///< statements run by each thread before its loop
+  std::string after_loop;   ///< statements run by each thread after its loop
+  bool reduce_dims = true;  ///< collapse adjacent dimensions that are contiguous in every array
+  bool no_return = false;   ///< calls return no arrays (operator() gives a null Array)
+  std::vector<std::string> compile_options;  ///< extra NVRTC options, e.g. "-use_fast_math"
+};
+
+/// A user-defined elementwise kernel.
+///
+/// Signatures are comma-separated "[raw] TYPE NAME" with TYPE a dtype name or a one-letter
+/// placeholder (T, U, ...) bound by the arguments. The operation sees `i` (the element index),
+/// `_ind.size()` (the element count), each non-raw parameter as a reference to its element,
+/// raw parameters as indexable arrays with `.size()`, and `_raw_<name>` for the array behind
+/// a non-raw parameter (indexed by flat C-order element index).
+///
+/// Calls take the inputs, optionally followed by all outputs, then option tags (size,
+/// block_size, on). Non-raw arrays broadcast (NumPy rules); missing outputs are allocated
+/// C-contiguous; given outputs must have the broadcast shape and the resolved dtype. Types
+/// resolve as CuPy does (no silent casts of arrays; scalars are cast to the parameter type).
+///
+/// Construction parses the signatures (throws SignatureError, ArgumentError for a bad name).
+/// The first call with new argument types or layouts specialises: it analyses the snippets
+/// with clang (CompileError with the snippet's line and column), generates CUDA source and
+/// compiles it through the kernel cache. Later calls with the same specialisation are a hash
+/// lookup and a launch. A kernel object may be shared and called from several threads.
+class ElementwiseKernel {
+ public:
+  ElementwiseKernel(std::string in_params, std::string out_params, std::string operation,
+                    std::string name = "kernel", ElementwiseOptions options = {});
+
+  /// Launches on the arguments; returns the first output (a null Array when there is none
+  /// or no_return is set). Throws TypeError, ShapeError, DeviceError, ArgumentError,
+  /// CompileError or CudaError.
+  template <class... Ts>
+  Array operator()(const Ts&... args) const {
+    detail::CallArgs call;
+    (call.add(args), ...);
+    return first_output(launch(call.data(), call.count(), call.options));
+  }
+  /// Launches and returns every output.
+  std::vector<Array> call(std::initializer_list<Arg> args,
+                          const LaunchOptions& options = {}) const {
+    return launch(args.begin(), args.size(), options);
+  }
+  std::vector<Array> call(const std::vector<Arg>& args, const LaunchOptions& options = {}) const {
+    return launch(args.data(), args.size(), options);
+  }
+
+  const std::string& name() const noexcept;
+
+  struct Impl;
+
+ private:
+  std::vector<Array> launch(const Arg* args, std::size_t count, const LaunchOptions& options) const;
+  Array first_output(std::vector<Array> outputs) const;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace cujit

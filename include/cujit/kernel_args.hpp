@@ -1,0 +1,118 @@
+#pragma once
+/// \file Arguments of generated kernels (ElementwiseKernel, ReductionKernel): arrays, host
+/// scalars, and call options (size, block size, stream) written inline in a call:
+/// `kernel(x, 2.0f, y, cujit::on(stream))`.
+
+#include <cujit/array.hpp>
+#include <cujit/dtype.hpp>
+
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace cujit {
+
+/// A host scalar with its natural dtype: 2.0f is float32, 2.0 float64, 2 int32.
+class Scalar {
+ public:
+  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  Scalar(T value) noexcept : dtype_(dtype_of<T>()) {  // NOLINT: implicit on purpose
+    std::memcpy(bytes_, &value, sizeof(T));
+  }
+  Scalar(std::complex<float> value) noexcept : dtype_(DType::Complex64) {  // NOLINT
+    std::memcpy(bytes_, &value, sizeof(value));
+  }
+  Scalar(std::complex<double> value) noexcept : dtype_(DType::Complex128) {  // NOLINT
+    std::memcpy(bytes_, &value, sizeof(value));
+  }
+  /// The scalar's own dtype.
+  DType dtype() const noexcept { return dtype_; }
+  /// The value's bytes in its own dtype.
+  const unsigned char* bytes() const noexcept { return bytes_; }
+  /// The value converted to `target` (C++ conversion rules; complex to real takes the real
+  /// part), written to `out` (dtype_size(target) bytes).
+  void convert_to(DType target, void* out) const noexcept;
+
+ private:
+  alignas(16) unsigned char bytes_[16] = {};
+  DType dtype_;
+};
+
+/// Call options of generated kernels.
+struct LaunchOptions {
+  std::int64_t size = -1;         ///< number of elements; required when only raw arrays are passed
+  int block_size = 0;             ///< threads per block; 0 chooses
+  CUstream_st* stream = nullptr;  ///< the stream to launch on (default: legacy default stream)
+};
+
+/// Option tags for the variadic call syntax.
+struct SizeOption {
+  std::int64_t value;
+};
+struct BlockSizeOption {
+  int value;
+};
+struct StreamOption {
+  CUstream_st* value;
+};
+/// `kernel(x, y, cujit::size(n))`: the element count when only raw arrays are passed.
+inline SizeOption size(std::int64_t n) noexcept { return {n}; }
+/// `kernel(x, y, cujit::block_size(128))`.
+inline BlockSizeOption block_size(int threads) noexcept { return {threads}; }
+/// `kernel(x, y, cujit::on(stream))`: launch on `stream` (outputs are allocated on it too).
+inline StreamOption on(const Stream& stream) noexcept { return {stream.handle()}; }
+
+/// One positional argument: an array or a host scalar. Holds a pointer to the caller's Array,
+/// so it must not outlive the call it is passed to.
+class Arg {
+ public:
+  Arg(const Array& array) noexcept : array_(&array), scalar_(0) {}  // NOLINT
+  Arg(Scalar scalar) noexcept : scalar_(scalar) {}                  // NOLINT
+  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  Arg(T value) noexcept : scalar_(value) {}                     // NOLINT
+  Arg(std::complex<float> value) noexcept : scalar_(value) {}   // NOLINT
+  Arg(std::complex<double> value) noexcept : scalar_(value) {}  // NOLINT
+
+  bool is_array() const noexcept { return array_ != nullptr; }
+  const Array& array() const noexcept { return *array_; }
+  const Scalar& scalar() const noexcept { return scalar_; }
+  DType dtype() const noexcept { return array_ ? array_->dtype() : scalar_.dtype(); }
+
+ private:
+  const Array* array_ = nullptr;
+  Scalar scalar_;
+};
+
+namespace detail {
+
+/// Collects the positional arguments and option tags of a variadic kernel call without heap
+/// allocation.
+class CallArgs {
+ public:
+  static constexpr std::size_t kMaxArgs = 48;
+  void add(const Array& array) { push(Arg(array)); }
+  void add(const Scalar& scalar) { push(Arg(scalar)); }
+  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  void add(T value) {
+    push(Arg(value));
+  }
+  void add(std::complex<float> value) { push(Arg(value)); }
+  void add(std::complex<double> value) { push(Arg(value)); }
+  void add(SizeOption o) noexcept { options.size = o.value; }
+  void add(BlockSizeOption o) noexcept { options.block_size = o.value; }
+  void add(StreamOption o) noexcept { options.stream = o.value; }
+  void add(const LaunchOptions& o) noexcept { options = o; }
+
+  const Arg* data() const noexcept { return reinterpret_cast<const Arg*>(storage_); }
+  std::size_t count() const noexcept { return count_; }
+  LaunchOptions options;
+
+ private:
+  void push(const Arg& arg);
+  alignas(Arg) unsigned char storage_[kMaxArgs * sizeof(Arg)];
+  std::size_t count_ = 0;
+};
+
+}  // namespace detail
+}  // namespace cujit

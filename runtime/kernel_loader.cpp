@@ -1,0 +1,48 @@
+#include "runtime/kernel_loader.hpp"
+
+#include <cujit/error.hpp>
+
+#include "codegen/snippet_analysis.hpp"
+#include "runtime/context.hpp"
+
+#include <regex>
+#include <sstream>
+
+namespace cujit::detail {
+
+LoadedKernel load_kernel(std::shared_ptr<const CompiledProgram> program, const std::string& symbol,
+                         int device) {
+  LoadedKernel kernel;
+  kernel.module = load_module(std::move(program), device);
+  kernel.function = find_function(*kernel.module, symbol);
+  if (kernel.function == nullptr) {
+    throw ArgumentError("cujit: compiled code has no kernel '" + symbol + "'");
+  }
+  kernel.device = device;
+  kernel.sm_count = device_properties(device).sm_count;
+  return kernel;
+}
+
+void rethrow_snippet_error(const CompileError& error, const std::string& kernel,
+                           const std::vector<std::pair<std::string, std::string>>& snippets) {
+  // NVRTC writes "label(line): error: message" for code under a #line directive.
+  static const std::regex pattern(R"(([A-Za-z_]+)\((\d+)\): (error|catastrophic error): (.*))");
+  std::istringstream log(error.log());
+  std::string line;
+  while (std::getline(log, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, pattern)) continue;
+    for (const auto& [label, text] : snippets) {
+      if (label != m[1].str()) continue;
+      const int snippet_line = std::stoi(m[2].str());
+      std::string message = "cujit: kernel '" + kernel + "': " + m[4].str() + "\n" +
+                            format_snippet_location(label, text, snippet_line, 0) +
+                            "\n\nNVRTC log:\n" + error.log();
+      throw CompileError(message, error.log(), error.options(), error.source(), snippet_line, 0);
+    }
+  }
+  throw CompileError("cujit: kernel '" + kernel + "': " + error.what(), error.log(),
+                     error.options(), error.source());
+}
+
+}  // namespace cujit::detail
