@@ -2,6 +2,7 @@
 
 #include <cujit/cache.hpp>
 
+#include "cache/units.hpp"
 #include "cache/warning.hpp"
 
 #include <pwd.h>
@@ -21,37 +22,6 @@ std::string env(const char* name) {
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-// "1073741824", "512M", "1G", "1GiB", "64k": bytes with an optional binary suffix.
-bool parse_size(const std::string& text, std::uint64_t& out) {
-  std::size_t i = 0;
-  std::uint64_t value = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-    std::uint64_t digit = static_cast<std::uint64_t>(text[i] - '0');
-    if (value > (UINT64_MAX - digit) / 10) return false;
-    value = value * 10 + digit;
-    ++i;
-  }
-  if (i == 0) return false;
-  std::string suffix = lower(text.substr(i));
-  int shift = 0;
-  if (suffix.empty() || suffix == "b") {
-    shift = 0;
-  } else if (suffix == "k" || suffix == "kb" || suffix == "kib") {
-    shift = 10;
-  } else if (suffix == "m" || suffix == "mb" || suffix == "mib") {
-    shift = 20;
-  } else if (suffix == "g" || suffix == "gb" || suffix == "gib") {
-    shift = 30;
-  } else if (suffix == "t" || suffix == "tb" || suffix == "tib") {
-    shift = 40;
-  } else {
-    return false;
-  }
-  if (shift > 0 && value > (UINT64_MAX >> shift)) return false;
-  out = value << shift;
-  return true;
 }
 
 }  // namespace
@@ -99,7 +69,9 @@ CacheConfig CacheConfig::from_environment() {
   }
   config.record_path = env("CUJIT_RECORD");
   std::string size = env("CUJIT_CACHE_MAX_SIZE");
-  if (!size.empty() && !parse_size(size, config.max_size)) {
+  if (auto parsed = detail::parse_byte_size(size)) {
+    config.max_size = *parsed;
+  } else if (!size.empty()) {
     detail::warn("CUJIT_CACHE_MAX_SIZE='" + size +
                  "' is not a size (bytes, or a number with K, M, G or T); using 1G");
     config.max_size = kDefaultCacheMaxSize;

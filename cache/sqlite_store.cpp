@@ -302,21 +302,40 @@ std::unique_ptr<SqliteStore> SqliteStore::open_read_only(const std::string& path
   return store;
 }
 
+std::unique_ptr<SqliteStore> SqliteStore::open_existing(const std::string& path,
+                                                        const StoreOptions& options) {
+  if (!file_exists(path)) throw CacheError("cujit: cache database " + path + " does not exist");
+  check_file_owner(path, false, options.allow_foreign_owner);
+  std::unique_ptr<SqliteStore> store(new SqliteStore(path, false, options));
+  std::lock_guard lock(store->mutex_);
+  try {
+    store->db_.emplace(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, path);
+    store->db_->set_busy_timeout(options.busy_timeout_ms);
+    store->check_schema_locked();
+  } catch (const SqliteError& e) {
+    throw CacheError("cujit: cache database " + path + " cannot be used: " + e.what());
+  }
+  return store;
+}
+
+void SqliteStore::check_schema_locked() {
+  std::int64_t version = db_->query_int("PRAGMA user_version");
+  if (version != kSchemaVersion) {
+    throw CacheError("cujit: cache database " + path_ + " has schema version " +
+                     std::to_string(version) + "; this cujit reads version " +
+                     std::to_string(kSchemaVersion));
+  }
+  if (db_->query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                     "('kernels', 'requests', 'counters')") != 3) {
+    throw CacheError("cujit: " + path_ + " is not a cujit cache database");
+  }
+}
+
 void SqliteStore::open_locked() {
   if (read_only_) {
     db_.emplace(file_uri(path_, "immutable=1"),
                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, path_);
-    std::int64_t version = db_->query_int("PRAGMA user_version");
-    if (version != kSchemaVersion) {
-      throw CacheError("cujit: deployment cache database " + path_ + " has schema version " +
-                       std::to_string(version) + "; this cujit reads version " +
-                       std::to_string(kSchemaVersion));
-    }
-    if (db_->query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
-                       "('kernels', 'requests')") != 2) {
-      throw CacheError("cujit: deployment cache database " + path_ +
-                       " is not a cujit cache database");
-    }
+    check_schema_locked();
     return;
   }
   db_.emplace(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, path_);

@@ -92,6 +92,13 @@ class SqliteStore final : public Store {
   /// path when it is missing, damaged, not a cujit database or of another schema version.
   static std::unique_ptr<SqliteStore> open_read_only(const std::string& path,
                                                      const StoreOptions& options);
+  /// Opens an existing cache database for inspection and maintenance (the cujit-cache
+  /// tool) without changing its journal mode, so that a deployment database stays
+  /// self-contained. Checks owner and permissions like open_writable. Throws CacheError
+  /// naming the path when it is missing, damaged, not a cujit database or of another
+  /// schema version.
+  static std::unique_ptr<SqliteStore> open_existing(const std::string& path,
+                                                    const StoreOptions& options);
   ~SqliteStore() override;
 
   const std::string& name() const override { return path_; }
@@ -149,6 +156,7 @@ class SqliteStore final : public Store {
  private:
   SqliteStore(std::string path, bool read_only, StoreOptions options);
   void open_locked();
+  void check_schema_locked();
   void create_schema_locked();
   Lookup find_locked(const char* sql, const std::string& key);
   void flush_locked();

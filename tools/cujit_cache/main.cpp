@@ -1,0 +1,530 @@
+// cujit-cache: inspect, maintain and build cujit kernel-cache databases.
+//
+//   cujit-cache precompile manifest.jsonl --arch sm_80,sm_86,sm_90 [--ptx] -o app.db -j 8
+//   cujit-cache [--db PATH] ls | info | show KEY [--source] | verify [--fix]
+//   cujit-cache [--db PATH] prune [--max-size 512M] [--older-than 30d] [--arch sm_70]
+//   cujit-cache [--db PATH] export OUT.db | import IN.db | clear
+// Every command takes --json for machine-readable output.
+
+#include "cache/kernel_cache.hpp"
+#include "cache/manifest.hpp"
+#include "cache/sha256.hpp"
+#include "cache/sqlite_store.hpp"
+#include "cache/units.hpp"
+
+#include <cujit/cache.hpp>
+#include <cujit/error.hpp>
+#include <cujit/program.hpp>
+
+#include <fmt/format.h>
+#include <unistd.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace cujit::tool {
+namespace {
+
+using detail::SqliteStore;
+using nlohmann::json;
+
+struct Options {
+  std::string db;
+  bool json = false;
+  bool allow_foreign = false;
+};
+
+std::string db_path(const Options& o) {
+  return o.db.empty() ? default_cache_directory() + "/kernels.db" : o.db;
+}
+
+detail::StoreOptions store_options(const Options& o) {
+  detail::StoreOptions s;
+  s.allow_foreign_owner = o.allow_foreign;
+  s.max_size = 0;  // maintenance never evicts behind the user's back
+  return s;
+}
+
+std::string iso_time(std::int64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void print_json(const json& j) { std::cout << j.dump(2) << "\n"; }
+
+std::string first_lines(const std::string& text, int lines) {
+  std::size_t pos = 0;
+  for (int i = 0; i < lines && pos != std::string::npos; ++i) {
+    pos = text.find('\n', pos == 0 ? 0 : pos + 1);
+  }
+  return pos == std::string::npos ? text : text.substr(0, pos) + "\n    ...";
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) out.push_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
+json summary_json(const detail::RecordSummary& r) {
+  return {{"key", r.content_key},
+          {"kind", r.kind},
+          {"target", r.target},
+          {"record_size", r.record_size},
+          {"binary_size", r.binary_size},
+          {"source_size", r.source_size},
+          {"created", iso_time(r.created)},
+          {"last_used", iso_time(r.last_used)}};
+}
+
+// ---- precompile -------------------------------------------------------------------------
+
+struct PrecompileArgs {
+  std::string manifest;
+  std::vector<std::string> archs;
+  bool ptx = false;
+  std::string output;
+  unsigned jobs = 0;
+};
+
+struct Failure {
+  std::size_t entry;
+  std::string kind;
+  std::string target;
+  std::string error;
+};
+
+std::vector<Target> targets_of(const PrecompileArgs& a) {
+  std::vector<Target> out;
+  auto add = [&](const Target& t) {
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  };
+  for (const auto& list : a.archs) {
+    for (const auto& name : split_list(list)) {
+      Target t = Target::parse(name);
+      add(t);
+      if (a.ptx && t.format == BinaryFormat::Cubin) add(Target{t.arch, BinaryFormat::Ptx});
+    }
+  }
+  if (out.empty()) throw ArgumentError("cujit-cache: --arch names no target");
+  return out;
+}
+
+class Progress {
+ public:
+  Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled) {}
+  void step(bool failed) {
+    std::lock_guard lock(mutex_);
+    ++done_;
+    failed_ += failed ? 1 : 0;
+    if (!enabled_) return;
+    constexpr int kWidth = 30;
+    int filled = total_ == 0 ? kWidth : static_cast<int>(kWidth * done_ / total_);
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu%s", std::string(filled, '#').c_str(),
+                 std::string(kWidth - filled, '.').c_str(), done_, total_,
+                 failed_ > 0 ? fmt::format("  ({} failed)", failed_).c_str() : "");
+    if (done_ == total_) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::size_t total_;
+  std::size_t done_ = 0;
+  std::size_t failed_ = 0;
+  bool enabled_;
+};
+
+int precompile(const Options& o, const PrecompileArgs& a) {
+  auto started = std::chrono::steady_clock::now();
+  std::vector<std::string> entries = detail::read_manifest(a.manifest);
+  std::vector<Target> targets = targets_of(a);
+  CacheConfig config;
+  config.database_path = a.output;
+  config.max_size = 0;
+  config.allow_foreign_owner = o.allow_foreign;
+  detail::KernelCache cache(config);
+  auto store = std::dynamic_pointer_cast<SqliteStore>(cache.writable_store());
+  if (!store) {
+    throw CacheError("cujit-cache: cannot write the output database " + a.output);
+  }
+
+  const std::size_t total = entries.size() * targets.size();
+  unsigned jobs = a.jobs != 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)));
+  Progress progress(total, !o.json && ::isatty(STDERR_FILENO) != 0);
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> compiled{0};
+  std::atomic<std::size_t> present{0};
+  std::mutex failures_mutex;
+  std::vector<Failure> failures;
+
+  auto worker = [&] {
+    for (std::size_t job; (job = next.fetch_add(1)) < total;) {
+      std::size_t e = job / targets.size();
+      const Target& target = targets[job % targets.size()];
+      bool failed = false;
+      try {
+        detail::ReplayedKernel k = detail::replay(entries[e], target);
+        detail::CacheOutcome where{};
+        cache.get_or_compile(k.request, k.generate, k.compile, &where);
+        (where == detail::CacheOutcome::Compiled ? compiled : present).fetch_add(1);
+      } catch (const std::exception& ex) {
+        failed = true;
+        std::string kind;
+        try {
+          kind = detail::manifest_entry_kind(entries[e]);
+        } catch (const Error&) {
+          kind = "?";
+        }
+        std::lock_guard lock(failures_mutex);
+        failures.push_back({e + 1, kind, target.name(), ex.what()});
+      }
+      progress.step(failed);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < jobs; ++i) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  store->finalize_for_deployment();
+  std::sort(failures.begin(), failures.end(), [](const Failure& x, const Failure& y) {
+    return std::tie(x.entry, x.target) < std::tie(y.entry, y.target);
+  });
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  if (o.json) {
+    json j = {
+        {"database", a.output}, {"manifest", a.manifest},      {"entries", entries.size()},
+        {"jobs", jobs},         {"compiled", compiled.load()}, {"already_present", present.load()},
+        {"seconds", seconds},   {"targets", json::array()},    {"failed", json::array()}};
+    for (const auto& t : targets) j["targets"].push_back(t.name());
+    for (const auto& f : failures) {
+      j["failed"].push_back(
+          {{"entry", f.entry}, {"kind", f.kind}, {"target", f.target}, {"error", f.error}});
+    }
+    print_json(j);
+  } else {
+    std::string names;
+    for (const auto& t : targets) names += (names.empty() ? "" : ",") + t.name();
+    std::cout << fmt::format(
+        "precompiled {} entries x {} targets ({}) into {} with {} jobs in {:.1f} s: {} "
+        "compiled, {} already present, {} failed\n",
+        entries.size(), targets.size(), names, a.output, jobs, seconds, compiled.load(),
+        present.load(), failures.size());
+    for (const auto& f : failures) {
+      std::cout << fmt::format("  entry {} ({}) for {}: {}\n", f.entry, f.kind, f.target,
+                               first_lines(f.error, 4));
+    }
+  }
+  return failures.empty() ? 0 : 1;
+}
+
+// ---- inspection and maintenance ---------------------------------------------------------
+
+int ls(const Options& o) {
+  auto store = SqliteStore::open_existing(db_path(o), store_options(o));
+  auto records = store->list();
+  if (o.json) {
+    json j = json::array();
+    for (const auto& r : records) j.push_back(summary_json(r));
+    print_json(j);
+    return 0;
+  }
+  std::cout << fmt::format("{:<16}  {:<12}  {:<11}  {:>10}  {}\n", "KEY", "KIND", "TARGET", "SIZE",
+                           "LAST USED");
+  for (const auto& r : records) {
+    std::cout << fmt::format("{:<16}  {:<12}  {:<11}  {:>10}  {}\n", r.content_key.substr(0, 16),
+                             r.kind, r.target, detail::format_bytes(r.record_size),
+                             iso_time(r.last_used));
+  }
+  std::cout << records.size() << " entries in " << db_path(o) << "\n";
+  return 0;
+}
+
+int info(const Options& o) {
+  auto store = SqliteStore::open_existing(db_path(o), store_options(o));
+  detail::DatabaseInfo i = store->info();
+  if (o.json) {
+    print_json({{"path", i.path},
+                {"schema_version", i.schema_version},
+                {"file_size", i.file_size},
+                {"entries", i.entries},
+                {"requests", i.requests},
+                {"stored_bytes", i.stored_bytes},
+                {"journal_mode", i.journal_mode},
+                {"hits", i.hits},
+                {"misses", i.misses},
+                {"evictions", i.evictions},
+                {"per_target", i.per_target},
+                {"per_kind", i.per_kind},
+                {"nvrtc_version", nvrtc_version_string()}});
+    return 0;
+  }
+  std::cout << fmt::format(
+      "database:     {}\nschema:       {}\nfile size:    {}\nentries:      {} ({} stored, {} "
+      "request keys)\njournal:      {}\nhits:         {}\nmisses:       {}\nevictions:    "
+      "{}\nnvrtc:        {}\n",
+      i.path, i.schema_version, detail::format_bytes(i.file_size), i.entries,
+      detail::format_bytes(i.stored_bytes), i.requests, i.journal_mode, i.hits, i.misses,
+      i.evictions, nvrtc_version_string());
+  std::cout << "per target:  ";
+  for (const auto& [t, n] : i.per_target) std::cout << " " << t << "=" << n;
+  std::cout << "\nper kind:    ";
+  for (const auto& [k, n] : i.per_kind) std::cout << " " << k << "=" << n;
+  std::cout << "\n";
+  return 0;
+}
+
+int show(const Options& o, const std::string& key, bool with_source) {
+  auto store = SqliteStore::open_existing(db_path(o), store_options(o));
+  auto r = store->load(key, true);
+  if (!r) {
+    std::cerr << "cujit-cache: no entry with key " << key << " in " << db_path(o) << "\n";
+    return 1;
+  }
+  auto source = store->source_of(*r);
+  bool intact = r->checksum_ok() && source.has_value();
+  json names = json::array();
+  for (const auto& [e, l] : r->program.lowered_names) names.push_back({e, l});
+  if (o.json) {
+    json j = {{"key", r->content_key},
+              {"kind", r->kind},
+              {"target", r->program.target.name()},
+              {"binary_size", r->program.binary.size()},
+              {"source_size", r->source_size},
+              {"checksum", detail::to_hex(r->checksum)},
+              {"intact", intact},
+              {"created", iso_time(r->created)},
+              {"last_used", iso_time(r->last_used)},
+              {"nvrtc_version", r->nvrtc_version},
+              {"codegen_version", r->codegen_version},
+              {"lowered_names", names},
+              {"options", json::parse(r->options, nullptr, false)},
+              {"metadata", r->program.metadata},
+              {"log", r->program.log}};
+    if (with_source) j["source"] = source.value_or("");
+    print_json(j);
+    return intact ? 0 : 1;
+  }
+  std::cout << fmt::format(
+      "key:          {}\nkind:         {}\ntarget:       {}\nbinary:       {} "
+      "(sha256 {}{})\ncreated:      {}\nlast used:    {}\nnvrtc:        {}\ncodegen:      "
+      "{}\noptions:      {}\nmetadata:     {}\n",
+      r->content_key, r->kind, r->program.target.name(),
+      detail::format_bytes(r->program.binary.size()), detail::to_hex(r->checksum),
+      intact ? "" : ", DAMAGED", iso_time(r->created), iso_time(r->last_used), r->nvrtc_version,
+      r->codegen_version, r->options, r->program.metadata);
+  for (const auto& [e, l] : r->program.lowered_names) {
+    std::cout << "name:         " << e << " -> " << l << "\n";
+  }
+  if (!r->program.log.empty()) std::cout << "log:\n" << r->program.log << "\n";
+  if (with_source) std::cout << "source:\n" << source.value_or("(damaged)") << "\n";
+  return intact ? 0 : 1;
+}
+
+int verify(const Options& o, bool fix) {
+  auto store = SqliteStore::open_existing(db_path(o), store_options(o));
+  detail::VerifyReport r = store->verify(fix);
+  bool ok = r.integrity_ok && (r.damaged.empty() || r.removed);
+  if (o.json) {
+    print_json({{"path", db_path(o)},
+                {"integrity", r.integrity_message},
+                {"checked", r.checked},
+                {"damaged", r.damaged},
+                {"removed", r.removed},
+                {"ok", ok}});
+  } else {
+    std::cout << fmt::format("{}: integrity {}; {} entries checked, {} damaged{}\n", db_path(o),
+                             r.integrity_ok ? "ok" : "FAILED", r.checked, r.damaged.size(),
+                             r.removed ? " (removed)" : "");
+    if (!r.integrity_ok) std::cout << r.integrity_message << "\n";
+    for (const auto& k : r.damaged) std::cout << "  damaged: " << k << "\n";
+  }
+  return ok ? 0 : 1;
+}
+
+int prune(const Options& o, const std::string& max_size, const std::string& older_than,
+          const std::vector<std::string>& archs) {
+  detail::PruneOptions p;
+  if (!max_size.empty()) {
+    p.max_size = detail::parse_byte_size(max_size);
+    if (!p.max_size)
+      throw ArgumentError("cujit-cache: --max-size '" + max_size + "' is not a size");
+  }
+  if (!older_than.empty()) {
+    p.older_than_ms = detail::parse_duration_ms(older_than);
+    if (!p.older_than_ms) {
+      throw ArgumentError("cujit-cache: --older-than '" + older_than +
+                          "' is not a duration (like 90m, 12h, 30d)");
+    }
+  }
+  for (const auto& list : archs) {
+    for (const auto& name : split_list(list)) p.targets.push_back(Target::parse(name).name());
+  }
+  if (!p.max_size && !p.older_than_ms && p.targets.empty()) {
+    throw ArgumentError("cujit-cache: prune needs --max-size, --older-than or --arch");
+  }
+  auto store = SqliteStore::open_existing(db_path(o), store_options(o));
+  std::uint64_t removed = store->prune(p);
+  if (o.json) {
+    print_json({{"path", db_path(o)}, {"removed", removed}, {"entries", store->list().size()}});
+  } else {
+    std::cout << fmt::format("{}: removed {} entries, {} left\n", db_path(o), removed,
+                             store->list().size());
+  }
+  return 0;
+}
+
+int copy(const Options& o, SqliteStore& from, SqliteStore& to, const char* verb) {
+  std::uint64_t copied = 0;
+  std::uint64_t present = 0;
+  from.for_each_record([&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
+    (to.import_record(r, keys) ? copied : present) += 1;
+  });
+  if (o.json) {
+    print_json({{"from", from.name()},
+                {"to", to.name()},
+                {"copied", copied},
+                {"already_present", present}});
+  } else {
+    std::cout << fmt::format("{} {} entries from {} to {} ({} already present)\n", verb, copied,
+                             from.name(), to.name(), present);
+  }
+  return 0;
+}
+
+int export_to(const Options& o, const std::string& out) {
+  auto from = SqliteStore::open_existing(db_path(o), store_options(o));
+  auto to = SqliteStore::open_writable(out, store_options(o));
+  int rc = copy(o, *from, *to, "exported");
+  to->finalize_for_deployment();  // an exported database is usually shipped
+  return rc;
+}
+
+int import_from(const Options& o, const std::string& in) {
+  auto from = SqliteStore::open_existing(in, store_options(o));
+  std::string path = db_path(o);
+  auto to = ::access(path.c_str(), F_OK) == 0 ? SqliteStore::open_existing(path, store_options(o))
+                                              : SqliteStore::open_writable(path, store_options(o));
+  return copy(o, *from, *to, "imported");
+}
+
+int clear(const Options& o) {
+  auto store = SqliteStore::open_existing(db_path(o), store_options(o));
+  std::uint64_t removed = store->clear();
+  if (o.json) {
+    print_json({{"path", db_path(o)}, {"removed", removed}});
+  } else {
+    std::cout << fmt::format("{}: removed {} entries\n", db_path(o), removed);
+  }
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"cujit-cache: inspect, maintain and build cujit kernel-cache databases"};
+  app.require_subcommand(1);
+  Options o;
+  app.add_option(
+      "--db", o.db,
+      "cache database (default: the user cache, " + default_cache_directory() + "/kernels.db)");
+  app.add_flag("--json", o.json, "machine-readable output");
+  app.add_flag("--allow-foreign", o.allow_foreign,
+               "open databases owned by another user or writable by others");
+
+  PrecompileArgs pa;
+  auto* pre = app.add_subcommand("precompile", "compile every manifest entry for every target");
+  pre->add_option("manifest", pa.manifest, "manifest recorded with CUJIT_RECORD")->required();
+  pre->add_option("--arch", pa.archs, "targets, e.g. sm_80,sm_86,sm_90 or compute_90")->required();
+  pre->add_flag("--ptx", pa.ptx, "also build PTX (compute_XY) for every sm_XY target");
+  pre->add_option("-o,--output", pa.output, "output database")->required();
+  pre->add_option("-j,--jobs", pa.jobs, "parallel compilations (default: all cores)");
+  pre->add_flag("--json", o.json, "machine-readable output");
+
+  auto* ls_cmd = app.add_subcommand("ls", "list entries");
+  ls_cmd->add_flag("--json", o.json, "machine-readable output");
+  auto* info_cmd = app.add_subcommand("info", "counters, size, entries per target and kind");
+  info_cmd->add_flag("--json", o.json, "machine-readable output");
+
+  std::string key;
+  bool with_source = false;
+  auto* show_cmd = app.add_subcommand("show", "show one entry");
+  show_cmd->add_option("key", key, "content or request key, or a prefix of 4+ digits")->required();
+  show_cmd->add_flag("--source", with_source, "print the generated source");
+  show_cmd->add_flag("--json", o.json, "machine-readable output");
+
+  bool fix = false;
+  auto* verify_cmd = app.add_subcommand("verify", "check integrity and every checksum");
+  verify_cmd->add_flag("--fix", fix, "delete damaged entries");
+  verify_cmd->add_flag("--json", o.json, "machine-readable output");
+
+  std::string max_size;
+  std::string older_than;
+  std::vector<std::string> prune_archs;
+  auto* prune_cmd = app.add_subcommand("prune", "remove entries by size, age or target");
+  prune_cmd->add_option("--max-size", max_size, "evict least recently used beyond, e.g. 512M");
+  prune_cmd->add_option("--older-than", older_than, "remove entries unused for, e.g. 30d");
+  prune_cmd->add_option("--arch", prune_archs, "remove entries for these targets");
+  prune_cmd->add_flag("--json", o.json, "machine-readable output");
+
+  std::string other;
+  auto* export_cmd = app.add_subcommand("export", "copy entries into another database");
+  export_cmd->add_option("output", other, "destination database")->required();
+  export_cmd->add_flag("--json", o.json, "machine-readable output");
+  auto* import_cmd = app.add_subcommand("import", "copy entries from another database");
+  import_cmd->add_option("input", other, "source database")->required();
+  import_cmd->add_flag("--json", o.json, "machine-readable output");
+  auto* clear_cmd = app.add_subcommand("clear", "remove every entry");
+  clear_cmd->add_flag("--json", o.json, "machine-readable output");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*pre) return precompile(o, pa);
+    if (*ls_cmd) return ls(o);
+    if (*info_cmd) return info(o);
+    if (*show_cmd) return show(o, key, with_source);
+    if (*verify_cmd) return verify(o, fix);
+    if (*prune_cmd) return prune(o, max_size, older_than, prune_archs);
+    if (*export_cmd) return export_to(o, other);
+    if (*import_cmd) return import_from(o, other);
+    if (*clear_cmd) return clear(o);
+  } catch (const Error& e) {
+    std::string m = e.what();
+    if (m.rfind("cujit: ", 0) == 0) m.erase(0, 7);
+    if (m.rfind("cujit-cache: ", 0) == 0) m.erase(0, 13);
+    if (o.json) {
+      print_json({{"error", m}});
+    } else {
+      std::cerr << "cujit-cache: error: " << m << "\n";
+    }
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace cujit::tool
+
+int main(int argc, char** argv) { return cujit::tool::run(argc, argv); }
