@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# cujit's GPU workflow, in one script with two modes.
+#
+#   scripts/gpu_run.sh build
+#       On the build machine (no GPU needed), from anywhere: installs the dependencies
+#       (scripts/install_deps.sh), configures and builds Release with tests, samples, tools
+#       and benchmarks into build-gpu/, then stages into .devbuild/ (git-ignored) only what
+#       the GPU host needs, stripped: libcujit.so.0, tests/cujit_*_tests, bench/<each
+#       benchmark>, samples/<each sample>, tools/cujit-cache. The binaries find libcujit
+#       through their $ORIGIN/.. run path (CMAKE_BUILD_RPATH_USE_ORIGIN), so .devbuild/ keeps
+#       the build tree's layout. Fails if .devbuild/ grows past 60 MiB.
+#
+#   scripts/gpu_run.sh run [--quick]
+#       On the GPU host, from the repository root, with .devbuild/ carried along (CUDA 13
+#       toolkit at /usr/local/cuda for libnvrtc; python3 with CuPy, PyTorch, matplotlib):
+#       prints nvidia-smi; runs every test binary (--gtest_brief=1, XML reports into $OUT);
+#       runs every sample; runs every benchmark with --json $OUT/bench.jsonl; runs
+#       bench/compare.py (CuPy and PyTorch, same file); draws bench/elementwise_throughput.png
+#       and copies it to $OUT; prints a summary table last (tests per binary, the other steps,
+#       key GB/s figures and ratios). Logs of every step are in $OUT (default ./out).
+#       Keeps going when a step fails or times out; the whole run stays under
+#       GPU_RUN_BUDGET_S seconds (default 510). Exit status: 1 if a test binary failed or
+#       timed out, else 2 if another step failed, else 0. --quick: smaller sizes, fewer
+#       repeats (a smoke test).
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="$root/build-gpu"
+stage="$root/.devbuild"
+max_stage_mib=60
+
+is_elf() { [[ -f "$1" && "$(head -c 4 "$1" | tail -c 3)" == "ELF" ]]; }
+
+# ---------------------------------------------------------------------------------------------
+build() {
+  set -e
+  cd "$root"
+  bash scripts/install_deps.sh
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
+    -DCUJIT_BUILD_TESTS=ON -DCUJIT_BUILD_SAMPLES=ON -DCUJIT_BUILD_BENCH=ON -DCUJIT_BUILD_TOOLS=ON \
+    -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON
+  cmake --build "$build_dir" -j"$(nproc)"
+
+  rm -rf "$stage"
+  mkdir -p "$stage"/{tests,bench,samples,tools}
+  # The library under its soname, as a plain file (no symlinks to carry).
+  cp -L "$build_dir/libcujit.so.0" "$stage/libcujit.so.0"
+  strip --strip-unneeded "$stage/libcujit.so.0"
+  local dir exe
+  for dir in tests bench samples tools; do
+    [[ -d "$build_dir/$dir" ]] || continue
+    for exe in "$build_dir/$dir"/*; do
+      if [[ ! -x "$exe" ]] || ! is_elf "$exe"; then continue; fi
+      [[ $dir != tests || $(basename "$exe") == cujit_*_tests ]] || continue
+      cp "$exe" "$stage/$dir/"
+      strip --strip-all "$stage/$dir/$(basename "$exe")"
+    done
+  done
+  {
+    echo "built: $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
+    echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
+      git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (working tree has changes)')"
+    echo "compiler: $(c++ --version | head -1)"
+  } >"$stage/BUILD_INFO"
+  set +e
+
+  # Every staged binary must find the staged library.
+  local bad=0
+  while IFS= read -r exe; do
+    if ! ldd "$exe" | grep -q "libcujit.so.0 => $stage/libcujit.so.0"; then
+      echo "error: $exe does not resolve libcujit.so.0 to $stage/ (run path: $(
+        readelf -d "$exe" | grep -oP 'R(UN)?PATH.*\[\K[^]]*'))" >&2
+      bad=1
+    fi
+  done < <(find "$stage" -mindepth 2 -type f -perm -u+x)
+
+  echo
+  echo "staged in $stage:"
+  (cd "$stage" && find . -type f -printf '%s\t%p\n' | sort -rn |
+    awk -F'\t' '{ printf "  %8.2f MiB  %s\n", $1 / 1048576, $2 }')
+  local total
+  total=$(du -sb "$stage" | cut -f1)
+  awk -v t="$total" -v m="$max_stage_mib" 'BEGIN { printf "  total %.2f MiB (limit %d MiB)\n", t / 1048576, m }'
+  if ((total > max_stage_mib * 1024 * 1024)); then
+    echo "error: $stage is larger than $max_stage_mib MiB" >&2
+    bad=1
+  fi
+  cat "$stage/BUILD_INFO"
+  return $bad
+}
+
+# ---------------------------------------------------------------------------------------------
+# run: every step goes through step(), which enforces the time budget, logs to $OUT and
+# records a status line for the summary.
+budget_s=${GPU_RUN_BUDGET_S:-510}
+reserve_s=25 # kept for the plot and the summary
+step_names=()
+step_status=()
+step_seconds=()
+
+# step NAME CAP_SECONDS LOG COMMAND...: runs COMMAND with a timeout of CAP_SECONDS or what is
+# left of the budget, output to the terminal and to LOG; sets last_rc.
+step() {
+  local name=$1 cap=$2 log=$3
+  shift 3
+  local left=$((budget_s - SECONDS - reserve_s))
+  local limit=$((cap < left ? cap : left))
+  if ((limit < 5)); then
+    echo "== $name: skipped, out of time"
+    step_names+=("$name")
+    step_status+=("SKIPPED (no time)")
+    step_seconds+=(0)
+    last_rc=125
+    return
+  fi
+  echo
+  echo "== $name (limit ${limit}s)"
+  local start=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$log"
+  last_rc=${PIPESTATUS[0]}
+  local status=ok
+  if ((last_rc == 124 || last_rc == 137)); then
+    status="TIMEOUT after ${limit}s"
+  elif ((last_rc != 0)); then
+    status="FAILED (exit $last_rc)"
+  fi
+  step_names+=("$name")
+  step_status+=("$status")
+  step_seconds+=($((SECONDS - start)))
+}
+
+run() {
+  local quick=()
+  [[ ${1:-} == --quick ]] && quick=(--quick)
+  cd "$root"
+  OUT=${OUT:-$root/out}
+  mkdir -p "$OUT"
+  if [[ ! -f "$stage/libcujit.so.0" ]]; then
+    echo "error: $stage/libcujit.so.0 not found: run 'scripts/gpu_run.sh build' on the build" \
+      "machine and carry .devbuild/ here" >&2
+    exit 2
+  fi
+  export LD_LIBRARY_PATH="$stage:/usr/local/cuda/lib64:/usr/local/cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # A fresh kernel cache, so that every run starts from the same (cold) state.
+  CUJIT_CACHE_DIR="$(mktemp -d /tmp/cujit-cache.XXXXXX)"
+  export CUJIT_CACHE_DIR
+  rm -f "$OUT/bench.jsonl"
+
+  echo "== cujit GPU run, $(date -u '+%Y-%m-%d %H:%M UTC'), budget ${budget_s}s"
+  cat "$stage/BUILD_INFO" 2>/dev/null
+  step "nvidia-smi" 30 "$OUT/nvidia-smi.txt" bash -c \
+    'nvidia-smi && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv'
+
+  # Tests: one row per binary.
+  local test_rows=() any_test_failed=0 t name log passed failed skipped
+  for t in "$stage"/tests/cujit_*_tests; do
+    [[ -x $t ]] || continue
+    name=$(basename "$t")
+    log="$OUT/$name.log"
+    GTEST_OUTPUT="xml:$OUT/$name.xml" step "$name" 240 "$log" "$t" --gtest_brief=1
+    passed=$(grep -oP '^\[  PASSED  \] \K[0-9]+' "$log" | tail -1)
+    failed=$(grep -oP '^\[  FAILED  \] \K[0-9]+(?= tests?, listed below)' "$log" | tail -1)
+    skipped=$(grep -oP '^\[  SKIPPED \] \K[0-9]+(?= tests?, listed below)' "$log" | tail -1)
+    test_rows+=("$(printf '%-28s %-24s %7s %7s %8s %6ss' "$name" "${step_status[-1]}" \
+      "${passed:-0}" "${failed:-0}" "${skipped:-0}" "${step_seconds[-1]}")")
+    ((last_rc != 0)) && any_test_failed=1
+  done
+
+  # Samples, each in a scratch directory (some write files).
+  local s sample_dir
+  sample_dir=$(mktemp -d /tmp/cujit-samples.XXXXXX)
+  for s in "$stage"/samples/*; do
+    [[ -x $s ]] || continue
+    # shellcheck disable=SC2016 # $1 and $2 expand in the inner shell
+    step "sample $(basename "$s")" 60 "$OUT/sample_$(basename "$s").log" \
+      bash -c 'cd "$1" && "$2"' _ "$sample_dir" "$s"
+  done
+
+  # Benchmarks: the baseline first, then the others; all append to one JSON-lines file.
+  local b benches=()
+  [[ -x "$stage/bench/baseline" ]] && benches+=("$stage/bench/baseline")
+  for b in "$stage"/bench/*; do
+    [[ -x $b && $(basename "$b") != baseline ]] && benches+=("$b")
+  done
+  for b in "${benches[@]}"; do
+    step "bench $(basename "$b")" 180 "$OUT/bench_$(basename "$b").log" \
+      "$b" --json "$OUT/bench.jsonl" "${quick[@]}"
+  done
+  step "compare.py (CuPy, PyTorch)" 240 "$OUT/compare.log" \
+    python3 bench/compare.py --json "$OUT/bench.jsonl" "${quick[@]}"
+
+  reserve_s=0
+  step "plot" 20 "$OUT/plot.log" python3 bench/compare.py --plot --json "$OUT/bench.jsonl" \
+    --png bench/elementwise_throughput.png
+  [[ -f bench/elementwise_throughput.png ]] && cp bench/elementwise_throughput.png "$OUT/"
+  rm -rf "$sample_dir" "$CUJIT_CACHE_DIR"
+
+  # The summary, last.
+  echo
+  echo "================================ summary ================================"
+  head -2 "$stage/BUILD_INFO" 2>/dev/null
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1
+  printf '%-28s %-24s %7s %7s %8s %7s\n' "test binary" "status" "passed" "failed" "skipped" "time"
+  local row
+  for row in "${test_rows[@]}"; do echo "$row"; done
+  ((${#test_rows[@]} == 0)) && echo "(no test binaries in $stage/tests)"
+  echo
+  local i other_failed=0
+  for i in "${!step_names[@]}"; do
+    [[ ${step_names[$i]} == cujit_*_tests ]] && continue
+    printf '%-36s %-24s %6ss\n' "${step_names[$i]}" "${step_status[$i]}" "${step_seconds[$i]}"
+    [[ ${step_status[$i]} == ok ]] || other_failed=1
+  done
+  echo
+  if [[ -s "$OUT/bench.jsonl" ]]; then
+    python3 bench/compare.py --summary --json "$OUT/bench.jsonl" || other_failed=1
+  else
+    echo "no benchmark records ($OUT/bench.jsonl is empty)"
+  fi
+  echo
+  echo "total ${SECONDS}s; logs, GoogleTest XML, bench.jsonl and the plot in $OUT"
+  if ((any_test_failed)); then
+    echo "RESULT: test failures"
+    exit 1
+  elif ((other_failed)); then
+    echo "RESULT: tests passed; some other step failed"
+    exit 2
+  fi
+  echo "RESULT: all passed"
+  exit 0
+}
+
+case "${1:-}" in
+  build) build ;;
+  run) run "${2:-}" ;;
+  *)
+    sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
