@@ -1,0 +1,237 @@
+// cujit-cache end to end: record a manifest, precompile it, run from the deployment database
+// with zero NVRTC compilations, and maintain databases with the other subcommands.
+
+#include "cache/kernel_cache.hpp"
+#include "cache/raw_replay.hpp"
+#include "cache/sqlite_store.hpp"
+#include "cache_test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+// tests/CMakeLists.txt passes the path of the cujit-cache binary when the tool is built.
+#ifndef CUJIT_CACHE_TOOL
+#define CUJIT_CACHE_TOOL ""
+#endif
+#define CUJIT_SKIP_WITHOUT_TOOL()            \
+  if (std::string(CUJIT_CACHE_TOOL).empty()) \
+  GTEST_SKIP() << "cujit-cache is not built (CUJIT_BUILD_TOOLS=OFF)"
+
+namespace cujit::detail {
+namespace {
+
+using nlohmann::json;
+using test::TempDir;
+
+struct ToolRun {
+  int status = -1;
+  std::string out;
+  json parsed() const { return json::parse(out, nullptr, false); }
+};
+
+ToolRun tool(const std::string& args, const std::string& env = "") {
+  std::string command = env + " " CUJIT_CACHE_TOOL " " + args + " 2>/dev/null";
+  ToolRun run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+    run.out.append(buffer, n);
+  int status = ::pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+SourceProgram program(const std::string& name, const std::string& op) {
+  SourceProgram p;
+  p.source = "template <class T> __global__ void " + name +
+             "(T* x, int n) {\n"
+             "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+             "  if (i < n) x[i] = " +
+             op + ";\n}\n";
+  p.name_expressions = {name + "<float>"};
+  return p;
+}
+
+std::shared_ptr<const CompiledProgram> compile_through(KernelCache& cache, const SourceProgram& p,
+                                                       const Target& t, CacheOutcome* where) {
+  return cache.get_or_compile(
+      raw_kernel_request(p, t), [p] { return p; },
+      [t](const SourceProgram& s) { return compile(s, t); }, where);
+}
+
+TEST(Tool, RecordPrecompileAndRunWithoutCompiling) {
+  CUJIT_SKIP_WITHOUT_TOOL();
+  TempDir dir;
+  const Target sm80 = Target::parse("sm_80");
+  std::vector<SourceProgram> programs = {program("twice", "2 * x[i]"),
+                                         program("square", "x[i] * x[i]")};
+  std::string manifest = dir.file("manifest.jsonl");
+  {
+    // A run with CUJIT_RECORD set and no disk cache.
+    CacheConfig record;
+    record.writable = false;
+    record.record_path = manifest;
+    KernelCache cache(record);
+    for (int round = 0; round < 2; ++round) {
+      for (const auto& p : programs) compile_through(cache, p, sm80, nullptr);
+    }
+  }
+  {
+    std::ifstream in(manifest);
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    EXPECT_EQ(lines, 2);
+  }
+  std::ofstream(manifest, std::ios::app) << R"({"kind":"raw","source":"this is not CUDA"})"
+                                         << "\n"
+                                         << R"({"kind":"no-such-family"})"
+                                         << "\n";
+
+  ToolRun pre = tool("precompile " + manifest + " --arch sm_80,sm_86 --ptx -o " +
+                     dir.file("app.db") + " -j 2 --json");
+  EXPECT_EQ(pre.status, 1) << pre.out;  // some entries failed, the rest were built
+  json j = pre.parsed();
+  ASSERT_TRUE(j.is_object()) << pre.out;
+  EXPECT_EQ(j["compiled"], 8);  // 2 entries x (sm_80, compute_80, sm_86, compute_86)
+  EXPECT_EQ(j["failed"].size(), 8u);
+  EXPECT_EQ(j["targets"], json({"sm_80", "compute_80", "sm_86", "compute_86"}));
+  bool saw_compile_error = false;
+  for (const auto& f : j["failed"]) {
+    if (f["entry"] == 3)
+      saw_compile_error = f["error"].get<std::string>().find("error") != std::string::npos;
+    if (f["entry"] == 4)
+      EXPECT_NE(f["error"].get<std::string>().find("no-such-family"), std::string::npos);
+  }
+  EXPECT_TRUE(saw_compile_error);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("app.db-wal")));
+
+  ToolRun again = tool("precompile " + manifest + " --arch sm_80,sm_86 --ptx -o " +
+                       dir.file("app.db") + " --json");
+  EXPECT_EQ(again.parsed()["compiled"], 0);
+  EXPECT_EQ(again.parsed()["already_present"], 8);
+
+  // A run with the deployment database: zero NVRTC compilations.
+  CacheConfig run;
+  run.writable = false;
+  run.deployment_databases = {dir.file("app.db")};
+  KernelCache cache(run);
+  std::uint64_t before = nvrtc_compile_count();
+  for (const auto& p : programs) {
+    for (const Target& t : {sm80, Target::parse("sm_86"), Target::parse("compute_86")}) {
+      CacheOutcome where{};
+      auto compiled = compile_through(cache, p, t, &where);
+      EXPECT_EQ(where, CacheOutcome::DeploymentHit);
+      EXPECT_EQ(compiled->target, t);
+      EXPECT_NE(compiled->lowered_name(p.name_expressions[0]), p.name_expressions[0]);
+    }
+  }
+  EXPECT_EQ(nvrtc_compile_count(), before);
+  EXPECT_EQ(cache.stats().deployment_hits, 6u);
+  EXPECT_EQ(cache.stats().misses, 0u);
+}
+
+class ToolDatabase : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CUJIT_SKIP_WITHOUT_TOOL();
+    db_ = dir_.file("app.db");
+    std::ofstream(dir_.file("m.jsonl"))
+        << raw_manifest_entry(program("twice", "2 * x[i]")) << "\n"
+        << raw_manifest_entry(program("square", "x[i] * x[i]")) << "\n";
+    ASSERT_EQ(tool("precompile " + dir_.file("m.jsonl") + " --arch sm_80 --ptx -o " + db_).status,
+              0);
+  }
+  TempDir dir_;
+  std::string db_;
+};
+
+TEST_F(ToolDatabase, LsInfoShow) {
+  ToolRun ls = tool("--db " + db_ + " ls --json");
+  ASSERT_EQ(ls.status, 0);
+  json entries = ls.parsed();
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(entries[0]["kind"], "raw");
+  ToolRun text = tool("--db " + db_ + " ls");
+  EXPECT_NE(text.out.find("4 entries"), std::string::npos) << text.out;
+
+  json info = tool("--db " + db_ + " info --json").parsed();
+  EXPECT_EQ(info["entries"], 4);
+  EXPECT_EQ(info["per_target"]["sm_80"], 2);
+  EXPECT_EQ(info["per_target"]["compute_80"], 2);
+  EXPECT_EQ(info["per_kind"]["raw"], 4);
+  EXPECT_EQ(info["misses"], 4);
+  EXPECT_EQ(info["journal_mode"], "delete");  // shippable as is
+
+  std::string key = entries[0]["key"];
+  ToolRun show = tool("--db " + db_ + " show " + key.substr(0, 10) + " --source --json");
+  ASSERT_EQ(show.status, 0) << show.out;
+  json s = show.parsed();
+  EXPECT_EQ(s["key"], key);
+  EXPECT_EQ(s["intact"], true);
+  EXPECT_NE(s["source"].get<std::string>().find("__global__"), std::string::npos);
+  EXPECT_EQ(s["lowered_names"].size(), 1u);
+  ToolRun text_show = tool("--db " + db_ + " show " + key + " --source");
+  EXPECT_NE(text_show.out.find("__global__"), std::string::npos);
+  EXPECT_EQ(tool("--db " + db_ + " show 0000000000").status, 1);
+}
+
+TEST_F(ToolDatabase, VerifyFindsAndFixesDamage) {
+  EXPECT_EQ(tool("--db " + db_ + " verify").status, 0);
+  {
+    auto store = SqliteStore::open_existing(db_, {});
+    store->exec(
+        "UPDATE kernels SET binary = CAST(upper(binary) AS BLOB) WHERE target = 'compute_80' "
+        "AND content_key = (SELECT min(content_key) FROM kernels WHERE target = 'compute_80')");
+  }
+  ToolRun bad = tool("--db " + db_ + " verify --json");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.parsed()["damaged"].size(), 1u);
+  EXPECT_EQ(bad.parsed()["integrity"], "ok");
+  EXPECT_EQ(tool("--db " + db_ + " verify --fix").status, 0);
+  EXPECT_EQ(tool("--db " + db_ + " verify").status, 0);
+  EXPECT_EQ(tool("--db " + db_ + " ls --json").parsed().size(), 3u);
+}
+
+TEST_F(ToolDatabase, PruneExportImportClear) {
+  std::string copy = dir_.file("copy.db");
+  json exported = tool("--db " + db_ + " export " + copy + " --json").parsed();
+  EXPECT_EQ(exported["copied"], 4);
+  json pruned = tool("--db " + copy + " prune --arch compute_80 --json").parsed();
+  EXPECT_EQ(pruned["removed"], 2);
+  EXPECT_EQ(pruned["entries"], 2);
+  EXPECT_EQ(tool("--db " + copy + " prune --older-than 1d --json").parsed()["removed"], 0);
+  EXPECT_EQ(tool("--db " + copy + " prune --max-size 1 --json").parsed()["removed"], 2);
+  EXPECT_EQ(tool("--db " + copy + " prune").status, 2);  // nothing to prune by
+  EXPECT_EQ(tool("--db " + copy + " prune --older-than soon").status, 2);
+
+  // The user cache by default, found through CUJIT_CACHE_DIR.
+  std::string env = "CUJIT_CACHE_DIR=" + dir_.file("user");
+  json imported = tool("import " + db_ + " --json", env).parsed();
+  EXPECT_EQ(imported["copied"], 4);
+  EXPECT_EQ(imported["to"], dir_.file("user") + "/kernels.db");
+  EXPECT_EQ(tool("import " + db_ + " --json", env).parsed()["already_present"], 4);
+  EXPECT_EQ(tool("info --json", env).parsed()["entries"], 4);
+  EXPECT_EQ(tool("clear --json", env).parsed()["removed"], 4);
+  EXPECT_EQ(tool("ls --json", env).parsed().size(), 0u);
+}
+
+TEST_F(ToolDatabase, ErrorsNameTheDatabase) {
+  ToolRun missing = tool("--db " + dir_.file("nope.db") + " info --json");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.parsed()["error"].get<std::string>().find("nope.db"), std::string::npos);
+  std::ofstream(dir_.file("junk.db")) << std::string(5000, 'j');
+  ToolRun junk = tool("--db " + dir_.file("junk.db") + " ls --json");
+  EXPECT_EQ(junk.status, 2);
+  EXPECT_NE(junk.parsed()["error"].get<std::string>().find("junk.db"), std::string::npos);
+  EXPECT_NE(tool("--db " + db_ + " show zz").status, 0);
+  EXPECT_NE(tool("bogus-command").status, 0);
+}
+
+}  // namespace
+}  // namespace cujit::detail
