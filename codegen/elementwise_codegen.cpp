@@ -30,9 +30,10 @@ class Writer {
     return *this;
   }
   // Emits `code` so that diagnostics inside it name `label` and the snippet's own lines.
-  void snippet(const std::string& label, const std::string& code) {
+  // Statements get a closing ';' as in CuPy, so "z = x + y" needs none.
+  void snippet(const std::string& label, const std::string& code, bool statements = true) {
     if (code.empty()) return;
-    *this << "#line 1 \"" + label + "\"\n" << code << "\n";
+    *this << "#line 1 \"" + label + "\"\n" << code << (statements ? ";\n" : "\n");
     *this << "#line " + std::to_string(line_ + 1) + " \"" + file_ + "\"\n";
   }
   const std::string& str() const { return out_; }
@@ -144,7 +145,7 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
   w << "// cujit elementwise kernel '" + def.name + "': " + s.key() + "\n";
   if (needs_fp16(s)) w << std::string(fp16_includes());
   w << std::string(device_support_source());
-  w.snippet("preamble", def.preamble);
+  w.snippet("preamble", def.preamble, false);
 
   if (s.layout == EwLayout::Strided) {
     const std::string nd = std::to_string(s.ndim);
