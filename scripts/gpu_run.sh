@@ -66,8 +66,10 @@ build() {
 
   # Every staged binary must find the staged library.
   local bad=0
+  local resolved
   while IFS= read -r exe; do
-    if ! ldd "$exe" | grep -q "libcujit.so.0 => $stage/libcujit.so.0"; then
+    resolved=$(ldd "$exe" | awk '$1 == "libcujit.so.0" { print $3 }')
+    if [[ -z $resolved || $(readlink -f "$resolved") != "$(readlink -f "$stage/libcujit.so.0")" ]]; then
       echo "error: $exe does not resolve libcujit.so.0 to $stage/ (run path: $(
         readelf -d "$exe" | grep -oP 'R(UN)?PATH.*\[\K[^]]*'))" >&2
       bad=1
