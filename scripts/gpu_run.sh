@@ -154,17 +154,19 @@ run() {
     'nvidia-smi && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv'
 
   # Tests: one row per binary.
-  local test_rows=() any_test_failed=0 t name log passed failed skipped
+  local test_rows=() any_test_failed=0 t name log ran passed failed skipped
   for t in "$stage"/tests/cujit_*_tests; do
     [[ -x $t ]] || continue
     name=$(basename "$t")
     log="$OUT/$name.log"
     GTEST_OUTPUT="xml:$OUT/$name.xml" step "$name" 240 "$log" "$t" --gtest_brief=1
+    # --gtest_brief=1 prints the totals but not always the FAILED count: derive it.
+    ran=$(grep -oP '^\[==========\] \K[0-9]+(?= tests? from .* ran)' "$log" | tail -1)
     passed=$(grep -oP '^\[  PASSED  \] \K[0-9]+' "$log" | tail -1)
-    failed=$(grep -oP '^\[  FAILED  \] \K[0-9]+(?= tests?, listed below)' "$log" | tail -1)
-    skipped=$(grep -oP '^\[  SKIPPED \] \K[0-9]+(?= tests?, listed below)' "$log" | tail -1)
+    skipped=$(grep -oP '^\[  SKIPPED \] \K[0-9]+(?= tests?)' "$log" | tail -1)
+    failed=$((${ran:-0} - ${passed:-0} - ${skipped:-0}))
     test_rows+=("$(printf '%-28s %-24s %7s %7s %8s %6ss' "$name" "${step_status[-1]}" \
-      "${passed:-0}" "${failed:-0}" "${skipped:-0}" "${step_seconds[-1]}")")
+      "${passed:-0}" "$failed" "${skipped:-0}" "${step_seconds[-1]}")")
     ((last_rc != 0)) && any_test_failed=1
   done
 
@@ -192,9 +194,11 @@ run() {
     python3 bench/compare.py --json "$OUT/bench.jsonl" "${quick[@]}"
 
   reserve_s=0
-  step "plot" 20 "$OUT/plot.log" python3 bench/compare.py --plot --json "$OUT/bench.jsonl" \
-    --png bench/elementwise_throughput.png
-  [[ -f bench/elementwise_throughput.png ]] && cp bench/elementwise_throughput.png "$OUT/"
+  if [[ -s "$OUT/bench.jsonl" ]]; then
+    step "plot" 20 "$OUT/plot.log" python3 bench/compare.py --plot --json "$OUT/bench.jsonl" \
+      --png bench/elementwise_throughput.png
+    ((last_rc == 0)) && cp bench/elementwise_throughput.png "$OUT/"
+  fi
   rm -rf "$sample_dir" "$CUJIT_CACHE_DIR"
 
   # The summary, last.
