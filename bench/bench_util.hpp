@@ -127,13 +127,16 @@ inline double host_seconds() {
 }
 
 /// Small kernels the benchmarks need besides the ones they measure, compiled once per
-/// process through cujit::RawModule. All launches go to the legacy default stream.
+/// process through cujit::RawModule. All launches go to the legacy default stream. get() is
+/// thread-safe; the methods are not (they share one counter).
 class Kernels {
  public:
-  /// The kernels on `device`, compiled and loaded on first use. Thread-safe.
+  /// The kernels on the first device asked for, compiled and loaded on first use. Never
+  /// destroyed: releasing driver resources during static destruction could run after the
+  /// driver has shut down.
   static const Kernels& get(const Device& device) {
-    static const Kernels kernels(device);
-    return kernels;
+    static const Kernels* kernels = new Kernels(device);
+    return *kernels;
   }
 
   /// Keeps the GPU busy for about `microseconds` (one thread polling %globaltimer).
