@@ -1,0 +1,343 @@
+// ElementwiseKernel throughput and overheads, side by side in one run with the physical
+// ceiling (device-to-device copy) and a raw float4 kernel launched with cuLaunchKernel:
+// contiguous z = x + y at 2^10..2^28 float32, broadcast (8192,1)+(1,8192), transposed inputs,
+// host time per call of a 1-element kernel, and the cold first call against NVRTC alone.
+#include <cujit/cache.hpp>
+#include <cujit/cujit.hpp>
+#include <cujit/elementwise.hpp>
+
+#include "bench/bench_util.hpp"
+#include "codegen/elementwise_codegen.hpp"
+#include "codegen/elementwise_manifest.hpp"
+#include "runtime/driver.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+extern char** environ;
+
+namespace cujit::bench {
+namespace {
+
+constexpr const char* kBench = "cujit_elementwise";
+
+const char* kRawSource = R"(
+extern "C" __global__ void raw_add_f32x4(const float4* __restrict__ x, const float4* __restrict__ y,
+                                         float4* __restrict__ z, long long n4) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4;
+       i += (long long)gridDim.x * blockDim.x) {
+    const float4 a = x[i], b = y[i];
+    z[i] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+  }
+}
+extern "C" __global__ void raw_add_f32(const float* x, const float* y, float* z, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) z[i] = x[i] + y[i];
+}
+)";
+
+const detail::Driver& drv() { return detail::driver(); }
+
+// Median device time of `work` with CUDA events around each call, after warm-up.
+Stats time_events(const Device& device, const std::function<void(int)>& work, int repeats,
+                  int warmup = 5) {
+  for (int i = 0; i < warmup; ++i) work(i);
+  device.synchronize();
+  std::vector<Event> starts, stops;
+  for (int r = 0; r < repeats; ++r) {
+    starts.emplace_back(device);
+    stops.emplace_back(device);
+  }
+  for (int r = 0; r < repeats; ++r) {
+    starts[r].record();
+    work(warmup + r);
+    stops[r].record();
+  }
+  device.synchronize();
+  std::vector<double> samples;
+  for (int r = 0; r < repeats; ++r) samples.push_back(1e3 * stops[r].elapsed_since(starts[r]));
+  return summarize(std::move(samples));
+}
+
+Array random_array(const Shape& shape, unsigned seed) {
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  std::vector<float> host(static_cast<std::size_t>(n));
+  std::uint32_t s = seed * 2654435761u + 1;
+  for (auto& v : host) {
+    s = s * 1664525u + 1013904223u;
+    v = 1.0f + static_cast<float>(s >> 8) / 16777216.0f;  // [1, 2): never zero
+    if (s & 1) v = -v;
+  }
+  return Array::from_host(host, shape);
+}
+
+// Host microseconds per call, median over batches of `batch` calls (the GPU drains between
+// batches, so the launch queue never fills and blocks the host).
+double host_us_per_call(const Device& device, const std::function<void()>& call, int batches,
+                        int batch) {
+  for (int i = 0; i < 200; ++i) call();
+  device.synchronize();
+  std::vector<double> samples;
+  for (int b = 0; b < batches; ++b) {
+    const double start = host_seconds();
+    for (int i = 0; i < batch; ++i) call();
+    samples.push_back((host_seconds() - start) * 1e6 / batch);
+    device.synchronize();
+  }
+  return summarize(samples).median_us;
+}
+
+// Runs this program again with `mode` in a fresh process and reads the number it prints.
+double child_ms(const char* mode, const std::string& cache_dir) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, "CUJIT_CACHE", 11) != 0) env_strings.emplace_back(*e);
+  }
+  env_strings.push_back("CUJIT_CACHE_DIR=" + cache_dir);
+  std::vector<char*> env;
+  for (auto& s : env_strings) env.push_back(s.data());
+  env.push_back(nullptr);
+  char self[] = "/proc/self/exe";
+  std::string mode_arg = mode;
+  char* argv[] = {self, mode_arg.data(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  if (rc != 0) {
+    close(pipe_fds[0]);
+    return -1;
+  }
+  std::string out;
+  char buffer[256];
+  ssize_t got;
+  while ((got = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) out.append(buffer, got);
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return out.empty() ? -1 : std::atof(out.c_str());
+}
+
+// Child: the first call of a new elementwise kernel in a fresh process, empty cache.
+int cold_cujit() {
+  const Device device = Device::get(0);
+  Array x = random_array({1 << 20}, 1), y = random_array({1 << 20}, 2);
+  const auto start = std::chrono::steady_clock::now();
+  ElementwiseKernel add("T x, T y", "T z", "z = x + y", "cold_add");
+  Array z = add(x, y);
+  device.synchronize();
+  std::printf("%.3f\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
+// Child: NVRTC alone on the same generated source, first compile in a fresh process.
+int cold_nvrtc() {
+  const Device device = Device::get(0);
+  auto def = detail::make_elementwise_definition("T x, T y", "T z", "z = x + y", "cold_add", "",
+                                                 "", "", {}, true);
+  detail::EwSpecialization s;
+  s.layout = detail::EwLayout::Vectorized;
+  s.vec = 4;
+  s.params.resize(3);
+  const SourceProgram program = detail::generate_elementwise(def, s);
+  const Target target = target_for_arch(device.compute_capability());
+  const auto start = std::chrono::steady_clock::now();
+  compile(program, target);
+  std::printf("%.3f\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
+int run(const Options& options, const Device& device) {
+  device.make_current();
+  JsonLines json(options.json_path, device.name());
+  Table table({"case", "size", "impl", "GB/s", "median us", "ratio", "check"});
+  const int repeats = options.quick ? 20 : std::min(options.repeats, 100);
+  RawModule raw_module(kRawSource);
+  const RawKernel raw4 = raw_module.get_function("raw_add_f32x4", device);
+  const RawKernel raw1 = raw_module.get_function("raw_add_f32", device);
+  ElementwiseKernel add("T x, T y", "T z", "z = x + y", "add");
+  const unsigned max_blocks = static_cast<unsigned>(device.sm_count()) * 32;
+
+  // The ceiling: device-to-device copy of 2 GiB (bytes read + written).
+  double copy_gbps = 0;
+  {
+    const std::int64_t n = std::int64_t{1} << 29;
+    Array src = random_array({n}, 3);
+    Array dst = Array::empty({n}, DType::Float32, device);
+    const Stats st = time_events(device, [&](int) {
+      detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
+    }, repeats);
+    Record r = make_record(kBench, "copy", 4 * n, "uint8", 8.0 * n, st);
+    copy_gbps = r.gbps;
+    json.write(r);
+    table.add({"copy", bytes_label(4.0 * n), "cuMemcpyDtoD", fixed(r.gbps), fixed(r.us, 1), "1.000", "-"});
+  }
+
+  // Contiguous z = x + y, raw float4 kernel and cujit, rotating input sets to defeat L2.
+  double cujit_small_ratio = 0;
+  for (int log2 = 10; log2 <= (options.quick ? 24 : 28); log2 += 2) {
+    const std::int64_t n = std::int64_t{1} << log2;
+    const int sets = std::min(rotation_sets(12 * n, device), 64);
+    std::vector<Array> xs, ys, zs;
+    for (int s = 0; s < sets; ++s) {
+      xs.push_back(random_array({n}, 10 + s));
+      ys.push_back(random_array({n}, 100 + s));
+      zs.push_back(Array::empty({n}, DType::Float32, device));
+    }
+    const long long n4 = n / 4;
+    const unsigned grid = static_cast<unsigned>(std::min<long long>((n4 + 255) / 256, max_blocks));
+    const Stats raw = time_events(device, [&](int i) {
+      const int s = i % sets;
+      std::uint64_t px = xs[s].data(), py = ys[s].data(), pz = zs[s].data();
+      void* params[] = {&px, &py, &pz, const_cast<long long*>(&n4)};
+      detail::check(drv().cuLaunchKernel(raw4.handle(), grid, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), "raw");
+    }, repeats);
+    const Stats cj = time_events(device, [&](int i) {
+      const int s = i % sets;
+      add(xs[s], ys[s], zs[s]);
+    }, repeats);
+    // Check the last result on the host.
+    const auto xh = xs[0].to_host<float>(), yh = ys[0].to_host<float>();
+    add(xs[0], ys[0], zs[0]);
+    const auto zh = zs[0].to_host<float>();
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < n; ++i) wrong += zh[i] != xh[i] + yh[i];
+    Record rr = make_record("raw_add_f32x4", "add", n, "float32", 12.0 * n, raw);
+    rr.ratio = rr.gbps / copy_gbps;
+    Record rc = make_record(kBench, "add", n, "float32", 12.0 * n, cj);
+    rc.ratio = rc.gbps / rr.gbps;
+    rc.note = "ratio: cujit / raw float4 kernel; of copy: " + fixed(rc.gbps / copy_gbps, 3);
+    if (log2 == 20) cujit_small_ratio = rc.ratio;
+    json.write(rr);
+    json.write(rc);
+    table.add({"add", size_label(n), "raw float4", fixed(rr.gbps), fixed(rr.us, 2), fixed(rr.ratio, 3) + " of copy", "-"});
+    table.add({"add", size_label(n), "cujit", fixed(rc.gbps), fixed(rc.us, 2),
+               fixed(rc.ratio, 3) + " of raw, " + fixed(rc.gbps / copy_gbps, 3) + " of copy",
+               wrong ? "WRONG" : "ok"});
+  }
+
+  // Broadcast (8192, 1) + (1, 8192) -> (8192, 8192), and transposed inputs.
+  {
+    const std::int64_t m = 8192;
+    Array col = random_array({m, 1}, 7), row = random_array({1, m}, 8);
+    std::vector<Array> outs;
+    for (int s = 0; s < 2; ++s) outs.push_back(Array::empty({m, m}, DType::Float32, device));
+    const Stats st = time_events(device, [&](int i) { add(col, row, outs[i % 2]); }, repeats);
+    Record r = make_record(kBench, "broadcast", m * m, "float32", 4.0 * m * m + 8.0 * m, st);
+    r.shape = "8192x1+1x8192";
+    r.ratio = r.gbps / copy_gbps;
+    const auto zh = outs[0].to_host<float>();
+    const auto ch = col.to_host<float>(), rh = row.to_host<float>();
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < m * m; i += 4099) wrong += zh[i] != ch[i / m] + rh[i % m];
+    json.write(r);
+    table.add({"broadcast", "8192x8192", "cujit", fixed(r.gbps), fixed(r.us, 1), fixed(r.ratio, 3) + " of copy", wrong ? "WRONG" : "ok"});
+
+    std::vector<Array> xs, ys;
+    for (int s = 0; s < 2; ++s) {
+      xs.push_back(random_array({m, m}, 20 + s).transpose());
+      ys.push_back(random_array({m, m}, 30 + s).transpose());
+    }
+    const Stats tt = time_events(device, [&](int i) { add(xs[i % 2], ys[i % 2], outs[i % 2]); }, repeats);
+    Record t = make_record(kBench, "transposed", m * m, "float32", 12.0 * m * m, tt);
+    t.shape = "8192x8192 (x.T + y.T)";
+    t.ratio = t.gbps / copy_gbps;
+    json.write(t);
+    table.add({"transposed", "8192x8192", "cujit", fixed(t.gbps), fixed(t.us, 1), fixed(t.ratio, 3) + " of copy", "-"});
+  }
+
+  // Host time per call of a 1-element kernel, cujit against a bare cuLaunchKernel.
+  {
+    Array x = random_array({1}, 40), y = random_array({1}, 41);
+    Array z = Array::empty({1}, DType::Float32, device);
+    std::uint64_t px = x.data(), py = y.data(), pz = z.data();
+    int one = 1;
+    void* params[] = {&px, &py, &pz, &one};
+    const int batches = options.quick ? 10 : 50, batch = 1000;
+    const double bare = host_us_per_call(device, [&] {
+      drv().cuLaunchKernel(raw1.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
+    }, batches, batch);
+    const double given = host_us_per_call(device, [&] { add(x, y, z); }, batches, batch);
+    const double alloc = host_us_per_call(device, [&] { add(x, y); }, batches, batch);
+    Record rb;
+    rb.bench = "raw_add_f32";
+    rb.case_name = "launch_host";
+    rb.size = 1;
+    rb.us = bare;
+    rb.note = "host us per bare cuLaunchKernel";
+    Record rg = rb;
+    rg.bench = kBench;
+    rg.us = given;
+    rg.ratio = given / bare;
+    rg.note = "host us per call, output given; ratio to bare cuLaunchKernel";
+    Record ra = rg;
+    ra.case_name = "launch_host_alloc";
+    ra.us = alloc;
+    ra.ratio = alloc / bare;
+    ra.note = "host us per call, output allocated; ratio to bare cuLaunchKernel";
+    json.write(rb);
+    json.write(rg);
+    json.write(ra);
+    table.add({"host/call", "1", "cuLaunchKernel", "-", fixed(bare, 3), "1.000", "-"});
+    table.add({"host/call", "1", "cujit (out given)", "-", fixed(given, 3), fixed(rg.ratio, 3), "-"});
+    table.add({"host/call", "1", "cujit (out alloc)", "-", fixed(alloc, 3), fixed(ra.ratio, 3), "-"});
+  }
+
+  // Cold first call in a fresh process (empty cache) against NVRTC alone, also fresh.
+  {
+    char dir_template[] = "/tmp/cujit-cold.XXXXXX";
+    const std::string dir = mkdtemp(dir_template) ? dir_template : "/tmp";
+    const double nvrtc_ms = child_ms("--cold-nvrtc", dir);
+    const double cold_ms = child_ms("--cold-cujit", dir);
+    const double warm_ms = child_ms("--cold-cujit", dir);  // same cache directory: a disk hit
+    Record r;
+    r.bench = kBench;
+    r.case_name = "cold_first_call";
+    r.size = 1 << 20;
+    r.us = cold_ms * 1e3;
+    r.ratio = cold_ms / nvrtc_ms;
+    r.note = "fresh process, empty cache: first call incl. analysis, codegen, NVRTC, load, launch; "
+             "ratio to NVRTC alone (" + fixed(nvrtc_ms, 1) + " ms) in a fresh process";
+    Record w = r;
+    w.case_name = "warm_first_call";
+    w.us = warm_ms * 1e3;
+    w.ratio = std::numeric_limits<double>::quiet_NaN();
+    w.note = "fresh process, warm disk cache: first call incl. lookup, load, launch";
+    json.write(r);
+    json.write(w);
+    table.add({"first call", "2^20", "NVRTC alone", "-", fixed(nvrtc_ms * 1e3, 0), "1.000", "-"});
+    table.add({"first call", "2^20", "cujit cold", "-", fixed(cold_ms * 1e3, 0), fixed(r.ratio, 3), "-"});
+    table.add({"first call", "2^20", "cujit warm disk", "-", fixed(warm_ms * 1e3, 0), "-", "-"});
+  }
+
+  std::cout << "\n";
+  table.print();
+  std::cout << "\nGB/s = 1e9 bytes/s of device time (CUDA events, median of " << repeats
+            << " calls after warm-up; inputs rotated to defeat L2); add counts 3 arrays. "
+               "cujit at 2^20 = " << fixed(cujit_small_ratio, 3) << " of the raw kernel.\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace cujit::bench
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
+  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
+  return cujit::bench::bench_main(argc, argv, "elementwise",
+                                  "ElementwiseKernel throughput, launch overhead and cold start.",
+                                  cujit::bench::run);
+}
