@@ -4,8 +4,11 @@
 // column; whatever clang cannot decide (CUDA intrinsics, unknown functions or types) is left
 // to NVRTC, so a snippet NVRTC accepts is never rejected.
 
+#include "codegen/signature.hpp"
+
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cujit::detail {
@@ -22,13 +25,22 @@ struct SnippetVariable {
 struct Snippet {
   std::string label;  ///< "operation", "preamble", "map_expr", ... (used in messages)
   std::string text;
+  /// An Expression without tokens (an absent identity) is not analysed.
   enum class Form { Statements, Expression, TopLevel } form = Form::Statements;
   std::vector<SnippetVariable> variables;  ///< in scope (TopLevel: none)
+  /// Index of an earlier Statements snippet whose declarations this one sees, as the
+  /// operation sees what loop_prep declares (after_loop too); -1 for none. The snippet is
+  /// checked in a block nested after the parent's text.
+  int scope_parent = -1;
 };
 
 struct SnippetSet {
   std::string kernel_name;
   std::vector<Snippet> snippets;  ///< any TopLevel (preamble) snippet comes first
+  /// Type names snippets may use, declared before the preamble as the generated code does:
+  /// ("T", "float") becomes `typedef float T;`. The C++ type must be one the analysis
+  /// prelude knows (built-in types, half, __nv_bfloat16, complex<...>, vector types).
+  std::vector<std::pair<std::string, std::string>> type_aliases;
 };
 
 struct SnippetReport {
@@ -43,8 +55,42 @@ struct SnippetReport {
 /// certain of. Never throws for code NVRTC would accept. Thread-safe.
 SnippetReport analyze_snippets(const SnippetSet& set);
 
-/// Formats "<label> line L, column C" plus the snippet's line and a caret under the column.
+/// The snippets of an ElementwiseKernel, always four, in this order: 0 "preamble" (TopLevel),
+/// 1 "loop_prep" (Statements: raw parameters, `_raw_<name>` for every non-raw parameter,
+/// `_ind`), 2 "operation" (Statements in loop_prep's scope: also `i` and every non-raw
+/// parameter as an element, inputs read-only, outputs writable), 3 "after_loop" (Statements
+/// in loop_prep's scope, loop_prep's variables). `types` gives each parameter's dtype (from
+/// resolve_types); its placeholders become type aliases. Empty snippets are fine.
+SnippetSet elementwise_snippet_set(const std::string& kernel, const std::vector<Param>& in,
+                                   const std::vector<Param>& out, const ResolvedTypes& types,
+                                   const std::string& operation, const std::string& preamble = "",
+                                   const std::string& loop_prep = "",
+                                   const std::string& after_loop = "");
+
+/// The snippets of a ReductionKernel, always five, in this order: 0 "preamble" (TopLevel),
+/// 1 "identity" (Expression, no variables; empty when there is none), 2 "map_expr" (Expression:
+/// inputs read-only, `_raw_<input>`, `_J`,
+/// `_in_ind`, `_out_ind`), 3 "reduce_expr" (Expression: `a` and `b` of `reduce_type`,
+/// read-only), 4 "post_map_expr" (Statements: `a` read-only, outputs writable,
+/// `_raw_<output>`, `_in_ind`, `_out_ind`). `reduce_type` is a C++ type such as "float" or a
+/// struct the preamble defines.
+SnippetSet reduction_snippet_set(const std::string& kernel, const std::vector<Param>& in,
+                                 const std::vector<Param>& out, const ResolvedTypes& types,
+                                 const std::string& reduce_type, const std::string& map_expr,
+                                 const std::string& reduce_expr, const std::string& post_map_expr,
+                                 const std::string& identity, const std::string& preamble = "");
+
+/// Formats "<label> line L, column C" plus the snippet's line and a caret under the column,
+/// each on its own line indented by two spaces (no caret lines when `line` is out of range).
+/// Lines and columns are 1-based; tabs before the column are kept so the caret lines up.
 std::string format_snippet_location(const std::string& label, const std::string& text, int line,
                                     int column);
+
+/// The complete message of an error in a snippet, as analyze_snippets throws it and as NVRTC
+/// errors mapped back to a snippet should read:
+///   "<kernel>: <label> line L, column C: <message>\n  <snippet line>\n  <caret>"
+std::string format_snippet_error(const std::string& kernel, const std::string& label,
+                                 const std::string& text, int line, int column,
+                                 const std::string& message);
 
 }  // namespace cujit::detail

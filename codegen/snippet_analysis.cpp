@@ -1,0 +1,949 @@
+#include "codegen/snippet_analysis.hpp"
+
+#include "codegen/clang_prelude.hpp"
+
+#include <cujit/error.hpp>
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticLex.h>
+#include <clang/Basic/DiagnosticParse.h>
+#include <clang/Basic/DiagnosticSema.h>
+#include <clang/Basic/IdentifierTable.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/FrontendAction.h>
+#include <clang/Lex/Lexer.h>
+#include <clang/Lex/PreprocessorOptions.h>
+#include <clang/Sema/Sema.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/MemoryBuffer.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <tuple>
+
+namespace cujit::detail {
+namespace {
+
+constexpr const char* kMainFile = "cujit-analysis.cpp";
+constexpr const char* kScaffoldFile = "cujit-scaffold";
+constexpr std::string_view kSnippetFilePrefix = "cujit-snippet-";
+constexpr std::string_view kSnippetFunctionPrefix = "__cujit_snippet_";
+// Headers generated code includes itself; a preamble that includes them gets empty files
+// (the prelude already declares what they offer) instead of a fatal "file not found".
+constexpr const char* kVirtualIncludeDir = "/cujit-virtual-include";
+constexpr std::array<const char*, 5> kKnownHeaders = {
+    "cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h", "cuda/std/complex", "thrust/complex.h"};
+
+// ---------------------------------------------------------------------------------------
+// Raw lexing of snippet text (identifiers, assignments, macros).
+
+struct RawToken {
+  clang::tok::TokenKind kind;
+  std::string text;  ///< identifier spelling (raw identifiers only)
+  std::size_t offset;
+  std::size_t length;
+  bool at_line_start;
+};
+
+// The compiler settings of every analysis, parsed once as clang -cc1 arguments so that every
+// language default (attributes, digraphs, aligned allocation, ...) is exactly clang's.
+const clang::CompilerInvocation& base_invocation() {
+  static const std::shared_ptr<clang::CompilerInvocation> invocation = [] {
+    auto result = std::make_shared<clang::CompilerInvocation>();
+    const char* args[] = {
+        "-triple", "x86_64-unknown-linux-gnu", "-fsyntax-only", "-x", "c++", "-std=gnu++17",
+        // Typo correction costs time and turns an unknown name into a guess; an unknown name
+        // must stay unknown so that the analysis defers to NVRTC.
+        "-fno-spell-checking", "-w", "-nostdsysteminc", "-nobuiltininc", "-nostdinc++",
+        "-fno-caret-diagnostics", "-fno-color-diagnostics", "-ferror-limit", "0", kMainFile};
+    llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> options(new clang::DiagnosticOptions);
+    clang::IgnoringDiagConsumer ignore;
+    clang::DiagnosticsEngine diags(new clang::DiagnosticIDs, options.get(), &ignore, false);
+    clang::CompilerInvocation::CreateFromArgs(*result, args, diags);
+    return result;
+  }();
+  return *invocation;
+}
+
+const clang::LangOptions& lang_options() { return *base_invocation().getLangOpts(); }
+
+std::vector<RawToken> raw_lex(const std::string& text) {
+  std::vector<RawToken> tokens;
+  // Raw lexing needs no SourceManager; locations are offsets from a fake file start.
+  const clang::SourceLocation base = clang::SourceLocation::getFromRawEncoding(1);
+  clang::Lexer lexer(base, lang_options(), text.data(), text.data(), text.data() + text.size());
+  lexer.SetCommentRetentionState(false);
+  clang::Token tok;
+  while (true) {
+    bool eof = lexer.LexFromRawLexer(tok);
+    if (tok.is(clang::tok::eof)) break;
+    RawToken t;
+    t.kind = tok.getKind();
+    t.offset = tok.getLocation().getRawEncoding() - base.getRawEncoding();
+    t.length = tok.getLength();
+    t.at_line_start = tok.isAtStartOfLine() || tokens.empty();
+    if (tok.is(clang::tok::raw_identifier)) t.text = tok.getRawIdentifier().str();
+    tokens.push_back(std::move(t));
+    if (eof) break;
+  }
+  return tokens;
+}
+
+bool is_keyword(const std::string& name) {
+  // IdentifierTable knows every keyword of the language options; one per thread is cheap.
+  thread_local clang::IdentifierTable table(lang_options());
+  return table.get(name).isKeyword(lang_options());
+}
+
+// 1-based line and column of a byte offset.
+std::pair<int, int> line_column(const std::string& text, std::size_t offset) {
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t k = 0; k < offset && k < text.size(); ++k) {
+    if (text[k] == '\n') {
+      ++line;
+      line_start = k + 1;
+    }
+  }
+  return {line, static_cast<int>(offset - line_start) + 1};
+}
+
+struct LexedSnippet {
+  std::vector<RawToken> tokens;  ///< outside preprocessor directives
+  std::set<std::string> identifiers;
+  std::map<std::string, std::set<std::string>> macros;  ///< #define name -> body identifiers
+  bool has_conditional_on_compiler_macro = false;
+};
+
+bool is_member_access(clang::tok::TokenKind kind) {
+  return kind == clang::tok::period || kind == clang::tok::arrow || kind == clang::tok::coloncolon;
+}
+
+// Names whose value differs between clang and NVRTC: a preprocessor conditional on one of
+// them may select code NVRTC never sees, so no error found in such a set is certain.
+bool is_compiler_macro(const std::string& name) {
+  return name.rfind("__", 0) == 0 || name.rfind("CUDA", 0) == 0 || name.rfind("NV_", 0) == 0 ||
+         name.rfind("_NV", 0) == 0;
+}
+
+LexedSnippet lex_snippet(const std::string& text) {
+  LexedSnippet out;
+  std::vector<RawToken> all = raw_lex(text);
+  for (std::size_t k = 0; k < all.size();) {
+    if (all[k].kind == clang::tok::hash && all[k].at_line_start) {
+      std::size_t end = k + 1;
+      while (end < all.size() && !all[end].at_line_start) ++end;
+      if (k + 1 < end && all[k + 1].kind == clang::tok::raw_identifier) {
+        const std::string& directive = all[k + 1].text;
+        if (directive == "define" && k + 2 < end && all[k + 2].kind == clang::tok::raw_identifier) {
+          std::set<std::string>& body = out.macros[all[k + 2].text];
+          for (std::size_t j = k + 3; j < end; ++j) {
+            if (all[j].kind == clang::tok::raw_identifier && !is_keyword(all[j].text)) {
+              body.insert(all[j].text);
+            }
+          }
+        } else if (directive == "if" || directive == "ifdef" || directive == "ifndef" ||
+                   directive == "elif") {
+          for (std::size_t j = k + 2; j < end; ++j) {
+            if (all[j].kind == clang::tok::raw_identifier && is_compiler_macro(all[j].text)) {
+              out.has_conditional_on_compiler_macro = true;
+            }
+          }
+        }
+      }
+      k = end;
+      continue;
+    }
+    out.tokens.push_back(all[k]);
+    ++k;
+  }
+  for (std::size_t k = 0; k < out.tokens.size(); ++k) {
+    const RawToken& t = out.tokens[k];
+    if (t.kind != clang::tok::raw_identifier || is_keyword(t.text)) continue;
+    if (k > 0 && is_member_access(out.tokens[k - 1].kind)) continue;
+    out.identifiers.insert(t.text);
+  }
+  return out;
+}
+
+// Adds the identifiers of the bodies of macros the snippet uses, transitively: a preamble
+// macro may name a parameter that the snippet itself never spells.
+void add_macro_identifiers(std::set<std::string>& identifiers,
+                           const std::map<std::string, std::set<std::string>>& macros) {
+  std::vector<std::string> pending(identifiers.begin(), identifiers.end());
+  std::set<std::string> expanded;
+  while (!pending.empty()) {
+    std::string name = std::move(pending.back());
+    pending.pop_back();
+    auto it = macros.find(name);
+    if (it == macros.end() || !expanded.insert(name).second) continue;
+    for (const std::string& id : it->second) {
+      if (identifiers.insert(id).second) pending.push_back(id);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Where things are: positions inside snippets.
+
+struct Position {
+  int snippet = -1;  ///< -1: prelude or scaffolding
+  int line = 0;
+  int column = 0;
+  friend bool operator<(const Position& a, const Position& b) {
+    return std::tie(a.snippet, a.line, a.column) < std::tie(b.snippet, b.line, b.column);
+  }
+};
+
+// A clang location as a snippet position (macro arguments map to where they were written,
+// other macro tokens to where the macro was used).
+Position position_of(const clang::SourceManager& sm, clang::SourceLocation loc) {
+  Position pos;
+  if (loc.isInvalid()) return pos;
+  clang::PresumedLoc presumed = sm.getPresumedLoc(sm.getFileLoc(loc));
+  if (presumed.isInvalid()) return pos;
+  std::string_view file = presumed.getFilename();
+  if (file.rfind(kSnippetFilePrefix, 0) != 0) return pos;
+  pos.snippet = std::atoi(std::string(file.substr(kSnippetFilePrefix.size())).c_str());
+  pos.line = static_cast<int>(presumed.getLine());
+  pos.column = static_cast<int>(presumed.getColumn());
+  return pos;
+}
+
+// ---------------------------------------------------------------------------------------
+// Diagnostics: which errors clang is certain of.
+
+struct Diag {
+  Position pos;
+  std::string message;
+  bool certain = false;
+  std::string reserved_name;  ///< an undeclared identifier in cujit's reserved namespace
+};
+
+// A type whose meaning is the same for clang and NVRTC: built-in types, pointers, references
+// and arrays of them. The prelude's stand-ins (half, complex, vectors, __cujit_any) are class
+// types, so no diagnostic about them is ever taken as certain.
+bool is_builtin_type(clang::QualType type) {
+  if (type.isNull()) return false;
+  type = type.getNonReferenceType().getCanonicalType();
+  while (true) {
+    if (type->isDependentType()) return false;
+    if (const auto* pointer = type->getAs<clang::PointerType>()) {
+      type = pointer->getPointeeType().getCanonicalType();
+    } else if (const auto* array = type->getAsArrayTypeUnsafe()) {
+      type = array->getElementType().getCanonicalType();
+    } else {
+      break;
+    }
+  }
+  return llvm::isa<clang::BuiltinType>(type.getTypePtr());
+}
+
+bool all_types_builtin(const clang::Diagnostic& info) {
+  for (unsigned k = 0; k < info.getNumArgs(); ++k) {
+    if (info.getArgKind(k) == clang::DiagnosticsEngine::ak_qualtype &&
+        !is_builtin_type(
+            clang::QualType::getFromOpaquePtr(reinterpret_cast<void*>(info.getRawArg(k))))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool has_name_argument(const clang::Diagnostic& info) {
+  for (unsigned k = 0; k < info.getNumArgs(); ++k) {
+    switch (info.getArgKind(k)) {
+      case clang::DiagnosticsEngine::ak_identifierinfo:
+      case clang::DiagnosticsEngine::ak_declarationname:
+      case clang::DiagnosticsEngine::ak_nameddecl:
+      case clang::DiagnosticsEngine::ak_nestednamespec:
+      case clang::DiagnosticsEngine::ak_declcontext:
+      case clang::DiagnosticsEngine::ak_qualtype:
+      case clang::DiagnosticsEngine::ak_qualtype_pair:
+        return true;
+      default:
+        break;
+    }
+  }
+  return false;
+}
+
+std::string name_argument(const clang::Diagnostic& info) {
+  for (unsigned k = 0; k < info.getNumArgs(); ++k) {
+    if (info.getArgKind(k) == clang::DiagnosticsEngine::ak_identifierinfo) {
+      return info.getArgIdentifier(k)->getName().str();
+    }
+    if (info.getArgKind(k) == clang::DiagnosticsEngine::ak_declarationname) {
+      return clang::DeclarationName::getFromOpaqueInteger(info.getRawArg(k)).getAsString();
+    }
+  }
+  return {};
+}
+
+// Parse errors that an unknown name can cause (a base class, template or type from a header
+// clang cannot see): these say nothing certain about the snippet.
+bool is_name_dependent_parse_error(unsigned id) {
+  switch (id) {
+    case clang::diag::err_expected_class_name:
+    case clang::diag::err_unknown_template_name:
+    case clang::diag::err_template_spec_syntax_non_template:
+    case clang::diag::err_typename_refers_to_non_type_template:
+    case clang::diag::err_unexpected_typedef_ident:
+    case clang::diag::err_expected_qualified_after_typename:
+    case clang::diag::err_expected_member_or_base_name:
+    case clang::diag::err_destructor_tilde_identifier:
+    case clang::diag::err_expected_type:
+    case clang::diag::err_missing_dependent_template_keyword:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Semantic errors that are certain when every type they name is a built-in type.
+bool is_builtin_type_error(unsigned id) {
+  switch (id) {
+    case clang::diag::err_typecheck_invalid_operands:
+    case clang::diag::err_typecheck_member_reference_struct_union:
+    case clang::diag::err_typecheck_subscript_value:
+    case clang::diag::err_typecheck_call_not_function:
+    case clang::diag::err_typecheck_unary_expr:
+    case clang::diag::err_typecheck_indirection_requires_pointer:
+    case clang::diag::err_typecheck_expression_not_modifiable_lvalue:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// True for names in cujit's own namespace: `_ind`, `_raw_x`, `_J`, `_in_ind`, ... Names
+// starting with "__" belong to CUDA and the compiler; "_" plus an upper-case letter is the
+// C++ implementation's (only _J is cujit's).
+bool is_cujit_reserved_name(std::string_view name) {
+  if (name.size() < 2 || name[0] != '_' || name[1] == '_') return false;
+  return name == "_J" || std::islower(static_cast<unsigned char>(name[1])) != 0 ||
+         std::isdigit(static_cast<unsigned char>(name[1])) != 0;
+}
+
+bool is_reserved_local_name(std::string_view name) {
+  return name == "i" || name == "n" || is_cujit_reserved_name(name);
+}
+
+class Collector : public clang::DiagnosticConsumer {
+ public:
+  explicit Collector(clang::CompilerInstance& ci) : ci_(ci) {}
+
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
+                        const clang::Diagnostic& info) override {
+    DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level < clang::DiagnosticsEngine::Error) return;
+    Diag d;
+    if (info.hasSourceManager()) d.pos = position_of(info.getSourceManager(), info.getLocation());
+    llvm::SmallString<128> text;
+    info.FormatDiagnostic(text);
+    d.message = text.str().str();
+    d.certain = classify(level, info, d);
+    diags_.push_back(std::move(d));
+  }
+
+  const std::vector<Diag>& diagnostics() const { return diags_; }
+
+ private:
+  bool classify(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info, Diag& d) {
+    // Errors outside the snippets (prelude, scaffolding) come from snippets that break the
+    // scaffolding or from gaps in the prelude: never certain.
+    if (d.pos.snippet < 0 || level == clang::DiagnosticsEngine::Fatal) return false;
+    if (ci_.hasSema() && ci_.getSema().inTemplateInstantiation()) return false;
+    const unsigned id = info.getID();
+    if (id == clang::diag::err_undeclared_var_use) {
+      std::string name = name_argument(info);
+      if (is_cujit_reserved_name(name)) d.reserved_name = name;
+      return false;
+    }
+    llvm::StringRef category = clang::DiagnosticIDs::getCategoryNameFromID(
+        clang::DiagnosticIDs::getCategoryNumberForDiag(id));
+    if (category == "Lexical or Preprocessor Issue") {
+      return id != clang::diag::err_pp_hash_error && id != clang::diag::err_pp_file_not_found &&
+             !has_name_argument(info);
+    }
+    if (category == "Parse Issue") {
+      return !is_name_dependent_parse_error(id) && !has_name_argument(info);
+    }
+    if (category == "Semantic Issue") return is_builtin_type_error(id) && all_types_builtin(info);
+    return false;
+  }
+
+  clang::CompilerInstance& ci_;
+  std::vector<Diag> diags_;
+};
+
+// ---------------------------------------------------------------------------------------
+// The AST: references to read-only snippet variables and declarations of reserved names.
+
+struct AstFacts {
+  /// Positions of references to read-only snippet variables, with the variable's name.
+  std::map<Position, std::string> read_only_refs;
+  /// Local declarations inside function snippets (any depth; filtered later) and file-scope
+  /// declarations in TopLevel snippets: position and name.
+  std::vector<std::pair<Position, std::string>> local_decls;
+  std::vector<std::pair<Position, std::string>> file_scope_decls;
+};
+
+bool in_scaffold(const clang::SourceManager& sm, clang::SourceLocation loc) {
+  clang::PresumedLoc presumed = sm.getPresumedLoc(sm.getFileLoc(loc));
+  return presumed.isValid() && std::string_view(presumed.getFilename()) == kScaffoldFile;
+}
+
+class SnippetVisitor : public clang::RecursiveASTVisitor<SnippetVisitor> {
+ public:
+  SnippetVisitor(const clang::SourceManager& sm, AstFacts& facts) : sm_(sm), facts_(facts) {}
+
+  // Snippet variables are declared by the scaffolding; read-only ones have const types.
+  bool VisitDeclRefExpr(clang::DeclRefExpr* ref) {
+    const auto* var = llvm::dyn_cast<clang::VarDecl>(ref->getDecl());
+    if (var == nullptr || !in_scaffold(sm_, var->getLocation())) return true;
+    clang::QualType type = var->getType().getNonReferenceType();
+    if (!type.isConstQualified() || ref->getLocation().isMacroID()) return true;
+    if (const auto* record = type->getAsCXXRecordDecl();
+        record != nullptr && record->getName() == "__cujit_raw_array") {
+      return true;  // raw arrays are writable through operator[]
+    }
+    Position pos = position_of(sm_, ref->getLocation());
+    if (pos.snippet >= 0) facts_.read_only_refs[pos] = var->getNameAsString();
+    return true;
+  }
+
+  bool VisitNamedDecl(clang::NamedDecl* decl) {
+    if (llvm::isa<clang::ParmVarDecl>(decl) || decl->getIdentifier() == nullptr) return true;
+    Position pos = position_of(sm_, decl->getLocation());
+    if (pos.snippet >= 0) facts_.local_decls.emplace_back(pos, decl->getNameAsString());
+    return true;
+  }
+
+ private:
+  const clang::SourceManager& sm_;
+  AstFacts& facts_;
+};
+
+class FactsConsumer : public clang::ASTConsumer {
+ public:
+  explicit FactsConsumer(AstFacts& facts) : facts_(facts) {}
+
+  void HandleTranslationUnit(clang::ASTContext& context) override {
+    const clang::SourceManager& sm = context.getSourceManager();
+    SnippetVisitor visitor(sm, facts_);
+    for (clang::Decl* decl : context.getTranslationUnitDecl()->decls()) {
+      auto* fn = llvm::dyn_cast<clang::FunctionDecl>(decl);
+      if (fn != nullptr && fn->getNameAsString().rfind(kSnippetFunctionPrefix, 0) == 0) {
+        if (fn->getBody() != nullptr) visitor.TraverseStmt(fn->getBody());
+      } else if (const auto* named = llvm::dyn_cast<clang::NamedDecl>(decl);
+                 named != nullptr && named->getIdentifier() != nullptr) {
+        Position pos = position_of(sm, named->getLocation());
+        if (pos.snippet >= 0) facts_.file_scope_decls.emplace_back(pos, named->getNameAsString());
+      }
+    }
+  }
+
+ private:
+  AstFacts& facts_;
+};
+
+class AnalysisAction : public clang::ASTFrontendAction {
+ public:
+  explicit AnalysisAction(AstFacts& facts) : facts_(facts) {}
+
+ protected:
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&,
+                                                        llvm::StringRef) override {
+    return std::make_unique<FactsConsumer>(facts_);
+  }
+
+ private:
+  AstFacts& facts_;
+};
+
+// ---------------------------------------------------------------------------------------
+// The translation unit: prelude, type aliases, then each snippet. TopLevel snippets go in
+// verbatim; each other snippet gets a function whose block declares its variables, and
+// snippets with a scope parent are nested in the parent's block after the parent's text.
+
+std::string declaration_of(const SnippetVariable& v) {
+  const std::string cv = v.writable ? "" : "const ";
+  switch (v.kind) {
+    case SnippetVariable::Kind::Element:
+      return cv + v.cuda_type + "& " + v.name + " = __cujit_declval<" + cv + v.cuda_type + "&>();";
+    case SnippetVariable::Kind::RawArray: {
+      const std::string type = "__cujit_raw_array<" + v.cuda_type + " >";
+      return "const " + type + " " + v.name + " = __cujit_declval<" + type + ">();";
+    }
+    case SnippetVariable::Kind::Index:
+      return cv + (v.cuda_type.empty() ? std::string("long long") : v.cuda_type) + " " + v.name +
+             " = 0;";
+    case SnippetVariable::Kind::Size:
+      return cv + "__cujit_indexer " + v.name + " = __cujit_declval<__cujit_indexer>();";
+  }
+  return {};
+}
+
+class SourceBuilder {
+ public:
+  SourceBuilder(const SnippetSet& set, const std::vector<LexedSnippet>& lexed)
+      : set_(set), lexed_(lexed), children_(set.snippets.size()) {
+    for (std::size_t k = 0; k < set.snippets.size(); ++k) {
+      int parent = set.snippets[k].scope_parent;
+      if (parent < 0) continue;
+      if (parent >= static_cast<int>(k) ||
+          set.snippets[static_cast<std::size_t>(parent)].form != Snippet::Form::Statements ||
+          set.snippets[k].form == Snippet::Form::TopLevel) {
+        throw ArgumentError(set.kernel_name + ": snippet '" + set.snippets[k].label +
+                            "' has an invalid scope parent " + std::to_string(parent) +
+                            " (it must be an earlier Statements snippet)");
+      }
+      children_[static_cast<std::size_t>(parent)].push_back(k);
+    }
+  }
+
+  std::string build() {
+    src_ = kClangPrelude;
+    for (const auto& [name, type] : set_.type_aliases)
+      src_ += "typedef " + type + " " + name + ";\n";
+    for (std::size_t k = 0; k < set_.snippets.size(); ++k) {
+      const Snippet& s = set_.snippets[k];
+      if (s.form == Snippet::Form::TopLevel) {
+        src_ += "#line 1 " + file_of(k) + "\n" + s.text + "\n";
+        back_to_scaffold();
+      } else if (s.scope_parent < 0 && !skipped(k)) {
+        src_ += "void " + std::string(kSnippetFunctionPrefix) + std::to_string(k) + "() ";
+        block(k);
+        src_ += "\n";
+      }
+    }
+    return src_;
+  }
+
+ private:
+  static std::string file_of(std::size_t k) {
+    return "\"" + std::string(kSnippetFilePrefix) + std::to_string(k) + "\"";
+  }
+  void back_to_scaffold() {
+    src_ += "#line " + std::to_string(++scaffold_line_) + " \"" + kScaffoldFile + "\"\n";
+  }
+  void block(std::size_t k) {
+    const Snippet& s = set_.snippets[k];
+    src_ += "{\n";
+    back_to_scaffold();
+    for (const SnippetVariable& v : s.variables) src_ += declaration_of(v) + "\n";
+    // The closing tokens stay in the snippet's file, one line below its end, so that an
+    // error "at the end of the snippet" (a missing ')') is reported inside the snippet.
+    if (s.form == Snippet::Form::Statements) {
+      // CuPy appends ';' to operations: "z = x + y" needs none.
+      src_ += "{\n#line 1 " + file_of(k) + "\n" + s.text + "\n;\n";
+    } else {
+      src_ += "(void)(\n#line 1 " + file_of(k) + "\n" + s.text + "\n);\n";
+    }
+    back_to_scaffold();
+    for (std::size_t child : children_[k]) {
+      if (!skipped(child)) block(child);
+    }
+    src_ += s.form == Snippet::Form::Statements ? "}}\n" : "}\n";
+  }
+
+  // An empty expression (no identity) has nothing to check and would not parse.
+  bool skipped(std::size_t k) const {
+    return set_.snippets[k].form == Snippet::Form::Expression && lexed_[k].tokens.empty();
+  }
+
+  const SnippetSet& set_;
+  const std::vector<LexedSnippet>& lexed_;
+  std::vector<std::vector<std::size_t>> children_;
+  std::string src_;
+  int scaffold_line_ = 0;
+};
+
+// Nesting depth ('{' and '(') at a position of a snippet: declarations at depth 0 are in the
+// snippet's outermost scope.
+int depth_at(const std::string& text, const LexedSnippet& lexed, Position pos) {
+  int depth = 0;
+  for (const RawToken& t : lexed.tokens) {
+    auto [line, column] = line_column(text, t.offset);
+    if (line > pos.line || (line == pos.line && column >= pos.column)) break;
+    switch (t.kind) {
+      case clang::tok::l_brace:
+      case clang::tok::l_paren:
+        ++depth;
+        break;
+      case clang::tok::r_brace:
+      case clang::tok::r_paren:
+        --depth;
+        break;
+      default:
+        break;
+    }
+  }
+  return depth;
+}
+
+// ---------------------------------------------------------------------------------------
+// Assignments to read-only variables, found in the tokens and confirmed by the AST and by
+// an error clang reported at that very spot.
+
+struct Finding {
+  Position pos;
+  std::string message;
+};
+
+bool is_assignment_operator(clang::tok::TokenKind kind) {
+  switch (kind) {
+    case clang::tok::equal:
+    case clang::tok::plusequal:
+    case clang::tok::minusequal:
+    case clang::tok::starequal:
+    case clang::tok::slashequal:
+    case clang::tok::percentequal:
+    case clang::tok::ampequal:
+    case clang::tok::pipeequal:
+    case clang::tok::caretequal:
+    case clang::tok::lesslessequal:
+    case clang::tok::greatergreaterequal:
+      return true;
+    default:
+      return false;
+  }
+}
+bool is_increment(clang::tok::TokenKind kind) {
+  return kind == clang::tok::plusplus || kind == clang::tok::minusminus;
+}
+
+// The variable `name` as snippet `k` sees it: its own, or one of its scope parents'.
+const SnippetVariable* find_variable(const SnippetSet& set, std::size_t k,
+                                     const std::string& name) {
+  for (int s = static_cast<int>(k); s >= 0;
+       s = set.snippets[static_cast<std::size_t>(s)].scope_parent) {
+    for (const SnippetVariable& v : set.snippets[static_cast<std::size_t>(s)].variables) {
+      if (v.name == name) return &v;
+    }
+  }
+  return nullptr;
+}
+
+void find_read_only_assignments(const SnippetSet& set, int index, const std::string& text,
+                                const LexedSnippet& lexed, const AstFacts& facts,
+                                const std::vector<Diag>& diags, std::vector<Finding>& findings) {
+  const std::vector<RawToken>& toks = lexed.tokens;
+  for (std::size_t k = 0; k < toks.size(); ++k) {
+    if (toks[k].kind != clang::tok::raw_identifier) continue;
+    if (k > 0 && is_member_access(toks[k - 1].kind)) continue;
+    auto [line, column] = line_column(text, toks[k].offset);
+    Position pos{index, line, column};
+    auto ref = facts.read_only_refs.find(pos);
+    if (ref == facts.read_only_refs.end()) continue;
+    // Skip member accesses: "x.re = 1" writes x as much as "x = 1" does.
+    std::size_t end = k + 1;
+    while (end + 1 < toks.size() && toks[end].kind == clang::tok::period &&
+           toks[end + 1].kind == clang::tok::raw_identifier) {
+      end += 2;
+    }
+    std::size_t op;
+    if (end < toks.size() &&
+        (is_assignment_operator(toks[end].kind) || is_increment(toks[end].kind))) {
+      op = end;
+    } else if (k > 0 && is_increment(toks[k - 1].kind)) {
+      op = k - 1;
+    } else {
+      continue;
+    }
+    // Only where clang itself failed: a class with a const assignment operator is legal.
+    std::size_t first = std::min(op, k);
+    std::size_t last = std::max(op, end - 1);
+    Position from{index, 0, 0};
+    std::tie(from.line, from.column) = line_column(text, toks[first].offset);
+    Position to{index, 0, 0};
+    std::tie(to.line, to.column) = line_column(text, toks[last].offset + toks[last].length);
+    bool failed = std::any_of(diags.begin(), diags.end(),
+                              [&](const Diag& d) { return !(d.pos < from) && !(to < d.pos); });
+    if (!failed) continue;
+    const SnippetVariable* var = find_variable(set, static_cast<std::size_t>(index), ref->second);
+    if (var != nullptr && var->kind == SnippetVariable::Kind::Element) {
+      findings.push_back({pos, "cannot assign to input '" + ref->second +
+                                   "': snippet inputs are read-only (write outputs only)"});
+    } else {
+      findings.push_back({pos, "cannot assign to '" + ref->second + "': it is read-only"});
+    }
+  }
+}
+
+// Maps a position past the snippet's end (the scaffolding's closing tokens) to just after
+// the last character of the snippet.
+Position clamp_to_snippet(Position pos, const std::string& text) {
+  int lines = 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  if (pos.line <= lines) return pos;
+  std::size_t last_start = text.rfind('\n');
+  last_start = last_start == std::string::npos ? 0 : last_start + 1;
+  return {pos.snippet, lines, static_cast<int>(text.size() - last_start) + 1};
+}
+
+bool debug_enabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("CUJIT_DEBUG_ANALYSIS");
+    return value != nullptr && *value != '\0' && std::string_view(value) != "0";
+  }();
+  return enabled;
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<SnippetVariable> raw_views(const std::vector<Param>& params,
+                                       const std::vector<DType>& dtypes) {
+  std::vector<SnippetVariable> vars;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const std::string type(dtype_cuda_type(dtypes[k]));
+    if (params[k].raw) {
+      vars.push_back({params[k].name, type, SnippetVariable::Kind::RawArray, true});
+    } else {
+      vars.push_back({"_raw_" + params[k].name, type, SnippetVariable::Kind::RawArray, true});
+    }
+  }
+  return vars;
+}
+
+std::vector<std::pair<std::string, std::string>> aliases_of(const ResolvedTypes& types) {
+  std::vector<std::pair<std::string, std::string>> aliases;
+  for (const auto& [name, dtype] : types.placeholders) {
+    aliases.emplace_back(name, std::string(dtype_cuda_type(dtype)));
+  }
+  return aliases;
+}
+
+Snippet make_snippet(std::string label, std::string text, Snippet::Form form,
+                     std::vector<SnippetVariable> variables, int scope_parent = -1) {
+  Snippet s;
+  s.label = std::move(label);
+  s.text = std::move(text);
+  s.form = form;
+  s.variables = std::move(variables);
+  s.scope_parent = scope_parent;
+  return s;
+}
+
+}  // namespace
+
+SnippetSet elementwise_snippet_set(const std::string& kernel, const std::vector<Param>& in,
+                                   const std::vector<Param>& out, const ResolvedTypes& types,
+                                   const std::string& operation, const std::string& preamble,
+                                   const std::string& loop_prep, const std::string& after_loop) {
+  SnippetSet set;
+  set.kernel_name = kernel;
+  set.type_aliases = aliases_of(types);
+  std::vector<SnippetVariable> outer = raw_views(in, types.in);
+  for (SnippetVariable& v : raw_views(out, types.out)) outer.push_back(std::move(v));
+  outer.push_back({"_ind", "", SnippetVariable::Kind::Size, false});
+  std::vector<SnippetVariable> element = {{"i", "long long", SnippetVariable::Kind::Index, false}};
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    if (in[k].raw) continue;
+    element.push_back({in[k].name, std::string(dtype_cuda_type(types.in[k])),
+                       SnippetVariable::Kind::Element, false});
+  }
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (out[k].raw) continue;
+    element.push_back({out[k].name, std::string(dtype_cuda_type(types.out[k])),
+                       SnippetVariable::Kind::Element, true});
+  }
+  set.snippets.push_back(make_snippet("preamble", preamble, Snippet::Form::TopLevel, {}));
+  set.snippets.push_back(make_snippet("loop_prep", loop_prep, Snippet::Form::Statements, outer));
+  set.snippets.push_back(
+      make_snippet("operation", operation, Snippet::Form::Statements, element, 1));
+  set.snippets.push_back(make_snippet("after_loop", after_loop, Snippet::Form::Statements, {}, 1));
+  return set;
+}
+
+SnippetSet reduction_snippet_set(const std::string& kernel, const std::vector<Param>& in,
+                                 const std::vector<Param>& out, const ResolvedTypes& types,
+                                 const std::string& reduce_type, const std::string& map_expr,
+                                 const std::string& reduce_expr, const std::string& post_map_expr,
+                                 const std::string& identity, const std::string& preamble) {
+  SnippetSet set;
+  set.kernel_name = kernel;
+  set.type_aliases = aliases_of(types);
+  const std::vector<SnippetVariable> sizes = {{"_in_ind", "", SnippetVariable::Kind::Size, false},
+                                              {"_out_ind", "", SnippetVariable::Kind::Size, false}};
+  std::vector<SnippetVariable> map_vars = raw_views(in, types.in);
+  map_vars.push_back({"_J", "long long", SnippetVariable::Kind::Index, false});
+  map_vars.insert(map_vars.end(), sizes.begin(), sizes.end());
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    if (in[k].raw) continue;
+    map_vars.push_back({in[k].name, std::string(dtype_cuda_type(types.in[k])),
+                        SnippetVariable::Kind::Element, false});
+  }
+  std::vector<SnippetVariable> post_vars = raw_views(out, types.out);
+  post_vars.insert(post_vars.end(), sizes.begin(), sizes.end());
+  post_vars.push_back({"a", reduce_type, SnippetVariable::Kind::Element, false});
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (out[k].raw) continue;
+    post_vars.push_back({out[k].name, std::string(dtype_cuda_type(types.out[k])),
+                         SnippetVariable::Kind::Element, true});
+  }
+  set.snippets.push_back(make_snippet("preamble", preamble, Snippet::Form::TopLevel, {}));
+  set.snippets.push_back(make_snippet("identity", identity, Snippet::Form::Expression, {}));
+  set.snippets.push_back(make_snippet("map_expr", map_expr, Snippet::Form::Expression, map_vars));
+  set.snippets.push_back(make_snippet("reduce_expr", reduce_expr, Snippet::Form::Expression,
+                                      {{"a", reduce_type, SnippetVariable::Kind::Element, false},
+                                       {"b", reduce_type, SnippetVariable::Kind::Element, false}}));
+  set.snippets.push_back(
+      make_snippet("post_map_expr", post_map_expr, Snippet::Form::Statements, post_vars));
+  return set;
+}
+
+std::string format_snippet_location(const std::string& label, const std::string& text, int line,
+                                    int column) {
+  std::string out = label + " line " + std::to_string(line) + ", column " + std::to_string(column);
+  // The snippet's line, then a caret under the column; tabs are kept so the caret lines up.
+  std::size_t begin = 0;
+  for (int l = 1; l < line && begin != std::string::npos; ++l) {
+    begin = text.find('\n', begin);
+    if (begin != std::string::npos) ++begin;
+  }
+  if (begin == std::string::npos || line < 1) return out;
+  std::size_t end = text.find('\n', begin);
+  std::string source_line = text.substr(begin, end == std::string::npos ? end : end - begin);
+  out += "\n  " + source_line + "\n  ";
+  for (int c = 1; c < column; ++c) {
+    std::size_t at = static_cast<std::size_t>(c - 1);
+    out += at < source_line.size() && source_line[at] == '\t' ? '\t' : ' ';
+  }
+  out += '^';
+  return out;
+}
+
+std::string format_snippet_error(const std::string& kernel, const std::string& label,
+                                 const std::string& text, int line, int column,
+                                 const std::string& message) {
+  std::string location = format_snippet_location(label, text, line, column);
+  std::size_t newline = location.find('\n');
+  std::string head = location.substr(0, newline);
+  std::string rest = newline == std::string::npos ? std::string() : location.substr(newline);
+  return kernel + ": " + head + ": " + message + rest;
+}
+
+SnippetReport analyze_snippets(const SnippetSet& set) {
+  const std::size_t count = set.snippets.size();
+  SnippetReport report;
+  std::vector<LexedSnippet> lexed;
+  lexed.reserve(count);
+  std::map<std::string, std::set<std::string>> macros;
+  bool config_dependent = false;
+  for (const Snippet& s : set.snippets) {
+    lexed.push_back(lex_snippet(s.text));
+    for (const auto& [name, body] : lexed.back().macros)
+      macros[name].insert(body.begin(), body.end());
+    config_dependent = config_dependent || lexed.back().has_conditional_on_compiler_macro;
+  }
+  for (LexedSnippet& l : lexed) {
+    add_macro_identifiers(l.identifiers, macros);
+    report.identifiers.push_back(l.identifiers);
+  }
+
+  const std::string source = SourceBuilder(set, lexed).build();
+  auto ci = std::make_unique<clang::CompilerInstance>();
+  ci->setInvocation(std::make_shared<clang::CompilerInvocation>(base_invocation()));
+  clang::CompilerInvocation& invocation = ci->getInvocation();
+  invocation.getHeaderSearchOpts().AddPath(kVirtualIncludeDir, clang::frontend::Angled, false,
+                                           false);
+  clang::PreprocessorOptions& pp = invocation.getPreprocessorOpts();
+  pp.addRemappedFile(kMainFile, llvm::MemoryBuffer::getMemBufferCopy(source, kMainFile).release());
+  for (const char* header : kKnownHeaders) {
+    std::string path = std::string(kVirtualIncludeDir) + "/" + header;
+    pp.addRemappedFile(path, llvm::MemoryBuffer::getMemBufferCopy("", path).release());
+  }
+
+  Collector collector(*ci);
+  ci->createDiagnostics(&collector, /*ShouldOwnClient=*/false);
+  AstFacts facts;
+  AnalysisAction action(facts);
+  ci->ExecuteAction(action);
+  const std::vector<Diag>& diags = collector.diagnostics();
+
+  std::vector<Finding> findings;
+  if (!config_dependent) {
+    // The first error decides: after an error clang could not judge (an unknown name, a
+    // template), later errors may be consequences of it.
+    if (!diags.empty() && diags.front().certain) {
+      findings.push_back({diags.front().pos, diags.front().message});
+    }
+    for (const Diag& d : diags) {
+      if (!d.reserved_name.empty()) {
+        findings.push_back({d.pos, "'" + d.reserved_name +
+                                       "' is not defined here: names starting with '_' are "
+                                       "reserved for the variables cujit defines"});
+      }
+    }
+    const std::string reserved_message =
+        "' is reserved (i, n and names starting with '_' belong to cujit's generated code); "
+        "choose another name";
+    for (const auto& [pos, name] : facts.local_decls) {
+      const std::size_t k = static_cast<std::size_t>(pos.snippet);
+      if (depth_at(set.snippets[k].text, lexed[k], pos) != 0) continue;
+      if (is_reserved_local_name(name)) {
+        findings.push_back({pos, "'" + name + reserved_message});
+      } else if (std::any_of(set.snippets[k].variables.begin(), set.snippets[k].variables.end(),
+                             [&](const SnippetVariable& v) { return v.name == name; })) {
+        // The generated kernel declares the variable in the block the snippet goes into.
+        findings.push_back({pos, "'" + name +
+                                     "' is already a variable of this snippet (a kernel "
+                                     "parameter); choose another name"});
+      }
+    }
+    for (const auto& [pos, name] : facts.file_scope_decls) {
+      if (is_cujit_reserved_name(name)) findings.push_back({pos, "'" + name + reserved_message});
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      find_read_only_assignments(set, static_cast<int>(k), set.snippets[k].text, lexed[k], facts,
+                                 diags, findings);
+    }
+  }
+
+  if (debug_enabled()) {
+    std::cerr << "cujit: snippet analysis of " << set.kernel_name << "\n" << source << "\n";
+    for (const Diag& d : diags) {
+      std::cerr << "  snippet " << d.pos.snippet << " " << d.pos.line << ":" << d.pos.column
+                << (d.certain ? " [certain] " : " [defer] ") << d.message << "\n";
+    }
+  }
+
+  if (!findings.empty()) {
+    const Finding& first =
+        *std::min_element(findings.begin(), findings.end(),
+                          [](const Finding& a, const Finding& b) { return a.pos < b.pos; });
+    const Snippet& s = set.snippets[static_cast<std::size_t>(first.pos.snippet)];
+    Position pos = clamp_to_snippet(first.pos, s.text);
+    std::string log = s.label + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) +
+                      ": error: " + first.message + "\n";
+    for (const Diag& d : diags) {
+      std::string where = d.pos.snippet >= 0
+                              ? set.snippets[static_cast<std::size_t>(d.pos.snippet)].label
+                              : std::string(kScaffoldFile);
+      log += where + ":" + std::to_string(d.pos.line) + ":" + std::to_string(d.pos.column) +
+             ": error: " + d.message + "\n";
+    }
+    throw CompileError(
+        format_snippet_error(set.kernel_name, s.label, s.text, pos.line, pos.column, first.message),
+        log, {"-fsyntax-only", "-std=gnu++17"}, source, pos.line, pos.column);
+  }
+  report.fully_checked = diags.empty() && !config_dependent;
+  return report;
+}
+
+}  // namespace cujit::detail

@@ -1,0 +1,433 @@
+#include "codegen/snippet_analysis.hpp"
+
+#include "snippet_corpus.hpp"
+
+#include <cujit/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace cujit::detail {
+namespace {
+
+using testing::ElementwiseCase;
+using testing::ReductionCase;
+
+// Placeholders of the corpora: T is float32, U int32.
+ResolvedTypes resolve_for_test(const std::vector<Param>& in, const std::vector<Param>& out) {
+  ResolvedTypes types;
+  auto type_of = [&](const Param& p) {
+    if (!p.is_generic) return p.dtype;
+    DType t = p.placeholder == "U" ? DType::Int32 : DType::Float32;
+    types.placeholders[p.placeholder] = t;
+    return t;
+  };
+  for (const Param& p : in) types.in.push_back(type_of(p));
+  for (const Param& p : out) types.out.push_back(type_of(p));
+  return types;
+}
+
+SnippetSet elementwise_set(const ElementwiseCase& c) {
+  std::vector<Param> in = parse_signature(c.in, c.name, "in_params");
+  std::vector<Param> out = parse_signature(c.out, c.name, "out_params");
+  return elementwise_snippet_set(c.name, in, out, resolve_for_test(in, out), c.operation,
+                                 c.preamble, c.loop_prep, c.after_loop);
+}
+
+SnippetSet reduction_set(const ReductionCase& c) {
+  std::vector<Param> in = parse_signature(c.in, c.name, "in_params");
+  std::vector<Param> out = parse_signature(c.out, c.name, "out_params");
+  return reduction_snippet_set(c.name, in, out, resolve_for_test(in, out), c.reduce_type,
+                               c.map_expr, c.reduce_expr, c.post_map_expr, c.identity, c.preamble);
+}
+
+ElementwiseCase op(std::string in, std::string out, std::string operation,
+                   std::string preamble = "") {
+  return {"k", std::move(in), std::move(out), std::move(operation), std::move(preamble)};
+}
+
+// ---------------------------------------------------------------------------------------
+// Valid snippets: clang must never reject what NVRTC accepts (nvrtc_corpus_test.cpp proves
+// NVRTC accepts each of them).
+
+TEST(SnippetAnalysis, ValidCorpusIsNeverRejected) {
+  int fully_checked = 0;
+  int total = 0;
+  for (const ElementwiseCase& c : testing::valid_elementwise_corpus()) {
+    SCOPED_TRACE(c.name);
+    try {
+      fully_checked += analyze_snippets(elementwise_set(c)).fully_checked ? 1 : 0;
+    } catch (const Error& e) {
+      ADD_FAILURE() << "rejected " << c.name << ":\n" << e.what();
+    }
+    ++total;
+  }
+  for (const ReductionCase& c : testing::valid_reduction_corpus()) {
+    SCOPED_TRACE(c.name);
+    try {
+      fully_checked += analyze_snippets(reduction_set(c)).fully_checked ? 1 : 0;
+    } catch (const Error& e) {
+      ADD_FAILURE() << "rejected " << c.name << ":\n" << e.what();
+    }
+    ++total;
+  }
+  EXPECT_GE(total, 60);
+  // The prelude models enough for clang to check most of the corpus itself; a drop here
+  // means a prelude regression that makes every error wait for NVRTC.
+  EXPECT_GE(fully_checked, total * 9 / 10) << fully_checked << " of " << total;
+  std::cout << "[ corpus   ] " << total << " valid snippet sets, " << fully_checked
+            << " fully checked by clang\n";
+}
+
+// ---------------------------------------------------------------------------------------
+// Invalid snippets: certain errors, with the snippet's own line and column.
+
+struct InvalidCase {
+  std::string name;
+  SnippetSet set;
+  std::string label;
+  int line;
+  int column;
+  std::string message;  ///< the complete CompileError message
+};
+
+std::vector<InvalidCase> invalid_cases() {
+  std::vector<InvalidCase> cases;
+  auto add = [&](std::string name, SnippetSet set, std::string label, int line, int column,
+                 std::string message) {
+    cases.push_back(
+        {std::move(name), std::move(set), std::move(label), line, column, std::move(message)});
+  };
+  const std::string sig_in = "float32 x, float32 y";
+  const std::string sig_out = "float32 z";
+  add("syntax", elementwise_set(op(sig_in, sig_out, "z = (x - y) * ;")), "operation", 1, 15,
+      "k: operation line 1, column 15: expected expression\n"
+      "  z = (x - y) * ;\n"
+      "                ^");
+  add("assign_input", elementwise_set(op(sig_in, sig_out, "x = 1;")), "operation", 1, 1,
+      "k: operation line 1, column 1: cannot assign to input 'x': snippet inputs are read-only "
+      "(write outputs only)\n"
+      "  x = 1;\n"
+      "  ^");
+  add("compound_assign_half_input",
+      elementwise_set(op("float16 x, float16 y", "float16 z", "z = x; x += y")), "operation", 1, 8,
+      "k: operation line 1, column 8: cannot assign to input 'x': snippet inputs are read-only "
+      "(write outputs only)\n"
+      "  z = x; x += y\n"
+      "         ^");
+  add("increment_input", elementwise_set(op(sig_in, sig_out, "z = 0;\n  ++x;")), "operation", 2, 5,
+      "k: operation line 2, column 5: cannot assign to input 'x': snippet inputs are read-only "
+      "(write outputs only)\n"
+      "    ++x;\n"
+      "      ^");
+  add("postfix_increment_input", elementwise_set(op(sig_in, sig_out, "y++")), "operation", 1, 1,
+      "k: operation line 1, column 1: cannot assign to input 'y': snippet inputs are read-only "
+      "(write outputs only)\n"
+      "  y++\n"
+      "  ^");
+  add("complex_member_of_input",
+      elementwise_set(op("complex64 x", "complex64 z", "x.re = 0; z = x")), "operation", 1, 1,
+      "k: operation line 1, column 1: cannot assign to input 'x': snippet inputs are read-only "
+      "(write outputs only)\n"
+      "  x.re = 0; z = x\n"
+      "  ^");
+  add("assign_index", elementwise_set(op(sig_in, sig_out, "i = 0; z = x")), "operation", 1, 1,
+      "k: operation line 1, column 1: cannot assign to 'i': it is read-only\n"
+      "  i = 0; z = x\n"
+      "  ^");
+  add("reserved_i", elementwise_set(op(sig_in, sig_out, "int i = 0; z = x + i;")), "operation", 1,
+      5,
+      "k: operation line 1, column 5: 'i' is reserved (i, n and names starting with '_' belong "
+      "to cujit's generated code); choose another name\n"
+      "  int i = 0; z = x + i;\n"
+      "      ^");
+  add("reserved_underscore", elementwise_set(op(sig_in, sig_out, "float _tmp = x; z = _tmp;")),
+      "operation", 1, 7,
+      "k: operation line 1, column 7: '_tmp' is reserved (i, n and names starting with '_' "
+      "belong to cujit's generated code); choose another name\n"
+      "  float _tmp = x; z = _tmp;\n"
+      "        ^");
+  add("redeclared_parameter", elementwise_set(op(sig_in, sig_out, "float y = 2; z = x * y;")),
+      "operation", 1, 7,
+      "k: operation line 1, column 7: 'y' is already a variable of this snippet (a kernel "
+      "parameter); choose another name\n"
+      "  float y = 2; z = x * y;\n"
+      "        ^");
+  add("reserved_use", elementwise_set(op(sig_in, sig_out, "z = _raw_q[0]")), "operation", 1, 5,
+      "k: operation line 1, column 5: '_raw_q' is not defined here: names starting with '_' are "
+      "reserved for the variables cujit defines\n"
+      "  z = _raw_q[0]\n"
+      "      ^");
+  add("reserved_preamble", elementwise_set(op(sig_in, sig_out, "z = x", "__device__ int _helper;")),
+      "preamble", 1, 16,
+      "k: preamble line 1, column 16: '_helper' is reserved (i, n and names starting with '_' "
+      "belong to cujit's generated code); choose another name\n"
+      "  __device__ int _helper;\n"
+      "                 ^");
+  add("multi_line", elementwise_set(op(sig_in, sig_out, "float d = x - y;\nz = d * d +;\n")),
+      "operation", 2, 12,
+      "k: operation line 2, column 12: expected expression\n"
+      "  z = d * d +;\n"
+      "             ^");
+  add("missing_paren_at_end", elementwise_set(op(sig_in, sig_out, "z = (x + y")), "operation", 1,
+      11,
+      "k: operation line 1, column 11: expected ')'\n"
+      "  z = (x + y\n"
+      "            ^");
+  add("missing_semicolon", elementwise_set(op(sig_in, sig_out, "z = x y")), "operation", 1, 6,
+      "k: operation line 1, column 6: expected ';' after expression\n"
+      "  z = x y\n"
+      "       ^");
+  add("unterminated_comment", elementwise_set(op(sig_in, sig_out, "z = x; /* oops")), "operation",
+      1, 8,
+      "k: operation line 1, column 8: unterminated /* comment\n"
+      "  z = x; /* oops\n"
+      "         ^");
+  add("float_modulo", elementwise_set(op(sig_in, sig_out, "z = x % 2.0f")), "operation", 1, 7,
+      "k: operation line 1, column 7: invalid operands to binary expression ('const float' and "
+      "'float')\n"
+      "  z = x % 2.0f\n"
+      "        ^");
+  add("member_of_float", elementwise_set(op(sig_in, sig_out, "z = x.foo")), "operation", 1, 6,
+      "k: operation line 1, column 6: member reference base type 'const float' is not a "
+      "structure or union\n"
+      "  z = x.foo\n"
+      "       ^");
+  add("preamble_syntax",
+      elementwise_set(
+          op(sig_in, sig_out, "z = f(x)", "__device__ float f(float v) {\n\treturn v * ;\n}")),
+      "preamble", 2, 13,
+      "k: preamble line 2, column 13: expected expression\n"
+      "  \treturn v * ;\n"
+      "  \t           ^");
+  add("loop_prep_syntax", elementwise_set({"k", sig_in, sig_out, "z = x", "", "float acc = 0 0;"}),
+      "loop_prep", 1, 14,
+      "k: loop_prep line 1, column 14: expected ';' at end of declaration\n"
+      "  float acc = 0 0;\n"
+      "               ^");
+  ReductionCase l2 = testing::valid_reduction_corpus()[0];
+  ReductionCase bad = l2;
+  bad.map_expr = "x * ";
+  add("map_expr_syntax", reduction_set(bad), "map_expr", 1, 5,
+      "l2norm: map_expr line 1, column 5: expected expression\n"
+      "  x * \n"
+      "      ^");
+  bad = l2;
+  bad.reduce_expr = "a = b";
+  add("reduce_assigns_a", reduction_set(bad), "reduce_expr", 1, 1,
+      "l2norm: reduce_expr line 1, column 1: cannot assign to input 'a': snippet inputs are "
+      "read-only (write outputs only)\n"
+      "  a = b\n"
+      "  ^");
+  bad = l2;
+  bad.post_map_expr = "y = sqrt(a) +";
+  add("post_map_syntax", reduction_set(bad), "post_map_expr", 1, 14,
+      "l2norm: post_map_expr line 1, column 14: expected expression\n"
+      "  y = sqrt(a) +\n"
+      "               ^");
+  bad = l2;
+  bad.identity = "0 +";
+  add("identity_syntax", reduction_set(bad), "identity", 1, 4,
+      "l2norm: identity line 1, column 4: expected expression\n"
+      "  0 +\n"
+      "     ^");
+  bad = l2;
+  bad.map_expr = "x * _ind.size()";
+  add("elementwise_variable_in_reduction", reduction_set(bad), "map_expr", 1, 5,
+      "l2norm: map_expr line 1, column 5: '_ind' is not defined here: names starting with '_' "
+      "are reserved for the variables cujit defines\n"
+      "  x * _ind.size()\n"
+      "      ^");
+  return cases;
+}
+
+TEST(SnippetAnalysis, InvalidCorpusThrowsWithLineAndColumn) {
+  for (const InvalidCase& c : invalid_cases()) {
+    SCOPED_TRACE(c.name);
+    try {
+      analyze_snippets(c.set);
+      ADD_FAILURE() << "accepted " << c.name;
+    } catch (const CompileError& e) {
+      EXPECT_EQ(std::string(e.what()), c.message);
+      EXPECT_EQ(e.line(), c.line);
+      EXPECT_EQ(e.column(), c.column);
+      EXPECT_NE(e.log().find(c.label), std::string::npos) << e.log();
+      EXPECT_NE(e.source().find(c.set.snippets[0].text), std::string::npos);
+    }
+  }
+}
+
+// Errors clang cannot be sure of are left to NVRTC: no throw, fully_checked false.
+TEST(SnippetAnalysis, UncertainErrorsDeferToNvrtc) {
+  const std::string in = "float32 x, float32 y";
+  const std::string out = "float32 z";
+  const std::vector<ElementwiseCase> cases = {
+      op(in, out, "z = foo(x) +* ;"),                  // unknown function first
+      op(in, out, "z = undefined_thing<float>(x);"),   // unknown template
+      op(in, out, "myint k = 3; z = x + k;"),          // unknown type
+      op(in, out, "if (x > y) { z = x;"),              // breaks the scaffolding
+      op(in, out, "z = x", "#include <cub/cub.cuh>"),  // header clang cannot see
+      op(in, out, "z = x +;", "#if __CUDA_ARCH__ >= 900\n#define FAST 1\n#endif"),
+      op(in, out, "z = x", "#error unsupported"),    // #error may sit in an #if
+      op(in, out, "z = x", "struct S : Base {};"),   // unknown base class
+      op(in, out, "z = CUDART_PI_F * x"),            // macro from a header
+      op("float16 x", "float16 z", "z = x + 1.0f"),  // overloads the prelude only models
+      op(in, out, "z = x; x = w;"),                  // unknown name before the assignment
+  };
+  for (const ElementwiseCase& c : cases) {
+    SCOPED_TRACE(c.operation + " / " + c.preamble);
+    SnippetReport report;
+    EXPECT_NO_THROW(report = analyze_snippets(elementwise_set(c)));
+    EXPECT_FALSE(report.fully_checked);
+  }
+}
+
+TEST(SnippetAnalysis, FullyCheckedWhenClangUnderstandsEverything) {
+  SnippetReport report =
+      analyze_snippets(elementwise_set(op("float32 x, float32 y", "float32 z", "z = x + y")));
+  EXPECT_TRUE(report.fully_checked);
+  SnippetSet empty;
+  empty.kernel_name = "empty";
+  EXPECT_TRUE(analyze_snippets(empty).fully_checked);  // the prelude itself is clean
+}
+
+// ---------------------------------------------------------------------------------------
+// Identifiers.
+
+std::set<std::string> ids(const SnippetReport& r, std::size_t k) { return r.identifiers.at(k); }
+
+TEST(SnippetAnalysis, IdentifiersPerSnippet) {
+  using Set = std::set<std::string>;
+  SnippetReport r =
+      analyze_snippets(elementwise_set(op("float32 x, float32 y", "float32 z", "z = x * 2")));
+  ASSERT_EQ(r.identifiers.size(), 4u);
+  EXPECT_EQ(ids(r, 2), (Set{"x", "z"}));  // y is never loaded
+  EXPECT_TRUE(ids(r, 1).empty());
+
+  // Keywords, member names after '.', '->' and '::', and directives are not identifiers.
+  r = analyze_snippets(elementwise_set(
+      op("float32 x, float32 y", "float32 z",
+         "if (x > 0) { z = static_cast<float>(x); }\n#pragma unroll\nfor (int k = 0; k < 2; ++k) "
+         "{ Pair p{x, y}; z += p.y + (&p)->x; }",
+         "struct Pair { float x, y; };")));
+  EXPECT_EQ(ids(r, 2), (Set{"Pair", "k", "p", "x", "y", "z"}));
+
+  r = analyze_snippets(elementwise_set(
+      op("float32 x, float32 y", "float32 z", "z = thrust::complex<float>(x, 0).real()")));
+  EXPECT_EQ(ids(r, 2), (Set{"thrust", "x", "z"}));
+
+  // A preamble macro that names a parameter counts as a use of it.
+  r = analyze_snippets(elementwise_set(op("float32 x, float32 y", "float32 z", "z = MIX(2)",
+                                          "#define Y_PART (y * 3)\n#define MIX(a) (a + Y_PART)")));
+  EXPECT_EQ(ids(r, 2), (Set{"MIX", "Y_PART", "a", "y", "z"}));
+
+  r = analyze_snippets(elementwise_set(op("float32 x", "float32 z", "z = _raw_x[i]")));
+  EXPECT_EQ(ids(r, 2), (Set{"_raw_x", "i", "z"}));
+}
+
+TEST(SnippetAnalysis, IdentifiersOfReductions) {
+  using Set = std::set<std::string>;
+  SnippetReport r = analyze_snippets(reduction_set(testing::valid_reduction_corpus()[4]));  // dot
+  ASSERT_EQ(r.identifiers.size(), 5u);
+  EXPECT_EQ(ids(r, 2), (Set{"x", "y"}));
+  EXPECT_EQ(ids(r, 3), (Set{"a", "b"}));
+  EXPECT_EQ(ids(r, 4), (Set{"a", "z"}));
+}
+
+// ---------------------------------------------------------------------------------------
+// Formatting and API details.
+
+TEST(FormatSnippetLocation, LineAndCaret) {
+  EXPECT_EQ(format_snippet_location("operation", "z = x +;", 1, 8),
+            "operation line 1, column 8\n  z = x +;\n         ^");
+  EXPECT_EQ(format_snippet_location("preamble", "a\n\tb c\nd", 2, 4),
+            "preamble line 2, column 4\n  \tb c\n  \t  ^");
+  EXPECT_EQ(format_snippet_location("op", "a", 3, 1), "op line 3, column 1");
+  EXPECT_EQ(format_snippet_error("k", "op", "a +", 1, 4, "expected expression"),
+            "k: op line 1, column 4: expected expression\n  a +\n     ^");
+}
+
+TEST(SnippetAnalysis, InvalidScopeParentIsAnArgumentError) {
+  SnippetSet set = elementwise_set(op("float32 x", "float32 z", "z = x"));
+  set.snippets[2].scope_parent = 3;
+  EXPECT_THROW(analyze_snippets(set), ArgumentError);
+  set.snippets[2].scope_parent = 0;  // a TopLevel snippet has no scope to share
+  EXPECT_THROW(analyze_snippets(set), ArgumentError);
+}
+
+TEST(SnippetAnalysis, ConcurrentCallsAgree) {
+  const SnippetSet good = elementwise_set(op("float32 x, float32 y", "float32 z", "z = x + y"));
+  const SnippetSet bad = elementwise_set(op("float32 x, float32 y", "float32 z", "z = x +;"));
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 25; ++k) {
+        try {
+          if (analyze_snippets(good).identifiers.at(2) != std::set<std::string>{"x", "y", "z"}) {
+            ++failures[t];
+          }
+        } catch (...) {
+          ++failures[t];
+        }
+        try {
+          analyze_snippets(bad);
+          ++failures[t];
+        } catch (const CompileError& e) {
+          if (e.column() != 8) ++failures[t];
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures, std::vector<int>(4, 0));
+}
+
+// ---------------------------------------------------------------------------------------
+// Speed: analysis runs once per kernel specialisation and must stay in milliseconds.
+
+double median_ms(const SnippetSet& set, int runs) {
+  std::vector<double> times;
+  for (int k = 0; k < runs; ++k) {
+    auto start = std::chrono::steady_clock::now();
+    try {
+      analyze_snippets(set);
+    } catch (const CompileError&) {
+    }
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+TEST(SnippetAnalysis, MedianTimePerSnippetSet) {
+  const auto& ew = testing::valid_elementwise_corpus();
+  const std::vector<std::pair<std::string, SnippetSet>> sets = {
+      {"squared_diff", elementwise_set(ew[0])},
+      {"preamble_template",
+       elementwise_set(*std::find_if(ew.begin(), ew.end(),
+                                     [](const auto& c) { return c.name == "preamble_template"; }))},
+      {"argmax reduction", reduction_set(testing::valid_reduction_corpus()[3])},
+      {"syntax error", elementwise_set(op("float32 x, float32 y", "float32 z", "z = x +;"))},
+  };
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    const auto& [name, set] = sets[k];
+    double ms = median_ms(set, 100);
+    std::cout << "[ timing   ] analyze_snippets(" << name << "): median " << ms
+              << " ms over 100 runs\n";
+    RecordProperty("median_ms_" + std::to_string(k), std::to_string(ms));
+    // Generous bound for slow CI machines; measured values are in the report.
+    EXPECT_LT(ms, 50.0) << name;
+  }
+}
+
+}  // namespace
+}  // namespace cujit::detail
