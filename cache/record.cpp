@@ -10,6 +10,10 @@
 #include <zstd.h>
 #include <nlohmann/json.hpp>
 
+// Header-only use of xxHash: nothing to link.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace cujit::detail {
 namespace {
 
@@ -52,7 +56,14 @@ std::uint64_t CacheRecord::size() const noexcept {
          }();
 }
 
-bool CacheRecord::checksum_ok() const { return checksum == sha256(program.binary); }
+bool CacheRecord::checksum_ok() const { return checksum == binary_checksum(program.binary); }
+
+std::string binary_checksum(std::string_view binary) {
+  std::uint64_t h = XXH64(binary.data(), binary.size(), 0);
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((h >> (8 * i)) & 0xff);
+  return out;
+}
 
 std::int64_t now_ms() {
   using namespace std::chrono;
@@ -154,7 +165,7 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
   r.content_key = content_key;
   r.kind = kind;
   r.program = program;
-  r.checksum = sha256(program.binary);
+  r.checksum = binary_checksum(program.binary);
   nlohmann::json opts = {{"name", source.name},
                          {"options", normalize_options(source.options)},
                          {"name_expressions", source.name_expressions}};

@@ -69,6 +69,10 @@ std::string compress(std::string_view text);
 /// malformed, declares another size, or exceeds kMaxSourceSize.
 std::optional<std::string> decompress(std::string_view frame, std::uint64_t expected_size);
 
+/// Checksum of a binary, verified on every load: XXH64 as 8 little-endian bytes. It detects
+/// damage, not tampering (databases of other users are refused instead); keys use SHA-256.
+std::string binary_checksum(std::string_view binary);
+
 /// Milliseconds since the epoch.
 std::int64_t now_ms();
 

@@ -92,7 +92,7 @@ bool read_row(const Statement& s, CacheRecord& out) {
   auto decoded = decode_names(names);
   if (!decoded) return false;
   out.program.lowered_names = std::move(*decoded);
-  return out.checksum.size() == 32 && out.checksum_ok();
+  return out.checksum.size() == 8 && out.checksum_ok();
 }
 
 std::string time_suffix() {
@@ -218,6 +218,8 @@ bool is_network_filesystem(const std::string& directory) {
 
 void create_private_directories(const std::string& directory) {
   if (directory.empty()) return;
+  struct stat existing {};
+  if (::stat(directory.c_str(), &existing) == 0 && S_ISDIR(existing.st_mode)) return;
   std::string partial;
   std::size_t pos = 0;
   while (pos != std::string::npos) {
@@ -239,12 +241,13 @@ SqliteStore::SqliteStore(std::string path, bool read_only, StoreOptions options)
     : path_(std::move(path)), read_only_(read_only), options_(std::move(options)) {}
 
 SqliteStore::~SqliteStore() {
+  std::lock_guard lock(mutex_);
   try {
-    std::lock_guard lock(mutex_);
     if (db_ && !read_only_) flush_locked();
   } catch (...) {
     // Last-used times are a hint; losing them on a failing database is harmless.
   }
+  close_locked();
 }
 
 std::int64_t SqliteStore::now() const { return options_.clock ? options_.clock() : now_ms(); }
@@ -270,7 +273,7 @@ std::unique_ptr<SqliteStore> SqliteStore::open_writable(const std::string& path,
     store->open_locked();
   } catch (const SqliteError& e) {
     if (!e.corrupt()) throw;
-    store->db_.reset();
+    store->close_locked();
     std::string aside = path + ".corrupt-" + time_suffix();
     if (std::rename(path.c_str(), aside.c_str()) != 0) {
       throw CacheError("cujit: cache database " + path + " is damaged (" + e.what() +
@@ -332,6 +335,7 @@ void SqliteStore::check_schema_locked() {
 }
 
 void SqliteStore::open_locked() {
+  statements_.clear();
   if (read_only_) {
     db_.emplace(file_uri(path_, "immutable=1"),
                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, path_);
@@ -350,8 +354,10 @@ void SqliteStore::open_locked() {
   if (network_fs_) {
     // WAL needs shared memory that network filesystems do not provide coherently.
     db_->exec("PRAGMA journal_mode=DELETE; PRAGMA mmap_size=0");
-  } else {
+  } else if (db_->query_text("PRAGMA journal_mode") != "wal") {
     // Switching to WAL needs an exclusive lock for a moment; retry while others hold it.
+    // (Asking SQLite, not reading the header ourselves: closing any descriptor of the file
+    // would drop every POSIX lock this process holds on it.)
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(std::max(options_.busy_timeout_ms, 1));
     for (;;) {
@@ -363,8 +369,8 @@ void SqliteStore::open_locked() {
       if (std::chrono::steady_clock::now() > deadline) break;  // stays in rollback mode
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    db_->exec("PRAGMA mmap_size=268435456");
   }
+  if (!network_fs_) db_->exec("PRAGMA mmap_size=268435456");
   db_->exec("PRAGMA synchronous=NORMAL");
   if (version < kSchemaVersion) create_schema_locked();
 }
@@ -396,7 +402,7 @@ void SqliteStore::create_schema_locked() {
 void SqliteStore::recreate_after_corruption(const std::string& reason) {
   require_writable("recreate it");
   std::lock_guard lock(mutex_);
-  db_.reset();
+  close_locked();
   pending_touches_.clear();
   pending_hits_ = 0;
   std::string aside = path_ + ".corrupt-" + time_suffix();
@@ -411,8 +417,14 @@ void SqliteStore::recreate_after_corruption(const std::string& reason) {
 }
 
 Lookup SqliteStore::find_locked(const char* sql, const std::string& key) {
+  auto it = statements_.find(sql);
+  if (it == statements_.end()) it = statements_.emplace(sql, db_->prepare(sql)).first;
+  Statement& s = it->second;
+  struct Rewind {
+    Statement& s;
+    ~Rewind() { s.reset(); }
+  } rewind{s};
   Lookup out;
-  Statement s = db_->prepare(sql);
   s.bind_text(1, key);
   if (!s.step()) return out;
   out.status = read_row(s, out.record) ? Lookup::Status::Hit : Lookup::Status::Damaged;
@@ -425,6 +437,11 @@ Lookup SqliteStore::find_locked(const char* sql, const std::string& key) {
     }
   }
   return out;
+}
+
+void SqliteStore::close_locked() noexcept {
+  statements_.clear();
+  db_.reset();
 }
 
 Lookup SqliteStore::find_by_request(const std::string& request_key) {

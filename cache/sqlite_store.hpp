@@ -159,6 +159,7 @@ class SqliteStore final : public Store {
   void check_schema_locked();
   void create_schema_locked();
   Lookup find_locked(const char* sql, const std::string& key);
+  void close_locked() noexcept;
   void flush_locked();
   void write_touches_locked();  // inside a transaction
   std::uint64_t evict_locked(std::uint64_t max_size, const std::string& keep);
@@ -171,6 +172,9 @@ class SqliteStore final : public Store {
   bool network_fs_ = false;
   std::mutex mutex_;
   std::optional<Database> db_;
+  // Lookups reuse their prepared statements (keyed by the SQL's address); cleared before
+  // db_ is closed or replaced.
+  std::map<const char*, Statement> statements_;
   std::map<std::string, std::int64_t> pending_touches_;
   std::uint64_t pending_hits_ = 0;
 };

@@ -26,7 +26,7 @@ constexpr int kPerProcess = 15;
 int kernel_index(int process, int i) { return (process * 5 + i * 3) % kKernels; }
 
 // The child's exit status: the number of failures it saw (0 is success).
-int child_main(const std::string& db) {
+int child_main(const std::string& db, int process) {
   int failures = 0;
   set_warning_sink([&](const std::string& m) {
     std::fprintf(stderr, "child %d warning: %s\n", static_cast<int>(::getpid()), m.c_str());
@@ -40,9 +40,10 @@ int child_main(const std::string& db) {
     std::this_thread::sleep_for(std::chrono::milliseconds(3));  // a compile takes a while
     return compiler.fn(Target{80})(p);
   };
-  int process = static_cast<int>(::getpid()) % kProcesses;
-  for (int i = 0; i < kPerProcess; ++i) {
-    auto k = fake_kernel("k" + std::to_string(kernel_index(process, i)));
+  // Kernels shared with other processes, and one only this process writes.
+  for (int i = 0; i <= kPerProcess; ++i) {
+    auto k = fake_kernel(i < kPerProcess ? "k" + std::to_string(kernel_index(process, i))
+                                         : "unique" + std::to_string(process));
     try {
       auto p = cache.get_or_compile(k.request, k.generator(), slow);
       if (p->binary != compiler.fn(Target{80})(k.source).binary) ++failures;
@@ -61,12 +62,15 @@ TEST(Concurrency, SixteenProcessesShareOneDatabase) {
   for (int p = 0; p < kProcesses; ++p) {
     pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
-    if (pid == 0) ::_exit(child_main(db));
+    if (pid == 0) ::_exit(child_main(db, p));
     children.push_back(pid);
   }
-  std::set<int> expected;
+  std::set<std::string> expected;
+  for (int p = 0; p < kProcesses; ++p) {
+    for (int i = 0; i < kPerProcess; ++i) expected.insert("k" + std::to_string(kernel_index(p, i)));
+    expected.insert("unique" + std::to_string(p));
+  }
   for (pid_t pid : children) {
-    for (int i = 0; i < kPerProcess; ++i) expected.insert(kernel_index(pid % kProcesses, i));
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status)) << "child killed by signal " << WTERMSIG(status);
@@ -75,11 +79,11 @@ TEST(Concurrency, SixteenProcessesShareOneDatabase) {
   auto store = SqliteStore::open_writable(db, {});
   EXPECT_EQ(store->integrity_check(), "ok");
   EXPECT_EQ(store->list().size(), expected.size());
-  for (int k : expected) {
-    auto kernel = fake_kernel("k" + std::to_string(k));
+  for (const auto& name : expected) {
+    auto kernel = fake_kernel(name);
     EXPECT_EQ(store->find_by_request(request_key("test", kernel.request.spec, Target{80})).status,
               Lookup::Status::Hit)
-        << "lost entry k" << k;
+        << "lost entry " << name;
   }
   EXPECT_EQ(store->verify(false).damaged.size(), 0u);
   EXPECT_EQ(store->info().misses, expected.size());  // each kernel stored once

@@ -114,7 +114,9 @@ TEST(Record, MakeRecordChecksumsTheBinary) {
   program.binary = "binary bytes";
   CacheRecord r = make_record("key", "raw", sample(), program, 1234);
   EXPECT_TRUE(r.checksum_ok());
-  EXPECT_EQ(r.checksum, sha256("binary bytes"));
+  EXPECT_EQ(r.checksum, binary_checksum("binary bytes"));
+  EXPECT_EQ(r.checksum.size(), 8u);
+  EXPECT_NE(binary_checksum("binary bytes"), binary_checksum("binary bytez"));
   EXPECT_EQ(r.created, 1234);
   EXPECT_EQ(decompress(r.source_zstd, r.source_size).value(), sample().source);
   r.program.binary[0] ^= 1;

@@ -331,7 +331,7 @@ int show(const Options& o, const std::string& key, bool with_source) {
   }
   std::cout << fmt::format(
       "key:          {}\nkind:         {}\ntarget:       {}\nbinary:       {} "
-      "(sha256 {}{})\ncreated:      {}\nlast used:    {}\nnvrtc:        {}\ncodegen:      "
+      "(xxh64 {}{})\ncreated:      {}\nlast used:    {}\nnvrtc:        {}\ncodegen:      "
       "{}\noptions:      {}\nmetadata:     {}\n",
       r->content_key, r->kind, r->program.target.name(),
       detail::format_bytes(r->program.binary.size()), detail::to_hex(r->checksum),
