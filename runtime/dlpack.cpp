@@ -75,7 +75,10 @@ struct Export {
 
 // Runs the producer's deleter when the last cujit view of an imported tensor goes.
 struct Import {
-  DLManagedTensor* tensor;
+  DLManagedTensor* tensor = nullptr;
+  Import() = default;
+  Import(const Import&) = delete;
+  Import& operator=(const Import&) = delete;
   ~Import() {
     if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
   }
@@ -85,7 +88,8 @@ struct Import {
 
 Array Array::from_dlpack(DLManagedTensor* tensor) {
   if (tensor == nullptr) throw ArgumentError("cujit: from_dlpack: null tensor");
-  auto owner = std::make_shared<Import>(Import{tensor});
+  auto owner = std::make_shared<Import>();
+  owner->tensor = tensor;
   const DLTensor& t = tensor->dl_tensor;
   if (t.device.device_type != kDLCUDA && t.device.device_type != kDLCUDAManaged) {
     throw ArgumentError("cujit: from_dlpack: only CUDA tensors can be wrapped (device type " +

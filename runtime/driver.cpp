@@ -9,6 +9,11 @@
 namespace cujit::detail {
 namespace {
 
+// The API version whose signatures match cuda.h's plain declarations. CUDA 13.0 gave
+// cuCtxSynchronize and cuCtxGetDevice a context parameter under the same names; asking for
+// the 12.8 versions keeps the signatures this file was compiled against.
+constexpr int kApiVersion = 12080;
+
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
                                     CUdriverProcAddressQueryResult*);
 
@@ -38,7 +43,7 @@ LoadResult load() {
   {                                                                                      \
     void* pointer = nullptr;                                                             \
     CUdriverProcAddressQueryResult status{};                                             \
-    if (get_proc(#name, &pointer, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
+    if (get_proc(#name, &pointer, kApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
             CUDA_SUCCESS ||                                                              \
         pointer == nullptr) {                                                            \
       result.error = "cujit: the CUDA driver lacks " #name " (driver too old?)";         \

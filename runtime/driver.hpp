@@ -12,25 +12,61 @@ namespace cujit::detail {
 // X(name) for every driver entry point cujit uses. cuda.h maps some names to versioned
 // symbols (cuMemAlloc -> cuMemAlloc_v2); the member follows that mapping, while #name stays
 // the base name that cuGetProcAddress expects.
-#define CUJIT_DRIVER_FUNCTIONS(X)                                                                 \
-  X(cuInit)                                                                                       \
-  X(cuDriverGetVersion)                                                                           \
-  X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(  \
-      cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain)                       \
-      X(cuDevicePrimaryCtxRelease) X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxGetDevice) X(     \
-          cuCtxSynchronize) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuStreamCreate)              \
-          X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamWaitEvent) X(cuStreamGetCtx) X(     \
-              cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)             \
-              X(cuEventElapsedTime) X(cuEventQuery) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) \
-                  X(cuMemFreeAsync) X(cuMemGetInfo) X(cuDeviceGetDefaultMemPool)                  \
-                      X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo) X(cuMemcpyHtoD) X(cuMemcpyDtoH) \
-                          X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)          \
-                              X(cuMemsetD8Async) X(cuMemsetD16Async) X(cuMemsetD32Async)          \
-                                  X(cuPointerGetAttribute) X(cuModuleLoadData) X(cuModuleUnload)  \
-                                      X(cuModuleGetFunction) X(cuLaunchKernel)                    \
-                                          X(cuFuncGetAttribute) X(cuFuncSetAttribute)             \
-                                              X(cuFuncGetParamInfo)                               \
-                                                  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+// clang-format off
+#define CUJIT_DRIVER_FUNCTIONS(X) \
+  X(cuInit) \
+  X(cuDriverGetVersion) \
+  X(cuGetErrorName) \
+  X(cuGetErrorString) \
+  X(cuDeviceGetCount) \
+  X(cuDeviceGet) \
+  X(cuDeviceGetName) \
+  X(cuDeviceGetAttribute) \
+  X(cuDeviceTotalMem) \
+  X(cuDevicePrimaryCtxRetain) \
+  X(cuDevicePrimaryCtxRelease) \
+  X(cuCtxGetCurrent) \
+  X(cuCtxSetCurrent) \
+  X(cuCtxGetDevice) \
+  X(cuCtxSynchronize) \
+  X(cuCtxPushCurrent) \
+  X(cuCtxPopCurrent) \
+  X(cuStreamCreate) \
+  X(cuStreamDestroy) \
+  X(cuStreamSynchronize) \
+  X(cuStreamWaitEvent) \
+  X(cuEventCreate) \
+  X(cuEventDestroy) \
+  X(cuEventRecord) \
+  X(cuEventSynchronize) \
+  X(cuEventElapsedTime) \
+  X(cuEventQuery) \
+  X(cuMemAlloc) \
+  X(cuMemFree) \
+  X(cuMemAllocAsync) \
+  X(cuMemFreeAsync) \
+  X(cuMemGetInfo) \
+  X(cuDeviceGetDefaultMemPool) \
+  X(cuMemPoolSetAttribute) \
+  X(cuMemPoolTrimTo) \
+  X(cuMemcpyHtoD) \
+  X(cuMemcpyDtoH) \
+  X(cuMemcpyHtoDAsync) \
+  X(cuMemcpyDtoHAsync) \
+  X(cuMemcpyDtoDAsync) \
+  X(cuMemsetD8Async) \
+  X(cuMemsetD16Async) \
+  X(cuMemsetD32Async) \
+  X(cuPointerGetAttribute) \
+  X(cuModuleLoadData) \
+  X(cuModuleUnload) \
+  X(cuModuleGetFunction) \
+  X(cuLaunchKernel) \
+  X(cuFuncGetAttribute) \
+  X(cuFuncSetAttribute) \
+  X(cuFuncGetParamInfo) \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+// clang-format on
 
 /// Function pointers into the driver.
 struct Driver {

@@ -27,18 +27,32 @@ void rethrow_snippet_error(const CompileError& error, const std::string& kernel,
                            const std::vector<std::pair<std::string, std::string>>& snippets) {
   // NVRTC writes "label(line): error: message" for code under a #line directive.
   static const std::regex pattern(R"(([A-Za-z_]+)\((\d+)\): (error|catastrophic error): (.*))");
-  std::istringstream log(error.log());
-  std::string line;
-  while (std::getline(log, line)) {
+  std::vector<std::string> lines;
+  {
+    std::istringstream log(error.log());
+    std::string line;
+    while (std::getline(log, line)) lines.push_back(line);
+  }
+  for (std::size_t n = 0; n < lines.size(); ++n) {
     std::smatch m;
-    if (!std::regex_search(line, m, pattern)) continue;
+    if (!std::regex_search(lines[n], m, pattern)) continue;
     for (const auto& [label, text] : snippets) {
       if (label != m[1].str()) continue;
       const int snippet_line = std::stoi(m[2].str());
+      // NVRTC echoes the line indented by two spaces and puts a caret under the column.
+      int column = 0;
+      if (n + 2 < lines.size()) {
+        const std::size_t caret = lines[n + 2].find('^');
+        if (caret != std::string::npos && caret >= 2 &&
+            lines[n + 2].find_first_not_of(' ') == caret) {
+          column = static_cast<int>(caret - 2 + 1);
+        }
+      }
       std::string message = "cujit: kernel '" + kernel + "': " + m[4].str() + "\n" +
-                            format_snippet_location(label, text, snippet_line, 0) +
+                            format_snippet_location(label, text, snippet_line, column) +
                             "\n\nNVRTC log:\n" + error.log();
-      throw CompileError(message, error.log(), error.options(), error.source(), snippet_line, 0);
+      throw CompileError(message, error.log(), error.options(), error.source(), snippet_line,
+                         column);
     }
   }
   throw CompileError("cujit: kernel '" + kernel + "': " + error.what(), error.log(),

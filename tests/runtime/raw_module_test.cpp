@@ -53,7 +53,7 @@ TEST(RawModuleGpu, LaunchesAndChecksResults) {
   RawKernel axpy = module.get_function("axpy");
   axpy(Dim3((n + 127) / 128), Dim3(128), {2.5f, x, y, n});
   std::vector<float> out = y.to_host<float>();
-  for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(out[i], 2.5f * x_host[i] + y_host[i]) << i;
+  for (int i = 0; i < n; ++i) ASSERT_NEAR(out[i], 2.5f * x_host[i] + y_host[i], 1e-6f) << i;
   EXPECT_GT(axpy.attributes().num_registers, 0);
   EXPECT_GE(axpy.attributes().max_threads_per_block, 128);
   EXPECT_EQ(axpy.param_sizes(), (std::vector<std::size_t>{4, 8, 8, 4}));
