@@ -15,6 +15,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 namespace cujit::detail {
@@ -135,7 +136,7 @@ struct KernelCache::Impl {
     return layers;
   }
 
-  std::shared_ptr<Store> writable(Layers& l) {
+  static std::shared_ptr<Store> writable(Layers& l) {
     std::lock_guard lock(l.mutex);
     if (!l.writable_opened) {
       l.writable_opened = true;
@@ -151,7 +152,7 @@ struct KernelCache::Impl {
     return l.writable;
   }
 
-  void open_deployments_locked(Layers& l) {
+  static void open_deployments_locked(Layers& l) {
     if (l.deployments_opened) return;
     l.deployments_opened = true;
     for (const auto& path : l.config.deployment_databases) {
@@ -163,7 +164,7 @@ struct KernelCache::Impl {
     }
   }
 
-  std::vector<std::shared_ptr<Store>> deployments(Layers& l) {
+  static std::vector<std::shared_ptr<Store>> deployments(Layers& l) {
     std::lock_guard lock(l.mutex);
     open_deployments_locked(l);
     return l.deployments;
@@ -474,6 +475,14 @@ void KernelCache::add_deployment_database(const std::string& path) {
   impl_->open_deployments_locked(*l);
   l->deployments.push_back(std::move(store));
   l->config.deployment_databases.push_back(path);
+}
+
+void KernelCache::prefetch() {
+  // The thread owns what it touches (the layers), so it may outlive this cache.
+  std::thread([l = impl_->current_layers()] {
+    Impl::deployments(*l);
+    Impl::writable(*l);
+  }).detach();
 }
 
 std::shared_ptr<Store> KernelCache::writable_store() {

@@ -96,6 +96,11 @@ class KernelCache {
   /// Opens a deployment database now and searches it after those configured. Throws
   /// CacheError naming the path when it cannot be used. Thread-safe.
   void add_deployment_database(const std::string& path);
+  /// Opens the databases in a background thread, so that the first lookup does not wait for
+  /// them (a few hundred microseconds for the writable database in WAL mode); call it early,
+  /// for example while a CUDA context is being created. Failures degrade as on first use.
+  /// Thread-safe; returns at once.
+  void prefetch();
   /// The writable store, opening it if needed; null when disabled or unusable (after its
   /// one warning). Thread-safe.
   std::shared_ptr<Store> writable_store();

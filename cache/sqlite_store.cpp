@@ -121,6 +121,20 @@ std::string parent_directory(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// True when the database header selects WAL (format versions 2 at bytes 18 and 19), so that
+// the journal-mode switch can be skipped. Reads through SQLite's own file handle: opening and
+// closing another descriptor of the file would drop every POSIX lock this process holds on it.
+bool header_says_wal(Database& db) {
+  sqlite3_file* file = nullptr;
+  if (sqlite3_file_control(db.handle(), "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK ||
+      file == nullptr || file->pMethods == nullptr) {
+    return false;
+  }
+  unsigned char header[20] = {};
+  if (file->pMethods->xRead(file, header, sizeof header, 0) != SQLITE_OK) return false;
+  return header[18] == 2 && header[19] == 2;
+}
+
 void add_counter(Database& db, const char* name, std::uint64_t delta) {
   if (delta == 0) return;
   Statement s = db.prepare(
@@ -340,6 +354,7 @@ void SqliteStore::open_locked() {
     db_.emplace(file_uri(path_, "immutable=1"),
                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, path_);
     check_schema_locked();
+    prepare_lookups_locked();
     return;
   }
   db_.emplace(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, path_);
@@ -354,10 +369,8 @@ void SqliteStore::open_locked() {
   if (network_fs_) {
     // WAL needs shared memory that network filesystems do not provide coherently.
     db_->exec("PRAGMA journal_mode=DELETE; PRAGMA mmap_size=0");
-  } else if (db_->query_text("PRAGMA journal_mode") != "wal") {
+  } else if (!header_says_wal(*db_)) {
     // Switching to WAL needs an exclusive lock for a moment; retry while others hold it.
-    // (Asking SQLite, not reading the header ourselves: closing any descriptor of the file
-    // would drop every POSIX lock this process holds on it.)
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(std::max(options_.busy_timeout_ms, 1));
     for (;;) {
@@ -373,6 +386,15 @@ void SqliteStore::open_locked() {
   if (!network_fs_) db_->exec("PRAGMA mmap_size=268435456");
   db_->exec("PRAGMA synchronous=NORMAL");
   if (version < kSchemaVersion) create_schema_locked();
+  prepare_lookups_locked();
+}
+
+void SqliteStore::prepare_lookups_locked() {
+  // Preparing loads the schema now, as part of opening (and of KernelCache::prefetch()), not
+  // during the first lookup.
+  for (const char* sql : {kFindByRequest, kFindByContent}) {
+    if (statements_.count(sql) == 0) statements_.emplace(sql, db_->prepare(sql));
+  }
 }
 
 void SqliteStore::create_schema_locked() {

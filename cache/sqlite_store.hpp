@@ -157,6 +157,7 @@ class SqliteStore final : public Store {
   SqliteStore(std::string path, bool read_only, StoreOptions options);
   void open_locked();
   void check_schema_locked();
+  void prepare_lookups_locked();
   void create_schema_locked();
   Lookup find_locked(const char* sql, const std::string& key);
   void close_locked() noexcept;

@@ -392,6 +392,28 @@ TEST(KernelCache, DeploymentDatabaseIsConsultedBeforeCompilingAndNeverWritten) {
   EXPECT_THROW(cache.add_deployment_database(dir.file("missing.db")), CacheError);
 }
 
+TEST(KernelCache, PrefetchOpensTheDatabasesInTheBackground) {
+  TempDir dir;
+  CacheConfig config = config_in(dir);
+  config.deployment_databases = {dir.file("missing.db")};
+  WarningCapture warnings;
+  {
+    KernelCache cache(config);
+    cache.prefetch();
+    for (int i = 0; i < 500 && !std::filesystem::exists(config.database_path); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_TRUE(std::filesystem::exists(config.database_path));
+    EXPECT_TRUE(warnings.contains("missing.db")) << warnings.joined();
+    FakeCompiler compiler;
+    auto k = fake_kernel("k");
+    cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}));
+    EXPECT_EQ(compiler.calls, 1);
+  }
+  KernelCache unused(config);
+  unused.prefetch();  // the cache may be destroyed while its prefetch runs
+}
+
 TEST(KernelCache, DisabledCacheUsesNoFiles) {
   TempDir dir;
   CacheConfig config = config_in(dir);
