@@ -16,11 +16,14 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
+#include <clang/Frontend/PrecompiledPreamble.h>
 #include <clang/Lex/Lexer.h>
 #include <clang/Lex/PreprocessorOptions.h>
 #include <clang/Sema/Sema.h>
+#include <clang/Serialization/PCHContainerOperations.h>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/VirtualFileSystem.h>
 
 #include <algorithm>
 #include <array>
@@ -43,6 +46,9 @@ constexpr std::string_view kSnippetFunctionPrefix = "__cujit_snippet_";
 // Headers generated code includes itself; a preamble that includes them gets empty files
 // (the prelude already declares what they offer) instead of a fatal "file not found".
 constexpr const char* kVirtualIncludeDir = "/cujit-virtual-include";
+constexpr const char* kPreludeHeader = "__cujit_prelude.h";
+// The first line of every analysed file: the prelude, precompiled once per process.
+constexpr const char* kPreludeInclude = "#include <__cujit_prelude.h>\n";
 constexpr std::array<const char*, 5> kKnownHeaders = {
     "cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h", "cuda/std/complex", "thrust/complex.h"};
 
@@ -79,6 +85,59 @@ const clang::CompilerInvocation& base_invocation() {
 
 const clang::LangOptions& lang_options() { return *base_invocation().getLangOpts(); }
 
+// The analysis sees only these files: the prelude and the known headers, in memory. Nothing
+// on the host's disk is visible, so a snippet's #include cannot pick up unrelated headers.
+llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> make_file_system() {
+  llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs(new llvm::vfs::InMemoryFileSystem);
+  const std::string dir = std::string(kVirtualIncludeDir) + "/";
+  fs->addFile(dir + kPreludeHeader, 0, llvm::MemoryBuffer::getMemBuffer(kClangPrelude));
+  for (const char* header : kKnownHeaders) {
+    fs->addFile(dir + header, 0, llvm::MemoryBuffer::getMemBuffer(""));
+  }
+  fs->setCurrentWorkingDirectory("/");
+  return fs;
+}
+
+std::shared_ptr<clang::CompilerInvocation> make_invocation() {
+  auto invocation = std::make_shared<clang::CompilerInvocation>(base_invocation());
+  invocation->getHeaderSearchOpts().AddPath(kVirtualIncludeDir, clang::frontend::Angled, false,
+                                            false);
+  return invocation;
+}
+
+// The prelude, parsed once per process into an in-memory PCH that every analysis loads
+// lazily (a fraction of a millisecond, against milliseconds to parse it as text).
+struct PreludeCache {
+  llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs;
+  std::optional<clang::PrecompiledPreamble> pch;  ///< empty: parse the prelude as text
+};
+
+const PreludeCache& prelude_cache() {
+  static const PreludeCache cache = [] {
+    PreludeCache c;
+    c.fs = make_file_system();
+    // A declaration after the include makes the preamble end at the start of a line, so that
+    // a directive right after it (#line) is still recognised as one.
+    std::unique_ptr<llvm::MemoryBuffer> main = llvm::MemoryBuffer::getMemBufferCopy(
+        std::string(kPreludeInclude) + "int __cujit_end_of_preamble;\n", kMainFile);
+    std::shared_ptr<clang::CompilerInvocation> invocation = make_invocation();
+    clang::PreambleBounds bounds =
+        clang::ComputePreambleBounds(*invocation->getLangOpts(), main->getMemBufferRef(), 0);
+    llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> options(new clang::DiagnosticOptions);
+    clang::IgnoringDiagConsumer ignore;
+    // Reference-counted: the CompilerInstance inside Build() holds and releases it.
+    llvm::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(
+        new clang::DiagnosticsEngine(new clang::DiagnosticIDs, options.get(), &ignore, false));
+    clang::PreambleCallbacks callbacks;
+    auto built = clang::PrecompiledPreamble::Build(
+        *invocation, main.get(), bounds, *diags, c.fs,
+        std::make_shared<clang::PCHContainerOperations>(), /*StoreInMemory=*/true, callbacks);
+    if (built && !diags->hasErrorOccurred()) c.pch.emplace(std::move(*built));
+    return c;
+  }();
+  return cache;
+}
+
 std::vector<RawToken> raw_lex(const std::string& text) {
   std::vector<RawToken> tokens;
   // Raw lexing needs no SourceManager; locations are offsets from a fake file start.
@@ -107,20 +166,23 @@ bool is_keyword(const std::string& name) {
   return table.get(name).isKeyword(lang_options());
 }
 
-// 1-based line and column of a byte offset.
-std::pair<int, int> line_column(const std::string& text, std::size_t offset) {
-  int line = 1;
-  std::size_t line_start = 0;
-  for (std::size_t k = 0; k < offset && k < text.size(); ++k) {
-    if (text[k] == '\n') {
-      ++line;
-      line_start = k + 1;
-    }
+// Offsets at which the lines of a text start, for 1-based line and column lookups.
+std::vector<std::size_t> line_starts_of(const std::string& text) {
+  std::vector<std::size_t> starts = {0};
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    if (text[k] == '\n') starts.push_back(k + 1);
   }
-  return {line, static_cast<int>(offset - line_start) + 1};
+  return starts;
+}
+
+std::pair<int, int> line_column(const std::vector<std::size_t>& starts, std::size_t offset) {
+  auto next = std::upper_bound(starts.begin(), starts.end(), offset);
+  const int line = static_cast<int>(next - starts.begin());
+  return {line, static_cast<int>(offset - *(next - 1)) + 1};
 }
 
 struct LexedSnippet {
+  std::vector<std::size_t> line_starts;
   std::vector<RawToken> tokens;  ///< outside preprocessor directives
   std::set<std::string> identifiers;
   std::map<std::string, std::set<std::string>> macros;  ///< #define name -> body identifiers
@@ -140,6 +202,7 @@ bool is_compiler_macro(const std::string& name) {
 
 LexedSnippet lex_snippet(const std::string& text) {
   LexedSnippet out;
+  out.line_starts = line_starts_of(text);
   std::vector<RawToken> all = raw_lex(text);
   for (std::size_t k = 0; k < all.size();) {
     if (all[k].kind == clang::tok::hash && all[k].at_line_start) {
@@ -230,6 +293,7 @@ struct Diag {
   std::string message;
   bool certain = false;
   std::string reserved_name;  ///< an undeclared identifier in cujit's reserved namespace
+  std::string outside;        ///< "file:line" of an error outside the snippets (for debugging)
 };
 
 // A type whose meaning is the same for clang and NVRTC: built-in types, pointers, references
@@ -350,7 +414,16 @@ class Collector : public clang::DiagnosticConsumer {
     DiagnosticConsumer::HandleDiagnostic(level, info);
     if (level < clang::DiagnosticsEngine::Error) return;
     Diag d;
-    if (info.hasSourceManager()) d.pos = position_of(info.getSourceManager(), info.getLocation());
+    if (info.hasSourceManager()) {
+      d.pos = position_of(info.getSourceManager(), info.getLocation());
+      if (d.pos.snippet < 0 && info.getLocation().isValid()) {
+        const clang::SourceManager& sm = info.getSourceManager();
+        clang::PresumedLoc where = sm.getPresumedLoc(sm.getFileLoc(info.getLocation()));
+        if (where.isValid()) {
+          d.outside = std::string(where.getFilename()) + ":" + std::to_string(where.getLine());
+        }
+      }
+    }
     llvm::SmallString<128> text;
     info.FormatDiagnostic(text);
     d.message = text.str().str();
@@ -516,7 +589,7 @@ class SourceBuilder {
   }
 
   std::string build() {
-    src_ = kClangPrelude;
+    src_ = kPreludeInclude;
     for (const auto& [name, type] : set_.type_aliases)
       src_ += "typedef " + type + " " + name + ";\n";
     for (std::size_t k = 0; k < set_.snippets.size(); ++k) {
@@ -574,10 +647,10 @@ class SourceBuilder {
 
 // Nesting depth ('{' and '(') at a position of a snippet: declarations at depth 0 are in the
 // snippet's outermost scope.
-int depth_at(const std::string& text, const LexedSnippet& lexed, Position pos) {
+int depth_at(const LexedSnippet& lexed, Position pos) {
   int depth = 0;
   for (const RawToken& t : lexed.tokens) {
-    auto [line, column] = line_column(text, t.offset);
+    auto [line, column] = line_column(lexed.line_starts, t.offset);
     if (line > pos.line || (line == pos.line && column >= pos.column)) break;
     switch (t.kind) {
       case clang::tok::l_brace:
@@ -638,14 +711,14 @@ const SnippetVariable* find_variable(const SnippetSet& set, std::size_t k,
   return nullptr;
 }
 
-void find_read_only_assignments(const SnippetSet& set, int index, const std::string& text,
-                                const LexedSnippet& lexed, const AstFacts& facts,
-                                const std::vector<Diag>& diags, std::vector<Finding>& findings) {
+void find_read_only_assignments(const SnippetSet& set, int index, const LexedSnippet& lexed,
+                                const AstFacts& facts, const std::vector<Diag>& diags,
+                                std::vector<Finding>& findings) {
   const std::vector<RawToken>& toks = lexed.tokens;
   for (std::size_t k = 0; k < toks.size(); ++k) {
     if (toks[k].kind != clang::tok::raw_identifier) continue;
     if (k > 0 && is_member_access(toks[k - 1].kind)) continue;
-    auto [line, column] = line_column(text, toks[k].offset);
+    auto [line, column] = line_column(lexed.line_starts, toks[k].offset);
     Position pos{index, line, column};
     auto ref = facts.read_only_refs.find(pos);
     if (ref == facts.read_only_refs.end()) continue;
@@ -668,9 +741,10 @@ void find_read_only_assignments(const SnippetSet& set, int index, const std::str
     std::size_t first = std::min(op, k);
     std::size_t last = std::max(op, end - 1);
     Position from{index, 0, 0};
-    std::tie(from.line, from.column) = line_column(text, toks[first].offset);
+    std::tie(from.line, from.column) = line_column(lexed.line_starts, toks[first].offset);
     Position to{index, 0, 0};
-    std::tie(to.line, to.column) = line_column(text, toks[last].offset + toks[last].length);
+    std::tie(to.line, to.column) =
+        line_column(lexed.line_starts, toks[last].offset + toks[last].length);
     bool failed = std::any_of(diags.begin(), diags.end(),
                               [&](const Diag& d) { return !(d.pos < from) && !(to < d.pos); });
     if (!failed) continue;
@@ -857,20 +931,22 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
   }
 
   const std::string source = SourceBuilder(set, lexed).build();
+  const PreludeCache& prelude = prelude_cache();
   auto ci = std::make_unique<clang::CompilerInstance>();
-  ci->setInvocation(std::make_shared<clang::CompilerInvocation>(base_invocation()));
-  clang::CompilerInvocation& invocation = ci->getInvocation();
-  invocation.getHeaderSearchOpts().AddPath(kVirtualIncludeDir, clang::frontend::Angled, false,
-                                           false);
-  clang::PreprocessorOptions& pp = invocation.getPreprocessorOpts();
-  pp.addRemappedFile(kMainFile, llvm::MemoryBuffer::getMemBufferCopy(source, kMainFile).release());
-  for (const char* header : kKnownHeaders) {
-    std::string path = std::string(kVirtualIncludeDir) + "/" + header;
-    pp.addRemappedFile(path, llvm::MemoryBuffer::getMemBufferCopy("", path).release());
+  ci->setInvocation(make_invocation());
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs = prelude.fs;
+  std::unique_ptr<llvm::MemoryBuffer> main =
+      llvm::MemoryBuffer::getMemBufferCopy(source, kMainFile);
+  if (prelude.pch) {
+    // Takes the buffer (the SourceManager frees it) and overlays the PCH onto `fs`.
+    prelude.pch->AddImplicitPreamble(ci->getInvocation(), fs, main.release());
+  } else {
+    ci->getInvocation().getPreprocessorOpts().addRemappedFile(kMainFile, main.release());
   }
 
   Collector collector(*ci);
   ci->createDiagnostics(&collector, /*ShouldOwnClient=*/false);
+  ci->createFileManager(fs);
   AstFacts facts;
   AnalysisAction action(facts);
   ci->ExecuteAction(action);
@@ -895,7 +971,7 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
         "choose another name";
     for (const auto& [pos, name] : facts.local_decls) {
       const std::size_t k = static_cast<std::size_t>(pos.snippet);
-      if (depth_at(set.snippets[k].text, lexed[k], pos) != 0) continue;
+      if (depth_at(lexed[k], pos) != 0) continue;
       if (is_reserved_local_name(name)) {
         findings.push_back({pos, "'" + name + reserved_message});
       } else if (std::any_of(set.snippets[k].variables.begin(), set.snippets[k].variables.end(),
@@ -910,8 +986,7 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
       if (is_cujit_reserved_name(name)) findings.push_back({pos, "'" + name + reserved_message});
     }
     for (std::size_t k = 0; k < count; ++k) {
-      find_read_only_assignments(set, static_cast<int>(k), set.snippets[k].text, lexed[k], facts,
-                                 diags, findings);
+      find_read_only_assignments(set, static_cast<int>(k), lexed[k], facts, diags, findings);
     }
   }
 
@@ -919,6 +994,7 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
     std::cerr << "cujit: snippet analysis of " << set.kernel_name << "\n" << source << "\n";
     for (const Diag& d : diags) {
       std::cerr << "  snippet " << d.pos.snippet << " " << d.pos.line << ":" << d.pos.column
+                << (d.outside.empty() ? "" : " at " + d.outside)
                 << (d.certain ? " [certain] " : " [defer] ") << d.message << "\n";
     }
   }

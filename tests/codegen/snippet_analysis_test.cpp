@@ -268,11 +268,12 @@ TEST(SnippetAnalysis, UncertainErrorsDeferToNvrtc) {
   const std::string in = "float32 x, float32 y";
   const std::string out = "float32 z";
   const std::vector<ElementwiseCase> cases = {
-      op(in, out, "z = foo(x) +* ;"),                  // unknown function first
-      op(in, out, "z = undefined_thing<float>(x);"),   // unknown template
-      op(in, out, "myint k = 3; z = x + k;"),          // unknown type
-      op(in, out, "if (x > y) { z = x;"),              // breaks the scaffolding
-      op(in, out, "z = x", "#include <cub/cub.cuh>"),  // header clang cannot see
+      op(in, out, "z = foo(x) +* ;"),                                     // unknown function first
+      op(in, out, "z = undefined_thing<float>(x);"),                      // unknown template
+      op(in, out, "myint k = 3; z = x + k;"),                             // unknown type
+      op(in, out, "if (x > y) { z = x;"),                                 // breaks the scaffolding
+      op(in, out, "z = x", "#include <cub/cub.cuh>"),                     // header clang cannot see
+      op(in, out, "z = x +;", "#include \"snippet_analysis_test.cpp\""),  // nothing from disk
       op(in, out, "z = x +;", "#if __CUDA_ARCH__ >= 900\n#define FAST 1\n#endif"),
       op(in, out, "z = x", "#error unsupported"),    // #error may sit in an #if
       op(in, out, "z = x", "struct S : Base {};"),   // unknown base class

@@ -90,6 +90,8 @@ inline const std::vector<ElementwiseCase>& valid_elementwise_corpus() {
        "__device__ __forceinline__ float twice(float v) { return 2 * v; }"},
       {"preamble_restrict_ldg", "float32 x", "float32 y", "y = load(&x)",
        "__device__ float load(const float* __restrict__ p) { return __ldg(p); }"},
+      {"preamble_includes_fp16", "float32 x", "float32 y", "y = __half2float(__float2half(x))",
+       "#include <cuda_fp16.h>\n#include <cuda_bf16.h>"},
       {"preamble_aligned_struct", "float32 x", "float32 y", "Vec2 v{x, x}; y = v.a + v.b;",
        "struct __align__(8) Vec2 { float a, b; };"},
       {"printf", "float32 x", "float32 y", "if (i == 0) printf(\"x=%f\\n\", x);\ny = x;"},
