@@ -171,12 +171,14 @@ struct KernelCache::Impl {
   }
 
   // Turns a storage failure into the fallback the issue asks for, with one warning.
-  void degrade(Layers& l, const std::shared_ptr<Store>& store, const Error& e) {
+  // `generation` is the store's generation() from before the failed operation.
+  void degrade(Layers& l, const std::shared_ptr<Store>& store, const Error& e,
+               std::uint64_t generation) {
     if (const auto* se = dynamic_cast<const SqliteError*>(&e)) {
       auto sqlite = std::dynamic_pointer_cast<SqliteStore>(store);
       if (se->corrupt() && sqlite && !sqlite->read_only()) {
         try {
-          sqlite->recreate_after_corruption(without_prefix(se->what()));
+          sqlite->recreate_after_corruption(without_prefix(se->what()), generation);
           return;
         } catch (const Error& again) {
           disable(l, store, again);
@@ -218,12 +220,18 @@ struct KernelCache::Impl {
   }
 
   // Runs a lookup; a storage failure degrades and reads as a miss.
+  static std::uint64_t generation_of(const std::shared_ptr<Store>& store) {
+    auto* sqlite = dynamic_cast<SqliteStore*>(store.get());
+    return sqlite != nullptr ? sqlite->generation() : 0;
+  }
+
   template <class F>
   Lookup guarded_find(Layers& l, const std::shared_ptr<Store>& store, F find) {
+    std::uint64_t generation = generation_of(store);
     try {
       return find(*store);
     } catch (const Error& e) {
-      degrade(l, store, e);
+      degrade(l, store, e, generation);
       return {};
     }
   }
@@ -231,10 +239,11 @@ struct KernelCache::Impl {
   template <class F>
   void guarded_write(Layers& l, const std::shared_ptr<Store>& store, F write) {
     if (writes_disabled(l)) return;
+    std::uint64_t generation = generation_of(store);
     try {
       write(*store);
     } catch (const Error& e) {
-      degrade(l, store, e);
+      degrade(l, store, e, generation);
     }
   }
 

@@ -387,6 +387,11 @@ void SqliteStore::open_locked() {
   db_->exec("PRAGMA synchronous=NORMAL");
   if (version < kSchemaVersion) create_schema_locked();
   prepare_lookups_locked();
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0) {
+    opened_dev_ = static_cast<std::uint64_t>(st.st_dev);
+    opened_ino_ = static_cast<std::uint64_t>(st.st_ino);
+  }
 }
 
 void SqliteStore::prepare_lookups_locked() {
@@ -421,12 +426,28 @@ void SqliteStore::create_schema_locked() {
   t.commit();
 }
 
-void SqliteStore::recreate_after_corruption(const std::string& reason) {
+std::uint64_t SqliteStore::generation() {
+  std::lock_guard lock(mutex_);
+  return generation_;
+}
+
+void SqliteStore::recreate_after_corruption(const std::string& reason,
+                                            std::uint64_t seen_generation) {
   require_writable("recreate it");
   std::lock_guard lock(mutex_);
+  if (generation_ != seen_generation) return;  // another thread did it already
   close_locked();
   pending_touches_.clear();
   pending_hits_ = 0;
+  ++generation_;
+  struct stat st {};
+  bool replaced = ::stat(path_.c_str(), &st) != 0 ||
+                  static_cast<std::uint64_t>(st.st_dev) != opened_dev_ ||
+                  static_cast<std::uint64_t>(st.st_ino) != opened_ino_;
+  if (replaced) {  // another process moved the damaged file aside (and warned)
+    open_locked();
+    return;
+  }
   std::string aside = path_ + ".corrupt-" + time_suffix();
   if (std::rename(path_.c_str(), aside.c_str()) != 0) {
     throw CacheError("cujit: cache database " + path_ + " is damaged (" + reason +

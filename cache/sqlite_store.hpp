@@ -112,8 +112,13 @@ class SqliteStore final : public Store {
   void flush() override;
 
   /// Moves the damaged database aside (`PATH.corrupt-<time>`), warns, and starts a new one.
-  /// Writable databases only. Throws CacheError when the new database cannot be created.
-  void recreate_after_corruption(const std::string& reason);
+  /// `seen_generation` is generation() from before the operation that failed: when another
+  /// thread has recreated the database since, nothing happens; when another process has
+  /// moved the file away, the new file is opened without a warning. Writable databases
+  /// only. Throws CacheError when the new database cannot be created.
+  void recreate_after_corruption(const std::string& reason, std::uint64_t seen_generation);
+  /// Counts the recreations of this store's database.
+  std::uint64_t generation();
 
   /// Every entry, most recently used first.
   std::vector<RecordSummary> list();
@@ -176,6 +181,10 @@ class SqliteStore final : public Store {
   // Lookups reuse their prepared statements (keyed by the SQL's address); cleared before
   // db_ is closed or replaced.
   std::map<const char*, Statement> statements_;
+  std::uint64_t generation_ = 0;
+  // The file opened (device, inode), to tell whether another process replaced it.
+  std::uint64_t opened_dev_ = 0;
+  std::uint64_t opened_ino_ = 0;
   std::map<std::string, std::int64_t> pending_touches_;
   std::uint64_t pending_hits_ = 0;
 };

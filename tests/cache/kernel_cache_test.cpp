@@ -248,6 +248,42 @@ TEST(KernelCache, DatabaseTruncatedWhileClosedIsRecoveredDuringLookup) {
   EXPECT_EQ(store->integrity_check(), "ok");
 }
 
+TEST(KernelCache, DamageSeenByManyThreadsIsRepairedOnce) {
+  TempDir dir;
+  FakeCompiler compiler;
+  std::vector<test::FakeKernel> kernels;
+  for (int i = 0; i < 32; ++i) kernels.push_back(fake_kernel("k" + std::to_string(i)));
+  {
+    KernelCache cache(config_in(dir));
+    for (auto& k : kernels) {
+      k.source.source += std::string(20000, ' ') + "// " + k.request.spec;
+      cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}));
+    }
+  }
+  WarningCapture warnings;
+  KernelCache cache(config_in(dir));
+  ASSERT_TRUE(cache.writable_store());  // opened while intact
+  std::filesystem::resize_file(dir.file("kernels.db"),
+                               std::filesystem::file_size(dir.file("kernels.db")) / 4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < 32; i += 8) {
+        cache.get_or_compile(kernels[i].request, kernels[i].generator(), compiler.fn(Target{80}));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  int moved = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    moved += e.path().filename().string().find(".corrupt-") != std::string::npos;
+  }
+  EXPECT_EQ(moved, 1);
+  EXPECT_EQ(warnings.count(), 1u) << warnings.joined();
+  EXPECT_EQ(std::dynamic_pointer_cast<SqliteStore>(cache.writable_store())->integrity_check(),
+            "ok");
+}
+
 TEST(KernelCache, FullDiskFallsBackToMemoryWithOneWarning) {
   TempDir dir;
   WarningCapture warnings;

@@ -160,8 +160,11 @@ TEST(SqliteStore, TruncatedDatabaseIsDetectedAndRecreated) {
       detected = e.corrupt();
     }
     ASSERT_TRUE(detected);
-    store->recreate_after_corruption("test");
+    store->recreate_after_corruption("test", store->generation());
   }
+  EXPECT_EQ(corrupt_copies(dir.path()).size(), 1u);
+  // A second report of the same damage (another thread's) does not move the new file.
+  store->recreate_after_corruption("late report", store->generation() - 1);
   EXPECT_EQ(corrupt_copies(dir.path()).size(), 1u);
   EXPECT_EQ(store->find_by_request(rkey("k1")).status, Lookup::Status::Miss);
   store->put(record_for("k1"), rkey("k1"));
