@@ -621,8 +621,9 @@ class SourceBuilder {
     // The closing tokens stay in the snippet's file, one line below its end, so that an
     // error "at the end of the snippet" (a missing ')') is reported inside the snippet.
     if (s.form == Snippet::Form::Statements) {
-      // CuPy appends ';' to operations: "z = x + y" needs none.
-      src_ += "{\n#line 1 " + file_of(k) + "\n" + s.text + "\n;\n";
+      // CuPy appends ';' to operations: "z = x + y" needs none. The operation runs inside
+      // the element loop, where `continue` and `break` are valid: a do-while lets them parse.
+      src_ += "do {\n#line 1 " + file_of(k) + "\n" + s.text + "\n;\n";
     } else {
       src_ += "(void)(\n#line 1 " + file_of(k) + "\n" + s.text + "\n);\n";
     }
@@ -630,7 +631,7 @@ class SourceBuilder {
     for (std::size_t child : children_[k]) {
       if (!skipped(child)) block(child);
     }
-    src_ += s.form == Snippet::Form::Statements ? "}}\n" : "}\n";
+    src_ += s.form == Snippet::Form::Statements ? "} while (0);}\n" : "}\n";
   }
 
   // An empty expression (no identity) has nothing to check and would not parse.

@@ -126,6 +126,8 @@ inline const std::vector<ElementwiseCase>& valid_elementwise_corpus() {
       {"if_constexpr", "T x", "T y",
        "if constexpr (sizeof(T) == 4) { y = x; } else { y = x * 2; }"},
       {"two_placeholders", "T x, U k", "T y", "y = x * static_cast<T>(k)"},
+      {"continue_in_operation", "float32 x", "float32 y",
+       "if (x < 0) { y = 0; continue; }\ny = x;"},
       {"nested_block", "float32 x", "float32 y", "{ float t = x; y = t; }"},
       {"empty_statements", "float32 x", "float32 y", "y = x;;"},
       {"literals", "int64 x", "int64 y", "y = x * 1000000007LL + 0x7fffffffLL + 1'000"},
