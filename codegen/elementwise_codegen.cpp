@@ -52,7 +52,7 @@ std::string EwSpecialization::key() const {
     << ";i64=" << index64 << ";block=" << block_size << ";params=";
   for (const EwParam& p : params) {
     k << dtype_name(p.dtype) << (p.scalar ? "s" : "a") << p.used << p.raw_view_used << p.load_output
-      << p.raw_contiguous << ',';
+      << p.raw_contiguous << p.transposed << ',';
   }
   return k.str();
 }
@@ -125,6 +125,83 @@ bool output_is_write_only(const std::string& operation, const std::string& name)
   return referenced_identifiers(rest).count(name) == 0;
 }
 
+namespace {
+
+// Tiled2D: each block walks 32x32 tiles of the 2-d iteration space with 32x8 threads, four
+// rows each. Arrays stored column-major (transposed) are read and written through a padded
+// shared-memory tile so that every global access is coalesced; the rest are read in place.
+template <class ParamOf, class Body>
+void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector<int>& arrays,
+                         ParamOf&& param, std::size_t n_in, Body&& element_body) {
+  auto slot = [&](int k) {
+    for (std::size_t a = 0; a < arrays.size(); ++a) {
+      if (arrays[a] == k) return std::to_string(a);
+    }
+    return std::string("0");
+  };
+  auto address = [&](int k, const std::string& T, const std::string& r, const std::string& c) {
+    return "*reinterpret_cast<" + T + "*>(_cj_p" + std::to_string(k) + " + " + r +
+           " * _cj_L.strides[" + slot(k) + "][0] + " + c + " * _cj_L.strides[" + slot(k) + "][1])";
+  };
+  bool any_load = false, any_store = false;
+  for (int k : arrays) {
+    const EwParam& e = s.params[k];
+    if (!e.transposed || !e.used) continue;
+    const bool input = k < static_cast<int>(n_in);
+    w << "  __shared__ " + cuda_type(e.dtype) + " _cj_tile" + std::to_string(k) + "[32][33];\n";
+    any_load |= input || e.load_output;
+    any_store |= !input;
+  }
+  w << "  const int _cj_R = _cj_L.shape[0], _cj_C = _cj_L.shape[1];\n";
+  w << "  const int _cj_tc = (_cj_C + 31) / 32, _cj_tiles = _cj_tc * ((_cj_R + 31) / 32);\n";
+  w << "  for (int _cj_t = blockIdx.x; _cj_t < _cj_tiles; _cj_t += gridDim.x) {\n";
+  w << "    const int _cj_r0 = (_cj_t / _cj_tc) * 32, _cj_c0 = (_cj_t % _cj_tc) * 32;\n";
+  auto transposed_pass = [&](bool load) {
+    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < 4; ++_cj_k) {\n";
+    w << "      const int _cj_rr = _cj_r0 + threadIdx.x, _cj_cc = _cj_c0 + threadIdx.y + 8 * "
+         "_cj_k;\n";
+    w << "      if (_cj_rr < _cj_R && _cj_cc < _cj_C) {\n";
+    for (int k : arrays) {
+      const EwParam& e = s.params[k];
+      if (!e.transposed || !e.used) continue;
+      const bool input = k < static_cast<int>(n_in);
+      const std::string T = cuda_type(e.dtype);
+      const std::string tile =
+          "_cj_tile" + std::to_string(k) + "[threadIdx.y + 8 * _cj_k][threadIdx.x]";
+      if (load && (input || e.load_output)) {
+        w << "        " + tile + " = " + address(k, T, "_cj_rr", "_cj_cc") + ";\n";
+      } else if (!load && !input) {
+        w << "        " + address(k, T, "_cj_rr", "_cj_cc") + " = " + tile + ";\n";
+      }
+    }
+    w << "      }\n    }\n";
+  };
+  if (any_load) {
+    transposed_pass(true);
+    w << "    __syncthreads();\n";
+  }
+  w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < 4; ++_cj_k) {\n";
+  w << "      const int _cj_r = _cj_r0 + threadIdx.y + 8 * _cj_k, _cj_c = _cj_c0 + threadIdx.x;\n";
+  w << "      if (_cj_r < _cj_R && _cj_c < _cj_C) {\n";
+  w << "        const int i = _cj_r * _cj_C + _cj_c;\n        (void)i;\n";
+  element_body("        ", [&](int k, const std::string& T) {
+    if (s.params[k].transposed) {
+      return "_cj_tile" + std::to_string(k) + "[threadIdx.x][threadIdx.y + 8 * _cj_k]";
+    }
+    return address(k, T, "_cj_r", "_cj_c");
+  });
+  w << "      }\n    }\n";
+  if (any_store) {
+    w << "    __syncthreads();\n";
+    transposed_pass(false);
+  }
+  if (any_load || any_store) w << "    __syncthreads();\n";
+  w << "  }\n";
+  (void)param;
+}
+
+}  // namespace
+
 SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpecialization& s) {
   const std::string file = def.name + ".cu";
   const std::string I = s.index64 ? "long long" : "int";
@@ -147,7 +224,8 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
   w << std::string(device_support_source());
   w.snippet("preamble", def.preamble, false);
 
-  if (s.layout == EwLayout::Strided) {
+  const bool strided_like = s.layout == EwLayout::Strided || s.layout == EwLayout::Tiled2D;
+  if (strided_like) {
     const std::string nd = std::to_string(s.ndim);
     w << "struct _cj_Layout { " + I + " shape[" + nd + "]; " + I + " strides[" +
              std::to_string(std::max<std::size_t>(strided.size(), 1)) + "][" + nd +
@@ -183,7 +261,7 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
       sig << T << "* _cj_p" << id << ", long long _cj_size" << id << ", long long _cj_stride" << id;
     } else if (e.scalar) {
       sig << T << " _cj_s" << id;
-    } else if (s.layout == EwLayout::Strided) {
+    } else if (strided_like) {
       sig << "char* _cj_p" << id;
     } else {
       sig << T << "* __restrict__ _cj_p" << id;
@@ -191,10 +269,18 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
     sig << ", ";
   }
   sig << I << " _cj_n";
-  if (s.layout == EwLayout::Strided) sig << ", const _cj_Layout _cj_L";
+  if (strided_like) sig << ", const _cj_Layout _cj_L";
   sig << ")";
   w << sig.str() + " {\n";
-  w << "  const _cj_Indexer<" + I + "> _ind{_cj_n};\n";
+  w << "  const _cj_Indexer<" + I + "> _ind{_cj_n};\n  (void)_ind;\n";
+  // Placeholders name their resolved types inside the kernel, as in CuPy: (T)i works.
+  std::set<std::string> typedefs;
+  for (int k = 0; k < total; ++k) {
+    const Param& p = param(k);
+    if (p.is_generic && typedefs.insert(p.placeholder).second) {
+      w << "  typedef " + cuda_type(s.params[k].dtype) + " " + p.placeholder + ";\n";
+    }
+  }
   w << "  const " + I + " _cj_stride_all = (" + I + ")gridDim.x * blockDim.x;\n";
   w << "  " + I + " _cj_tid = (" + I + ")blockIdx.x * blockDim.x + threadIdx.x;\n";
 
@@ -208,7 +294,7 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
       w << "  const _cj_RawArray<" + T + ", " + I + ", " + (e.raw_contiguous ? "true" : "false") +
                "> " + p.name + "{_cj_p" + id + ", _cj_size" + id + ", _cj_stride" + id + "};\n";
     } else if (e.raw_view_used && !e.scalar) {
-      if (s.layout == EwLayout::Strided) {
+      if (strided_like) {
         w << "  const _cj_View<" + T + "> _raw_" + p.name + "{_cj_p" + id + ", &_cj_L, " +
                  std::to_string(strided_slot(k)) + ", _cj_n};\n";
       } else {
@@ -283,6 +369,8 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
     w << "  for (" + I + " i = _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
     element_body("  ",
                  [&](int k, const std::string&) { return "_cj_p" + std::to_string(k) + "[i]"; });
+  } else if (s.layout == EwLayout::Tiled2D) {
+    generate_tiled_loop(w, s, strided, param, n_in, element_body);
   } else {
     w << "  for (" + I + " i = _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
     element_body("  ", [&](int k, const std::string& T) {

@@ -28,6 +28,8 @@ enum class EwLayout : unsigned char {
   Vectorized,  ///< every array contiguous and aligned: `vec` elements per 16-byte access
   Contiguous,  ///< every array contiguous: one element per access
   Strided,     ///< N-d byte strides (broadcast, transposed, sliced, negative)
+  Tiled2D,     ///< two dimensions after collapsing: 32x32 tiles, 32x8 threads, no division;
+               ///< arrays whose first dimension is the faster one go through shared memory
 };
 
 /// Per parameter (inputs, then outputs) facts that select the generated code.
@@ -38,6 +40,7 @@ struct EwParam {
   bool raw_view_used = false;  ///< `_raw_<name>` referenced
   bool load_output = false;    ///< output read before the operation (vectorised path)
   bool raw_contiguous = true;  ///< raw parameters: C-contiguous (else 1-d with a byte stride)
+  bool transposed = false;     ///< Tiled2D: dimension 0 has the smaller stride (via a tile)
 };
 
 struct EwSpecialization {
@@ -63,7 +66,8 @@ std::vector<int> strided_array_params(const ElementwiseDefinition& def, const Ew
 /// a raw array passes (pointer, int64 size, int64 byte stride); a scalar its value in its
 /// dtype; an array its address. Then the element count (int32 or int64), then, for Strided,
 /// one struct { I shape[ndim]; I strides[arrays][ndim]; u32 magic[ndim]; u32 shift[ndim]; }
-/// with arrays = strided_array_params().size().
+/// with arrays = strided_array_params().size(); Tiled2D passes the same struct (ndim 2) and is
+/// launched with 32x8 threads per block.
 SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpecialization& s);
 
 /// Names of parameters a snippet set refers to; and whether `_raw_<name>` is used.

@@ -50,7 +50,8 @@ std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
                       {"used", p.used},
                       {"raw_view_used", p.raw_view_used},
                       {"load_output", p.load_output},
-                      {"raw_contiguous", p.raw_contiguous}});
+                      {"raw_contiguous", p.raw_contiguous},
+                      {"transposed", p.transposed}});
   }
   nlohmann::json entry = {
       {"kind", "elementwise"},
@@ -84,7 +85,7 @@ std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
     const nlohmann::json& js = j.at("specialization");
     EwSpecialization s;
     const int layout = js.at("layout");
-    if (layout < 0 || layout > static_cast<int>(EwLayout::Strided)) {
+    if (layout < 0 || layout > static_cast<int>(EwLayout::Tiled2D)) {
       throw ArgumentError("cujit: manifest entry has an unknown layout " + std::to_string(layout));
     }
     s.layout = static_cast<EwLayout>(layout);
@@ -102,6 +103,7 @@ std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
       e.raw_view_used = p.at("raw_view_used");
       e.load_output = p.at("load_output");
       e.raw_contiguous = p.at("raw_contiguous");
+      e.transposed = p.at("transposed");
       s.params.push_back(e);
     }
     if (s.params.size() != def.in.size() + def.out.size() || s.ndim < 1 || s.ndim > 64 ||

@@ -129,6 +129,37 @@ struct Specialized {
   LoadedKernel kernel;
 };
 
+// The specialisation key of a call, built without heap allocation: per argument its dtype and
+// kind, raw-array contiguity, per-array tile orientation, the layout class, vector width,
+// dimensions, index width, block size and device.
+class CallKey {
+ public:
+  void push(unsigned char byte) {
+    if (size_ == sizeof(bytes_)) throw ArgumentError("cujit: too many kernel arguments");
+    bytes_[size_++] = byte;
+  }
+  void push16(unsigned value) {
+    push(static_cast<unsigned char>(value & 0xff));
+    push(static_cast<unsigned char>(value >> 8));
+  }
+  friend bool operator==(const CallKey& a, const CallKey& b) {
+    return a.size_ == b.size_ && std::memcmp(a.bytes_, b.bytes_, a.size_) == 0;
+  }
+  std::size_t hash() const noexcept {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (std::size_t k = 0; k < size_; ++k) h = (h ^ bytes_[k]) * 1099511628211ull;
+    return static_cast<std::size_t>(h);
+  }
+
+ private:
+  unsigned char bytes_[4 * CallArgs::kMaxArgs + 16];
+  std::size_t size_ = 0;
+};
+
+struct CallKeyHash {
+  std::size_t operator()(const CallKey& k) const noexcept { return k.hash(); }
+};
+
 }  // namespace
 }  // namespace detail
 
@@ -137,8 +168,11 @@ struct ElementwiseKernel::Impl {
   bool no_return = false;
   // Type-independent facts from a lexer scan of the snippets (computed once).
   std::vector<char> used, raw_view_used, write_only;
+  bool uses_raw_views = false;
   std::mutex mutex;
-  std::unordered_map<std::string, std::shared_ptr<const detail::Specialized>> specialized;
+  std::unordered_map<detail::CallKey, std::shared_ptr<const detail::Specialized>,
+                     detail::CallKeyHash>
+      specialized;
   std::unordered_map<std::string, std::shared_ptr<const detail::ResolvedTypes>> resolved;
 
   std::size_t n_in() const { return def.in.size(); }
@@ -146,6 +180,7 @@ struct ElementwiseKernel::Impl {
   const detail::Param& param(std::size_t k) const {
     return k < def.in.size() ? def.in[k] : def.out[k - def.in.size()];
   }
+  std::shared_ptr<const detail::ResolvedTypes> resolve(const Arg* args, std::size_t count);
 };
 
 ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_params,
@@ -164,19 +199,57 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
     const std::string& param_name = impl_->param(k).name;
     impl_->used.push_back(ids.count(param_name) != 0);
     impl_->raw_view_used.push_back(ids.count("_raw_" + param_name) != 0);
+    impl_->uses_raw_views |= impl_->raw_view_used.back() != 0;
     impl_->write_only.push_back(detail::output_is_write_only(def.operation, param_name));
   }
 }
 
 const std::string& ElementwiseKernel::name() const noexcept { return impl_->def.name; }
 
-Array ElementwiseKernel::first_output(std::vector<Array> outputs) const {
-  if (outputs.empty()) return Array();
-  return std::move(outputs.front());
+std::shared_ptr<const detail::ResolvedTypes> ElementwiseKernel::Impl::resolve(const Arg* args,
+                                                                              std::size_t count) {
+  char buffer[2 * detail::CallArgs::kMaxArgs];
+  for (std::size_t k = 0; k < count; ++k) {
+    buffer[2 * k] = static_cast<char>(args[k].dtype());
+    buffer[2 * k + 1] = args[k].is_array() ? 'a' : 's';
+  }
+  const std::string type_key(buffer, 2 * count);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = resolved.find(type_key);
+    if (it != resolved.end()) return it->second;
+  }
+  std::vector<detail::ArgType> in_args, out_args;
+  for (std::size_t k = 0; k < n_params(); ++k) {
+    detail::ArgType a;
+    a.present = k < count;
+    if (a.present) {
+      a.is_array = args[k].is_array();
+      a.dtype = args[k].dtype();
+    }
+    (k < n_in() ? in_args : out_args).push_back(a);
+  }
+  for (std::size_t k = n_in(); k < count; ++k) {
+    if (!args[k].is_array()) {
+      throw TypeError("cujit: kernel '" + def.name + "': output '" + param(k).name +
+                      "' must be an array, not a scalar");
+    }
+  }
+  auto types = std::make_shared<const detail::ResolvedTypes>(
+      detail::resolve_types(def.in, def.out, in_args, out_args, def.name));
+  std::lock_guard<std::mutex> lock(mutex);
+  return resolved.emplace(type_key, std::move(types)).first->second;
 }
 
-std::vector<Array> ElementwiseKernel::launch(const Arg* args, std::size_t count,
-                                             const LaunchOptions& options) const {
+std::vector<Array> ElementwiseKernel::call_all(const Arg* args, std::size_t count,
+                                               const LaunchOptions& options) const {
+  std::vector<Array> outputs;
+  launch(args, count, options, &outputs);
+  return outputs;
+}
+
+Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const LaunchOptions& options,
+                                std::vector<Array>* all_outputs) const {
   Impl& im = *impl_;
   const detail::ElementwiseDefinition& def = im.def;
   const std::size_t n_in = im.n_in(), n_params = im.n_params();
@@ -191,43 +264,7 @@ std::vector<Array> ElementwiseKernel::launch(const Arg* args, std::size_t count,
   const bool outputs_given = count == n_params;
 
   // 1. Types: resolved once per combination of argument dtypes.
-  std::string type_key;
-  type_key.reserve(count * 2 + 1);
-  for (std::size_t k = 0; k < count; ++k) {
-    type_key.push_back(static_cast<char>(args[k].dtype()));
-    type_key.push_back(args[k].is_array() ? 'a' : 's');
-  }
-  std::shared_ptr<const detail::ResolvedTypes> types;
-  {
-    std::lock_guard<std::mutex> lock(im.mutex);
-    auto it = im.resolved.find(type_key);
-    if (it != im.resolved.end()) types = it->second;
-  }
-  if (!types) {
-    std::vector<detail::ArgType> in_args, out_args;
-    for (std::size_t k = 0; k < n_params; ++k) {
-      detail::ArgType a;
-      a.present = k < count;
-      if (a.present) {
-        a.is_array = args[k].is_array();
-        a.dtype = args[k].dtype();
-      }
-      (k < n_in ? in_args : out_args).push_back(a);
-    }
-    for (std::size_t k = n_in; k < count; ++k) {
-      if (!args[k].is_array()) {
-        throw TypeError("cujit: kernel '" + def.name + "': output '" + im.param(k).name +
-                        "' must be an array, not a scalar");
-      }
-    }
-    types = std::make_shared<const detail::ResolvedTypes>(
-        detail::resolve_types(def.in, def.out, in_args, out_args, def.name));
-    std::lock_guard<std::mutex> lock(im.mutex);
-    im.resolved.emplace(type_key, types);
-  }
-  auto dtype_of_param = [&](std::size_t k) {
-    return k < n_in ? types->in[k] : types->out[k - n_in];
-  };
+  const std::shared_ptr<const detail::ResolvedTypes> types = im.resolve(args, count);
 
   // 2. Device, broadcast shape, size.
   int device = -1;
@@ -254,22 +291,24 @@ std::vector<Array> ElementwiseKernel::launch(const Arg* args, std::size_t count,
       same_shapes = false;
     }
   }
-  Shape shape;
+  Shape computed_shape;
+  const Shape* shape_ptr = first_shape;
   if (first_shape == nullptr) {
     if (options.size < 0) {
       throw ArgumentError("cujit: kernel '" + def.name +
                           "': pass cujit::size(n) when no non-raw array is given");
     }
-    shape = {options.size};
-  } else if (same_shapes) {
-    shape = *first_shape;
-  } else {
+    computed_shape = {options.size};
+    shape_ptr = &computed_shape;
+  } else if (!same_shapes) {
     std::vector<Shape> shapes;
     for (std::size_t k = 0; k < count; ++k) {
       if (args[k].is_array() && !im.param(k).raw) shapes.push_back(args[k].array().shape());
     }
-    shape = broadcast_shapes(shapes);
+    computed_shape = broadcast_shapes(shapes);
+    shape_ptr = &computed_shape;
   }
+  const Shape& shape = *shape_ptr;
   std::int64_t n = 1;
   for (std::int64_t e : shape) n *= e;
   if (first_shape != nullptr && options.size >= 0 && options.size != n) {
@@ -279,102 +318,130 @@ std::vector<Array> ElementwiseKernel::launch(const Arg* args, std::size_t count,
   if (device < 0) device = Device::current().id();
 
   // 3. Outputs: check the given ones, allocate the missing ones.
-  std::vector<Array> outputs;
-  outputs.reserve(def.out.size());
-  const Stream stream = Stream::wrap(options.stream, Device::get(device));
-  for (std::size_t j = 0; j < def.out.size(); ++j) {
-    const std::size_t k = n_in + j;
-    if (outputs_given) {
+  std::vector<Array> allocated;
+  if (outputs_given) {
+    for (std::size_t k = n_in; k < n_params; ++k) {
       const Array& out = args[k].array();
       if (!im.param(k).raw && out.shape() != shape) {
-        throw ShapeError("cujit: kernel '" + def.name + "': output '" + def.out[j].name +
+        throw ShapeError("cujit: kernel '" + def.name + "': output '" + im.param(k).name +
                          "' has the wrong shape for the broadcast of the inputs");
       }
-      outputs.push_back(out);
-    } else {
-      outputs.push_back(Array::empty(shape, types->out[j], Device::get(device), stream));
+    }
+  } else if (!def.out.empty()) {
+    const Device dev = Device::get(device);
+    const Stream stream = Stream::wrap(options.stream, dev);
+    allocated.reserve(def.out.size());
+    for (std::size_t j = 0; j < def.out.size(); ++j) {
+      allocated.push_back(Array::empty(shape, types->out[j], dev, stream));
     }
   }
   auto array_of = [&](std::size_t k) -> const Array& {
-    return k < n_in ? args[k].array() : outputs[k - n_in];
+    return k < n_in || outputs_given ? args[k].array() : allocated[k - n_in];
   };
-  if (n == 0) return im.no_return ? std::vector<Array>() : outputs;
+  auto finish = [&]() -> Array {
+    if (im.no_return || def.out.empty()) return Array();
+    if (all_outputs != nullptr) {
+      for (std::size_t k = n_in; k < n_params; ++k) all_outputs->push_back(array_of(k));
+    }
+    return outputs_given ? args[n_in].array() : std::move(allocated.front());
+  };
+  if (n == 0) return finish();
 
   // 4. Layout class and index width.
-  detail::EwSpecialization spec;
-  spec.params.resize(n_params);
-  spec.block_size = options.block_size > 0 ? options.block_size : detail::kDefaultBlock;
-  if (spec.block_size > 1024) {
+  const int block_size = options.block_size > 0 ? options.block_size : detail::kDefaultBlock;
+  if (block_size > 1024) {
     throw ArgumentError("cujit: kernel '" + def.name + "': block size " +
-                        std::to_string(spec.block_size) + " exceeds 1024 threads");
+                        std::to_string(block_size) + " exceeds 1024 threads");
   }
   std::size_t max_item = 1, layout_count = 0;
-  bool contiguous = true, aligned = true;
+  bool contiguous = true;
   std::int64_t max_span = n;
+  detail::CallKey key;
+  for (std::size_t k = 0; k < count; ++k) {
+    key.push(static_cast<unsigned char>(args[k].dtype()));
+    key.push(args[k].is_array() ? 'a' : 's');
+  }
   for (std::size_t k = 0; k < n_params; ++k) {
-    detail::EwParam& e = spec.params[k];
-    e.dtype = dtype_of_param(k);
-    e.scalar = k < n_in && !args[k].is_array();
-    e.used = im.used[k];
-    e.raw_view_used = im.raw_view_used[k];
-    const bool given_output = k >= n_in && outputs_given;
-    e.load_output = given_output && e.used && !im.write_only[k];
-    if (e.scalar) continue;
+    if (k < count && !args[k].is_array()) continue;
     const Array& a = array_of(k);
     if (im.param(k).raw) {
-      e.raw_contiguous = a.is_c_contiguous();
-      if (!e.raw_contiguous && a.ndim() != 1) {
+      const bool raw_contiguous = a.is_c_contiguous();
+      if (!raw_contiguous && a.ndim() != 1) {
         throw ArgumentError("cujit: kernel '" + def.name + "': raw argument '" + im.param(k).name +
                             "' must be C-contiguous or 1-dimensional");
       }
+      key.push(raw_contiguous ? 'c' : 'r');
+      max_span = std::max<std::int64_t>(max_span, a.size());
       continue;
     }
-    if (!e.used && !e.raw_view_used) continue;
-    const std::size_t item = a.itemsize();
-    max_item = std::max(max_item, item);
+    if (!im.used[k] && !im.raw_view_used[k]) continue;
+    max_item = std::max(max_item, a.itemsize());
     ++layout_count;
     if (!a.is_c_contiguous() || a.shape() != shape) contiguous = false;
     for (std::size_t d = 0; d < a.shape().size(); ++d) {
       max_span = std::max(max_span, std::abs(a.strides()[d]) * a.shape()[d]);
     }
   }
-  for (std::size_t k = 0; k < n_params; ++k) {
-    if (spec.params[k].scalar || !im.param(k).raw) continue;
-    max_span = std::max<std::int64_t>(max_span, array_of(k).size());
-  }
-  spec.index64 = max_span > detail::kInt32Limit;
+  const bool index64 = max_span > detail::kInt32Limit;
+  detail::EwLayout layout;
+  int vec = 1, ndim = 1;
   detail::CollapsedLayout collapsed;
   std::vector<int> layout_arrays;
   if (contiguous) {
-    spec.vec = max_item <= 8 && layout_count > 0 ? static_cast<int>(16 / max_item) : 1;
-    for (std::size_t k = 0; k < n_params && spec.vec > 1; ++k) {
-      const detail::EwParam& e = spec.params[k];
-      if (e.scalar || im.param(k).raw || !e.used) continue;
-      if (array_of(k).data() % (spec.vec * dtype_size(e.dtype)) != 0) aligned = false;
+    vec = max_item <= 8 && layout_count > 0 ? static_cast<int>(16 / max_item) : 1;
+    bool aligned = true;
+    for (std::size_t k = 0; k < n_params && vec > 1; ++k) {
+      if ((k < count && !args[k].is_array()) || im.param(k).raw || !im.used[k]) continue;
+      const Array& a = array_of(k);
+      if (a.data() % (vec * a.itemsize()) != 0) aligned = false;
     }
-    if (spec.vec > 1 && aligned && n >= spec.vec) {
-      spec.layout = detail::EwLayout::Vectorized;
+    if (vec > 1 && aligned && n >= vec) {
+      layout = detail::EwLayout::Vectorized;
     } else {
-      spec.layout = detail::EwLayout::Contiguous;
-      spec.vec = 1;
+      layout = detail::EwLayout::Contiguous;
+      vec = 1;
     }
   } else {
-    spec.layout = detail::EwLayout::Strided;
-    layout_arrays = detail::strided_array_params(def, spec);
+    for (std::size_t k = 0; k < n_params; ++k) {
+      if ((k < count && !args[k].is_array()) || im.param(k).raw) continue;
+      if (im.used[k] || im.raw_view_used[k]) layout_arrays.push_back(static_cast<int>(k));
+    }
     std::vector<Shape> strides;
     for (int k : layout_arrays) {
       const Array& a = array_of(static_cast<std::size_t>(k));
       strides.push_back(detail::broadcast_strides(a.shape(), a.strides(), shape));
     }
     collapsed = detail::collapse_dims(shape, strides, def.reduce_dims);
-    spec.ndim = static_cast<int>(collapsed.shape.size());
+    ndim = static_cast<int>(collapsed.shape.size());
+    layout = detail::EwLayout::Strided;
+    // Two dimensions: tiles, with a shared-memory transpose for column-major arrays.
+    if (ndim == 2 && !index64 && !im.uses_raw_views) {
+      std::size_t tile_bytes = 0;
+      for (std::size_t a = 0; a < layout_arrays.size(); ++a) {
+        const Shape& st = collapsed.strides[a];
+        if (st[0] != 0 && std::abs(st[0]) < std::abs(st[1])) {
+          tile_bytes += 32 * 33 * array_of(static_cast<std::size_t>(layout_arrays[a])).itemsize();
+        }
+      }
+      if (tile_bytes <= 40 * 1024) layout = detail::EwLayout::Tiled2D;
+    }
+    for (std::size_t a = 0; a < layout_arrays.size(); ++a) {
+      const Shape& st = collapsed.strides[a];
+      key.push(layout == detail::EwLayout::Tiled2D && st[0] != 0 &&
+                       std::abs(st[0]) < std::abs(st[1])
+                   ? 't'
+                   : 'n');
+    }
   }
+  const int effective_block = layout == detail::EwLayout::Tiled2D ? 256 : block_size;
+  key.push(static_cast<unsigned char>(layout));
+  key.push(static_cast<unsigned char>(vec));
+  key.push(static_cast<unsigned char>(ndim));
+  key.push(index64 ? 1 : 0);
+  key.push16(static_cast<unsigned>(effective_block));
+  key.push16(static_cast<unsigned>(device));
 
   // 5. The specialised kernel: a hash lookup after the first call.
-  std::string key = type_key;
-  key += spec.key();
-  key += '@';
-  key += std::to_string(device);
   std::shared_ptr<const detail::Specialized> specialized;
   {
     std::lock_guard<std::mutex> lock(im.mutex);
@@ -382,14 +449,36 @@ std::vector<Array> ElementwiseKernel::launch(const Arg* args, std::size_t count,
     if (it != im.specialized.end()) specialized = it->second;
   }
   if (!specialized) {
+    detail::EwSpecialization spec;
+    spec.layout = layout;
+    spec.vec = vec;
+    spec.ndim = ndim;
+    spec.index64 = index64;
+    spec.block_size = effective_block;
+    spec.params.resize(n_params);
+    for (std::size_t k = 0; k < n_params; ++k) {
+      detail::EwParam& e = spec.params[k];
+      e.dtype = k < n_in ? types->in[k] : types->out[k - n_in];
+      e.scalar = k < n_in && !args[k].is_array();
+      e.used = im.used[k];
+      e.raw_view_used = im.raw_view_used[k];
+      e.load_output = k >= n_in && outputs_given && e.used && !im.write_only[k];
+      if (!e.scalar && im.param(k).raw) e.raw_contiguous = array_of(k).is_c_contiguous();
+    }
+    for (std::size_t a = 0; a < layout_arrays.size(); ++a) {
+      const Shape& st = collapsed.strides[a];
+      spec.params[layout_arrays[a]].transposed =
+          layout == detail::EwLayout::Tiled2D && st[0] != 0 && std::abs(st[0]) < std::abs(st[1]);
+    }
     const Target target = target_for_arch(detail::device_properties(device).compute_capability);
     auto program = detail::compile_elementwise(def, spec, target);
     auto made = std::make_shared<detail::Specialized>();
-    made->spec = spec;
+    made->spec = std::move(spec);
     made->kernel = detail::load_kernel(std::move(program), detail::elementwise_symbol(def), device);
     std::lock_guard<std::mutex> lock(im.mutex);
     specialized = im.specialized.emplace(key, std::move(made)).first->second;
   }
+  const detail::EwSpecialization& spec = specialized->spec;
 
   // 6. Kernel arguments, in the order generate_elementwise documents.
   constexpr std::size_t kMaxParams = 3 * detail::CallArgs::kMaxArgs + 2;
@@ -420,21 +509,23 @@ std::vector<Array> ElementwiseKernel::launch(const Arg* args, std::size_t count,
       push(&stride, 8);
     }
   }
-  if (spec.index64) {
+  if (index64) {
     push(&n, 8);
   } else {
     const auto n32 = static_cast<std::int32_t>(n);
     push(&n32, 4);
   }
-  std::vector<unsigned char> layout_bytes;
-  if (spec.layout == detail::EwLayout::Strided) {
-    const std::size_t nd = collapsed.shape.size(),
-                      na = std::max<std::size_t>(layout_arrays.size(), 1);
-    const std::size_t isz = spec.index64 ? 8 : 4;
-    layout_bytes.assign(isz * (nd + na * nd) + 8 * nd, 0);
-    unsigned char* at = layout_bytes.data();
+  alignas(16) unsigned char layout_bytes[8 * (64 + 64 * 49)];
+  if (layout == detail::EwLayout::Strided || layout == detail::EwLayout::Tiled2D) {
+    const std::size_t nd = collapsed.shape.size();
+    const std::size_t na = std::max<std::size_t>(layout_arrays.size(), 1);
+    const std::size_t isz = index64 ? 8 : 4;
+    if (isz * (nd + na * nd) + 8 * nd > sizeof(layout_bytes)) {
+      throw ArgumentError("cujit: kernel '" + def.name + "': too many dimensions");
+    }
+    unsigned char* at = layout_bytes;
     auto put_index = [&](std::int64_t v) {
-      if (spec.index64) {
+      if (index64) {
         std::memcpy(at, &v, 8);
       } else {
         const auto v32 = static_cast<std::int32_t>(v);
@@ -444,44 +535,44 @@ std::vector<Array> ElementwiseKernel::launch(const Arg* args, std::size_t count,
     };
     for (std::int64_t e : collapsed.shape) put_index(e);
     for (std::size_t a = 0; a < na; ++a) {
-      for (std::size_t d = 0; d < nd; ++d)
+      for (std::size_t d = 0; d < nd; ++d) {
         put_index(a < collapsed.strides.size() ? collapsed.strides[a][d] : 0);
+      }
     }
-    std::vector<detail::FastDivisor> divisors;
-    for (std::int64_t e : collapsed.shape) {
-      divisors.push_back(spec.index64 ? detail::FastDivisor{}
-                                      : detail::fast_divisor(static_cast<unsigned>(e)));
+    for (std::size_t d = 0; d < nd; ++d) {
+      const detail::FastDivisor f =
+          index64 ? detail::FastDivisor{}
+                  : detail::fast_divisor(static_cast<unsigned>(collapsed.shape[d]));
+      std::memcpy(at + 4 * d, &f.magic, 4);
+      std::memcpy(at + 4 * (nd + d), &f.shift, 4);
     }
-    for (const auto& f : divisors) {
-      std::memcpy(at, &f.magic, 4);
-      at += 4;
-    }
-    for (const auto& f : divisors) {
-      std::memcpy(at, &f.shift, 4);
-      at += 4;
-    }
-    params[p++] = layout_bytes.data();
+    params[p++] = layout_bytes;
   }
 
   // 7. Launch: a grid-stride loop over at most a few waves of blocks.
   const detail::LoadedKernel& kernel = specialized->kernel;
-  const std::int64_t work = spec.layout == detail::EwLayout::Vectorized ? n / spec.vec : n;
-  const std::int64_t wanted =
-      (std::max<std::int64_t>(work, 1) + spec.block_size - 1) / spec.block_size;
+  std::int64_t wanted;
+  unsigned block_x = static_cast<unsigned>(effective_block), block_y = 1;
+  if (layout == detail::EwLayout::Tiled2D) {
+    wanted = ((collapsed.shape[0] + 31) / 32) * ((collapsed.shape[1] + 31) / 32);
+    block_x = 32;
+    block_y = 8;
+  } else {
+    const std::int64_t work = layout == detail::EwLayout::Vectorized ? n / vec : n;
+    wanted = (work + effective_block - 1) / effective_block;
+  }
   const std::int64_t cap = std::int64_t{kernel.sm_count} * detail::max_blocks_per_sm() *
-                           std::max(1, 256 / spec.block_size);
+                           std::max(1, 256 / effective_block);
   const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(wanted, cap)));
   detail::ensure_context(device);
-  const CUresult result = detail::driver().cuLaunchKernel(kernel.function, grid, 1, 1,
-                                                          static_cast<unsigned>(spec.block_size), 1,
-                                                          1, 0, options.stream, params, nullptr);
+  const CUresult result = detail::driver().cuLaunchKernel(
+      kernel.function, grid, 1, 1, block_x, block_y, 1, 0, options.stream, params, nullptr);
   if (result != CUDA_SUCCESS) {
     detail::throw_cuda_error(
         result, "cuLaunchKernel",
         "elementwise kernel '" + def.name + "' on device " + std::to_string(device));
   }
-  if (im.no_return) return {};
-  return outputs;
+  return finish();
 }
 
 }  // namespace cujit

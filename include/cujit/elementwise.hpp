@@ -58,15 +58,15 @@ class ElementwiseKernel {
   Array operator()(const Ts&... args) const {
     detail::CallArgs call;
     (call.add(args), ...);
-    return first_output(launch(call.data(), call.count(), call.options));
+    return launch(call.data(), call.count(), call.options, nullptr);
   }
   /// Launches and returns every output.
   std::vector<Array> call(std::initializer_list<Arg> args,
                           const LaunchOptions& options = {}) const {
-    return launch(args.begin(), args.size(), options);
+    return call_all(args.begin(), args.size(), options);
   }
   std::vector<Array> call(const std::vector<Arg>& args, const LaunchOptions& options = {}) const {
-    return launch(args.data(), args.size(), options);
+    return call_all(args.data(), args.size(), options);
   }
 
   const std::string& name() const noexcept;
@@ -74,8 +74,11 @@ class ElementwiseKernel {
   struct Impl;
 
  private:
-  std::vector<Array> launch(const Arg* args, std::size_t count, const LaunchOptions& options) const;
-  Array first_output(std::vector<Array> outputs) const;
+  // Launches; returns the first output and, when `all_outputs` is given, appends every output.
+  Array launch(const Arg* args, std::size_t count, const LaunchOptions& options,
+               std::vector<Array>* all_outputs) const;
+  std::vector<Array> call_all(const Arg* args, std::size_t count,
+                              const LaunchOptions& options) const;
   std::shared_ptr<Impl> impl_;
 };
 

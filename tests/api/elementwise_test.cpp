@@ -63,27 +63,55 @@ TEST(Elementwise, EveryLayoutMatchesTheHost) {
     }
   };
   // Contiguous (vectorised).
-  check(a, b, [&](std::int64_t i) { return ah[i]; }, [&](std::int64_t i) { return bh[i]; },
-        "contiguous");
+  check(
+      a, b, [&](std::int64_t i) { return ah[i]; }, [&](std::int64_t i) { return bh[i]; },
+      "contiguous");
   // Misaligned contiguous: a view starting one element in.
-  check(a.reshape({-1}).slice(0, 1, R * C), b.reshape({-1}).slice(0, 0, R * C - 1),
-        [&](std::int64_t i) { return ah[i + 1]; }, [&](std::int64_t i) { return bh[i]; },
-        "misaligned");
+  check(
+      a.reshape({-1}).slice(0, 1, R * C), b.reshape({-1}).slice(0, 0, R * C - 1),
+      [&](std::int64_t i) { return ah[i + 1]; }, [&](std::int64_t i) { return bh[i]; },
+      "misaligned");
   // Transposed inputs: (C, R).
-  check(a.transpose(), b.transpose(),
-        [&](std::int64_t i) { return ah[(i % R) * C + i / R]; },
-        [&](std::int64_t i) { return bh[(i % R) * C + i / R]; }, "transposed");
+  check(
+      a.transpose(), b.transpose(), [&](std::int64_t i) { return ah[(i % R) * C + i / R]; },
+      [&](std::int64_t i) { return bh[(i % R) * C + i / R]; }, "transposed");
   // Negative strides: reversed rows and columns.
-  check(a.slice(0, -1, -R - 1, -1).slice(1, -1, -C - 1, -1), b,
-        [&](std::int64_t i) { return ah[(R - 1 - i / C) * C + (C - 1 - i % C)]; },
-        [&](std::int64_t i) { return bh[i]; }, "negative");
+  check(
+      a.slice(0, -1, -R - 1, -1).slice(1, -1, -C - 1, -1), b,
+      [&](std::int64_t i) { return ah[(R - 1 - i / C) * C + (C - 1 - i % C)]; },
+      [&](std::int64_t i) { return bh[i]; }, "negative");
   // Broadcast column against row: (R, 1) and (1, C).
-  check(a.slice(1, 0, 1), b.slice(0, 0, 1), [&](std::int64_t i) { return ah[(i / C) * C]; },
-        [&](std::int64_t i) { return bh[i % C]; }, "broadcast");
+  check(
+      a.slice(1, 0, 1), b.slice(0, 0, 1), [&](std::int64_t i) { return ah[(i / C) * C]; },
+      [&](std::int64_t i) { return bh[i % C]; }, "broadcast");
   // Every other column (strided, 3-d after reshape of a contiguous (R, C) into (R, C/3, 3)).
-  check(a.slice(1, 0, C, 2), b.slice(1, 1, C, 2).slice(1, 0, 64),
-        [&](std::int64_t i) { return ah[(i / 65) * C + 2 * (i % 65)]; },
-        [&](std::int64_t i) { return bh[(i / 64) * C + 1 + 2 * (i % 64)]; }, "mismatch");
+  check(
+      a.slice(1, 0, C, 2).slice(1, 0, 64), b.slice(1, 1, C, 2).slice(1, 0, 64),
+      [&](std::int64_t i) { return ah[(i / 64) * C + 2 * (i % 64)]; },
+      [&](std::int64_t i) { return bh[(i / 64) * C + 1 + 2 * (i % 64)]; }, "mismatch");
+}
+
+TEST(Elementwise, TransposedOutputsThroughTiles) {
+  CUJIT_REQUIRE_GPU();
+  const int R = 45, C = 70;
+  auto xh = test::random_vector<float>(R * C, -1, 1, 11);
+  auto yh = test::random_vector<float>(C * R, -1, 1, 12);
+  Array x = Array::from_host(xh, {R, C});
+  Array y = Array::from_host(yh, {C, R}).transpose();  // (R, C), column-major
+  // The output is a transposed view too: written through the shared-memory tile.
+  Array z_storage = Array::zeros({C, R}, DType::Float32);
+  Array z = z_storage.transpose();
+  ElementwiseKernel add("T x, T y", "T z", "z = x + y", "add_tiled");
+  add(x, y, z);
+  ElementwiseKernel acc("T x, T y", "T z", "z += x * y", "acc_tiled");
+  acc(x, y, z);                          // reads the transposed output first
+  auto zh = z_storage.to_host<float>();  // (C, R) storage: zh[c * R + r] is z[r, c]
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) {
+      const float a = xh[r * C + c], b = yh[c * R + r];
+      ASSERT_NEAR(zh[c * R + r], (a + b) + a * b, 1e-5f) << r << "," << c;
+    }
+  }
 }
 
 TEST(Elementwise, GenericKernelWithFloat32AndFloat64AndScalars) {
@@ -282,7 +310,8 @@ TEST(Elementwise, MoreThanTwoTo31Elements) {
   std::vector<std::uint8_t> tail(4096 + 8);
   y.slice(0, n - static_cast<std::int64_t>(tail.size()), n).to_host(tail.data());
   for (std::size_t j = 0; j < tail.size(); ++j) {
-    const std::int64_t i = n - static_cast<std::int64_t>(tail.size()) + static_cast<std::int64_t>(j);
+    const std::int64_t i =
+        n - static_cast<std::int64_t>(tail.size()) + static_cast<std::int64_t>(j);
     ASSERT_EQ(tail[j], 3 + (i & 7)) << i;
   }
   // A strided view over more than 2^31 bytes takes the 64-bit path.

@@ -48,6 +48,20 @@ TEST(ElementwiseCodegen, EveryLayoutCompilesForSm80AndSm90) {
   }
 }
 
+TEST(ElementwiseCodegen, TiledLayoutWithTransposedArraysCompiles) {
+  const ElementwiseDefinition def =
+      make_elementwise_definition("T x, T y", "T z", "z += x * y", "tiled", "", "", "", {}, true);
+  for (DType t : {DType::Float32, DType::Float16, DType::Complex128}) {
+    EwSpecialization s = spec_for(t, EwLayout::Tiled2D, 3, 1, 2);
+    s.params[0].transposed = true;   // a column-major input goes through a tile
+    s.params[2].transposed = true;   // and so does a column-major output
+    s.params[2].load_output = true;  // read before the += (given output)
+    const SourceProgram program = generate_elementwise(def, s);
+    EXPECT_NE(program.source.find("__shared__"), std::string::npos);
+    expect_compiles(def, s);
+  }
+}
+
 TEST(ElementwiseCodegen, EveryDtypeFamilyCompiles) {
   const ElementwiseDefinition def = squared_diff();
   for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::Float16, DType::BFloat16,
