@@ -342,6 +342,63 @@ TEST(SnippetAnalysis, IdentifiersOfReductions) {
 }
 
 // ---------------------------------------------------------------------------------------
+// The snippet sets of the two kernel families.
+
+std::string describe(const std::vector<SnippetVariable>& vars) {
+  std::string out;
+  for (const SnippetVariable& v : vars) {
+    static const char* kinds[] = {"element", "raw", "index", "size"};
+    out += v.name + ":" + v.cuda_type + ":" + kinds[static_cast<int>(v.kind)] +
+           (v.writable ? ":w" : "") + " ";
+  }
+  return out;
+}
+
+TEST(SnippetSets, ElementwiseLayout) {
+  std::vector<Param> in = parse_signature("float32 x, raw T t", "k", "in_params");
+  std::vector<Param> out = parse_signature("float16 z", "k", "out_params");
+  ResolvedTypes types =
+      resolve_types(in, out, {{true, true, DType::Float32}, {true, true, DType::Float64}}, {}, "k");
+  SnippetSet set = elementwise_snippet_set("k", in, out, types, "z = x", "P", "L", "A");
+  EXPECT_EQ(set.kernel_name, "k");
+  ASSERT_EQ(set.snippets.size(), 4u);
+  const std::vector<std::string> labels = {"preamble", "loop_prep", "operation", "after_loop"};
+  const std::vector<std::string> texts = {"P", "L", "z = x", "A"};
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(set.snippets[k].label, labels[k]);
+    EXPECT_EQ(set.snippets[k].text, texts[k]);
+  }
+  EXPECT_EQ(set.snippets[0].form, Snippet::Form::TopLevel);
+  EXPECT_EQ(set.snippets[2].scope_parent, 1);
+  EXPECT_EQ(set.snippets[3].scope_parent, 1);
+  EXPECT_EQ(describe(set.snippets[1].variables),
+            "_raw_x:float:raw:w t:double:raw:w _raw_z:half:raw:w _ind::size ");
+  EXPECT_EQ(describe(set.snippets[2].variables),
+            "i:long long:index x:float:element z:half:element:w ");
+  EXPECT_TRUE(set.snippets[3].variables.empty());  // sees loop_prep's through its scope
+  EXPECT_EQ(set.type_aliases, (std::vector<std::pair<std::string, std::string>>{{"T", "double"}}));
+}
+
+TEST(SnippetSets, ReductionLayout) {
+  std::vector<Param> in = parse_signature("T x", "k", "in_params");
+  std::vector<Param> out = parse_signature("T y", "k", "out_params");
+  ResolvedTypes types = resolve_types(in, out, {{true, true, DType::Float32}}, {}, "k");
+  SnippetSet set =
+      reduction_snippet_set("k", in, out, types, "float", "x * x", "a + b", "y = a", "0", "P");
+  ASSERT_EQ(set.snippets.size(), 5u);
+  const std::vector<std::string> labels = {"preamble", "identity", "map_expr", "reduce_expr",
+                                           "post_map_expr"};
+  for (std::size_t k = 0; k < 5; ++k) EXPECT_EQ(set.snippets[k].label, labels[k]);
+  EXPECT_EQ(set.snippets[1].form, Snippet::Form::Expression);
+  EXPECT_EQ(set.snippets[4].form, Snippet::Form::Statements);
+  EXPECT_EQ(describe(set.snippets[2].variables),
+            "_raw_x:float:raw:w _J:long long:index _in_ind::size _out_ind::size x:float:element ");
+  EXPECT_EQ(describe(set.snippets[3].variables), "a:float:element b:float:element ");
+  EXPECT_EQ(describe(set.snippets[4].variables),
+            "_raw_y:float:raw:w _in_ind::size _out_ind::size a:float:element y:float:element:w ");
+}
+
+// ---------------------------------------------------------------------------------------
 // Formatting and API details.
 
 TEST(FormatSnippetLocation, LineAndCaret) {
