@@ -25,7 +25,9 @@ struct SnippetVariable {
 struct Snippet {
   std::string label;  ///< "operation", "preamble", "map_expr", ... (used in messages)
   std::string text;
-  /// An Expression without tokens (an absent identity) is not analysed.
+  /// Statements: a statement sequence, a final ';' optional (as CuPy appends one); `continue`
+  /// and `break` are accepted. Expression: one C++ expression; one without tokens (an absent
+  /// identity) is not analysed. TopLevel: declarations and directives (the preamble).
   enum class Form { Statements, Expression, TopLevel } form = Form::Statements;
   std::vector<SnippetVariable> variables;  ///< in scope (TopLevel: none)
   /// Index of an earlier Statements snippet whose declarations this one sees, as the
@@ -34,6 +36,7 @@ struct Snippet {
   int scope_parent = -1;
 };
 
+/// Everything one kernel's snippets need to be analysed together.
 struct SnippetSet {
   std::string kernel_name;
   std::vector<Snippet> snippets;  ///< any TopLevel (preamble) snippet comes first
@@ -43,6 +46,7 @@ struct SnippetSet {
   std::vector<std::pair<std::string, std::string>> type_aliases;
 };
 
+/// What analyze_snippets found.
 struct SnippetReport {
   /// Identifiers each snippet references (same order as SnippetSet::snippets).
   std::vector<std::set<std::string>> identifiers;
@@ -50,9 +54,23 @@ struct SnippetReport {
   bool fully_checked = true;
 };
 
-/// Analyses the snippets. Throws CompileError pointing at the snippet's line and column,
-/// with the snippet's line and a caret under the column in the message, for errors clang is
-/// certain of. Never throws for code NVRTC would accept. Thread-safe.
+/// Analyses the snippets with clang against a built-in prelude that stands in for what
+/// generated code offers (CUDA qualifiers, built-ins, vector types, half, bfloat16,
+/// complex<T>, math functions and intrinsics), precompiled once per process. Throws
+/// CompileError (message "<kernel>: <label> line L, column C: <what>" plus the snippet line and
+/// a caret; line()/column() 1-based within the snippet; log() the clang diagnostics; source()
+/// the analysed translation unit) only for errors clang is certain of:
+///  - syntax and lexical errors, when no error about an unknown name, a template instantiation
+///    or anything outside the snippets came first;
+///  - writing a read-only variable (an input, `a`/`b`, `i`, `_ind`), where clang failed too;
+///  - declaring `i`, `n` or a name starting with '_' in a snippet's outermost scope (or at file
+///    scope in the preamble), or redeclaring one of the snippet's variables there;
+///  - using an undefined name in cujit's namespace (`_raw_q`, `_ind` in a reduction);
+///  - clear type errors on built-in types only (float % float, member access on a float).
+/// Anything else is left to NVRTC (fully_checked false, no throw), as is everything when a
+/// preprocessor conditional tests a compiler macro (__CUDA_ARCH__, CUDART_VERSION, ...).
+/// Throws ArgumentError for an invalid scope_parent. Thread-safe. Setting the environment
+/// variable CUJIT_DEBUG_ANALYSIS=1 prints the analysed source and clang's verdicts to stderr.
 SnippetReport analyze_snippets(const SnippetSet& set);
 
 /// The snippets of an ElementwiseKernel, always four, in this order: 0 "preamble" (TopLevel),
@@ -68,12 +86,11 @@ SnippetSet elementwise_snippet_set(const std::string& kernel, const std::vector<
                                    const std::string& after_loop = "");
 
 /// The snippets of a ReductionKernel, always five, in this order: 0 "preamble" (TopLevel),
-/// 1 "identity" (Expression, no variables; empty when there is none), 2 "map_expr" (Expression:
-/// inputs read-only, `_raw_<input>`, `_J`,
-/// `_in_ind`, `_out_ind`), 3 "reduce_expr" (Expression: `a` and `b` of `reduce_type`,
-/// read-only), 4 "post_map_expr" (Statements: `a` read-only, outputs writable,
-/// `_raw_<output>`, `_in_ind`, `_out_ind`). `reduce_type` is a C++ type such as "float" or a
-/// struct the preamble defines.
+/// 1 "identity" (Expression, no variables; empty when there is none), 2 "map_expr"
+/// (Expression: inputs read-only, `_raw_<input>`, `_J`, `_in_ind`, `_out_ind`), 3
+/// "reduce_expr" (Expression: `a` and `b` of `reduce_type`, read-only), 4 "post_map_expr"
+/// (Statements: `a` read-only, outputs writable, `_raw_<output>`, `_in_ind`, `_out_ind`).
+/// `reduce_type` is a C++ type such as "float" or a struct the preamble defines.
 SnippetSet reduction_snippet_set(const std::string& kernel, const std::vector<Param>& in,
                                  const std::vector<Param>& out, const ResolvedTypes& types,
                                  const std::string& reduce_type, const std::string& map_expr,
