@@ -59,7 +59,9 @@ struct ResolvedTypes {
 /// parameter's type) and a placeholder bound only by scalars takes the first such scalar's
 /// own dtype. Missing outputs take their declared or bound type. Throws TypeError naming the
 /// kernel, the parameter, the expected and the actual dtype; throws TypeError when a
-/// placeholder cannot be resolved at all, or a raw parameter gets a scalar.
+/// placeholder cannot be resolved at all, or a raw parameter gets a scalar (or an output a
+/// scalar). `out_args` is empty (no outputs given) or has one entry per output; other counts,
+/// and an input marked not present, throw ArgumentError.
 ResolvedTypes resolve_types(const std::vector<Param>& in, const std::vector<Param>& out,
                             const std::vector<ArgType>& in_args,
                             const std::vector<ArgType>& out_args, std::string_view kernel);
