@@ -139,15 +139,17 @@ int cold_cujit() {
   ElementwiseKernel add("T x, T y", "T z", "z = x + y", "cold_add");
   Array z = add(x, y);
   device.synchronize();
-  std::printf("%.3f\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  std::printf(
+      "%.3f\n",
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return 0;
 }
 
 // Child: NVRTC alone on the same generated source, first compile in a fresh process.
 int cold_nvrtc() {
   const Device device = Device::get(0);
-  auto def = detail::make_elementwise_definition("T x, T y", "T z", "z = x + y", "cold_add", "",
-                                                 "", "", {}, true);
+  auto def = detail::make_elementwise_definition("T x, T y", "T z", "z = x + y", "cold_add", "", "",
+                                                 "", {}, true);
   detail::EwSpecialization s;
   s.layout = detail::EwLayout::Vectorized;
   s.vec = 4;
@@ -156,7 +158,9 @@ int cold_nvrtc() {
   const Target target = target_for_arch(device.compute_capability());
   const auto start = std::chrono::steady_clock::now();
   compile(program, target);
-  std::printf("%.3f\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  std::printf(
+      "%.3f\n",
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return 0;
 }
 
@@ -177,13 +181,38 @@ int run(const Options& options, const Device& device) {
     const std::int64_t n = std::int64_t{1} << 29;
     Array src = random_array({n}, 3);
     Array dst = Array::empty({n}, DType::Float32, device);
-    const Stats st = time_events(device, [&](int) {
-      detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
-    }, repeats);
+    const Stats st = time_events(
+        device,
+        [&](int) {
+          detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
+        },
+        repeats);
     Record r = make_record(kBench, "copy", 4 * n, "uint8", 8.0 * n, st);
     copy_gbps = r.gbps;
     json.write(r);
-    table.add({"copy", bytes_label(4.0 * n), "cuMemcpyDtoD", fixed(r.gbps), fixed(r.us, 1), "1.000", "-"});
+    table.add({"copy", bytes_label(4.0 * n), "cuMemcpyDtoD", fixed(r.gbps), fixed(r.us, 1), "1.000",
+               "-"});
+  }
+
+  // The write-only ceiling (cuMemsetD32 over 1 GiB): what a broadcast, which mostly writes,
+  // can reach at best.
+  double write_gbps = 0;
+  {
+    const std::int64_t n = std::int64_t{1} << 28;
+    Array dst = Array::empty({n}, DType::Float32, device);
+    const Stats st = time_events(
+        device,
+        [&](int i) {
+          detail::check(drv().cuMemsetD32Async(dst.data(), 0x3f800000u + i, n, nullptr), "memset");
+        },
+        repeats);
+    Record r = make_record(kBench, "memset", 4 * n, "uint8", 4.0 * n, st);
+    r.ratio = r.gbps / copy_gbps;
+    r.note = "cuMemsetD32Async: write-only ceiling; ratio to copy";
+    write_gbps = r.gbps;
+    json.write(r);
+    table.add({"memset", bytes_label(4.0 * n), "cuMemsetD32", fixed(r.gbps), fixed(r.us, 1),
+               fixed(r.ratio, 3) + " of copy", "-"});
   }
 
   // Contiguous z = x + y, raw float4 kernel and cujit, rotating input sets to defeat L2.
@@ -199,16 +228,24 @@ int run(const Options& options, const Device& device) {
     }
     const long long n4 = n / 4;
     const unsigned grid = static_cast<unsigned>(std::min<long long>((n4 + 255) / 256, max_blocks));
-    const Stats raw = time_events(device, [&](int i) {
-      const int s = i % sets;
-      std::uint64_t px = xs[s].data(), py = ys[s].data(), pz = zs[s].data();
-      void* params[] = {&px, &py, &pz, const_cast<long long*>(&n4)};
-      detail::check(drv().cuLaunchKernel(raw4.handle(), grid, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), "raw");
-    }, repeats);
-    const Stats cj = time_events(device, [&](int i) {
-      const int s = i % sets;
-      add(xs[s], ys[s], zs[s]);
-    }, repeats);
+    const Stats raw = time_events(
+        device,
+        [&](int i) {
+          const int s = i % sets;
+          std::uint64_t px = xs[s].data(), py = ys[s].data(), pz = zs[s].data();
+          void* params[] = {&px, &py, &pz, const_cast<long long*>(&n4)};
+          detail::check(drv().cuLaunchKernel(raw4.handle(), grid, 1, 1, 256, 1, 1, 0, nullptr,
+                                             params, nullptr),
+                        "raw");
+        },
+        repeats);
+    const Stats cj = time_events(
+        device,
+        [&](int i) {
+          const int s = i % sets;
+          add(xs[s], ys[s], zs[s]);
+        },
+        repeats);
     // Check the last result on the host.
     const auto xh = xs[0].to_host<float>(), yh = ys[0].to_host<float>();
     add(xs[0], ys[0], zs[0]);
@@ -223,7 +260,8 @@ int run(const Options& options, const Device& device) {
     if (log2 == 20) cujit_small_ratio = rc.ratio;
     json.write(rr);
     json.write(rc);
-    table.add({"add", size_label(n), "raw float4", fixed(rr.gbps), fixed(rr.us, 2), fixed(rr.ratio, 3) + " of copy", "-"});
+    table.add({"add", size_label(n), "raw float4", fixed(rr.gbps), fixed(rr.us, 2),
+               fixed(rr.ratio, 3) + " of copy", "-"});
     table.add({"add", size_label(n), "cujit", fixed(rc.gbps), fixed(rc.us, 2),
                fixed(rc.ratio, 3) + " of raw, " + fixed(rc.gbps / copy_gbps, 3) + " of copy",
                wrong ? "WRONG" : "ok"});
@@ -235,7 +273,8 @@ int run(const Options& options, const Device& device) {
     Array col = random_array({m, 1}, 7), row = random_array({1, m}, 8);
     std::vector<Array> outs;
     for (int s = 0; s < 2; ++s) outs.push_back(Array::empty({m, m}, DType::Float32, device));
-    const Stats st = time_events(device, [&](int i) { add(col, row, outs[i % 2]); }, repeats);
+    const Stats st = time_events(
+        device, [&](int i) { add(col, row, outs[i % 2]); }, repeats);
     Record r = make_record(kBench, "broadcast", m * m, "float32", 4.0 * m * m + 8.0 * m, st);
     r.shape = "8192x1+1x8192";
     r.ratio = r.gbps / copy_gbps;
@@ -243,20 +282,25 @@ int run(const Options& options, const Device& device) {
     const auto ch = col.to_host<float>(), rh = row.to_host<float>();
     std::int64_t wrong = 0;
     for (std::int64_t i = 0; i < m * m; i += 4099) wrong += zh[i] != ch[i / m] + rh[i % m];
+    r.note = "ratio to copy; " + fixed(r.gbps / write_gbps, 3) + " of the memset write ceiling";
     json.write(r);
-    table.add({"broadcast", "8192x8192", "cujit", fixed(r.gbps), fixed(r.us, 1), fixed(r.ratio, 3) + " of copy", wrong ? "WRONG" : "ok"});
+    table.add({"broadcast", "8192x8192", "cujit", fixed(r.gbps), fixed(r.us, 1),
+               fixed(r.ratio, 3) + " of copy, " + fixed(r.gbps / write_gbps, 3) + " of memset",
+               wrong ? "WRONG" : "ok"});
 
     std::vector<Array> xs, ys;
     for (int s = 0; s < 2; ++s) {
       xs.push_back(random_array({m, m}, 20 + s).transpose());
       ys.push_back(random_array({m, m}, 30 + s).transpose());
     }
-    const Stats tt = time_events(device, [&](int i) { add(xs[i % 2], ys[i % 2], outs[i % 2]); }, repeats);
+    const Stats tt = time_events(
+        device, [&](int i) { add(xs[i % 2], ys[i % 2], outs[i % 2]); }, repeats);
     Record t = make_record(kBench, "transposed", m * m, "float32", 12.0 * m * m, tt);
     t.shape = "8192x8192 (x.T + y.T)";
     t.ratio = t.gbps / copy_gbps;
     json.write(t);
-    table.add({"transposed", "8192x8192", "cujit", fixed(t.gbps), fixed(t.us, 1), fixed(t.ratio, 3) + " of copy", "-"});
+    table.add({"transposed", "8192x8192", "cujit", fixed(t.gbps), fixed(t.us, 1),
+               fixed(t.ratio, 3) + " of copy", "-"});
   }
 
   // Host time per call of a 1-element kernel, cujit against a bare cuLaunchKernel.
@@ -267,11 +311,16 @@ int run(const Options& options, const Device& device) {
     int one = 1;
     void* params[] = {&px, &py, &pz, &one};
     const int batches = options.quick ? 10 : 50, batch = 1000;
-    const double bare = host_us_per_call(device, [&] {
-      drv().cuLaunchKernel(raw1.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
-    }, batches, batch);
-    const double given = host_us_per_call(device, [&] { add(x, y, z); }, batches, batch);
-    const double alloc = host_us_per_call(device, [&] { add(x, y); }, batches, batch);
+    const double bare = host_us_per_call(
+        device,
+        [&] {
+          drv().cuLaunchKernel(raw1.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
+        },
+        batches, batch);
+    const double given = host_us_per_call(
+        device, [&] { add(x, y, z); }, batches, batch);
+    const double alloc = host_us_per_call(
+        device, [&] { add(x, y); }, batches, batch);
     Record rb;
     rb.bench = "raw_add_f32";
     rb.case_name = "launch_host";
@@ -292,8 +341,10 @@ int run(const Options& options, const Device& device) {
     json.write(rg);
     json.write(ra);
     table.add({"host/call", "1", "cuLaunchKernel", "-", fixed(bare, 3), "1.000", "-"});
-    table.add({"host/call", "1", "cujit (out given)", "-", fixed(given, 3), fixed(rg.ratio, 3), "-"});
-    table.add({"host/call", "1", "cujit (out alloc)", "-", fixed(alloc, 3), fixed(ra.ratio, 3), "-"});
+    table.add(
+        {"host/call", "1", "cujit (out given)", "-", fixed(given, 3), fixed(rg.ratio, 3), "-"});
+    table.add(
+        {"host/call", "1", "cujit (out alloc)", "-", fixed(alloc, 3), fixed(ra.ratio, 3), "-"});
   }
 
   // Cold first call in a fresh process (empty cache) against NVRTC alone, also fresh.
@@ -309,8 +360,10 @@ int run(const Options& options, const Device& device) {
     r.size = 1 << 20;
     r.us = cold_ms * 1e3;
     r.ratio = cold_ms / nvrtc_ms;
-    r.note = "fresh process, empty cache: first call incl. analysis, codegen, NVRTC, load, launch; "
-             "ratio to NVRTC alone (" + fixed(nvrtc_ms, 1) + " ms) in a fresh process";
+    r.note =
+        "fresh process, empty cache: first call incl. analysis, codegen, NVRTC, load, launch; "
+        "ratio to NVRTC alone (" +
+        fixed(nvrtc_ms, 1) + " ms) in a fresh process";
     Record w = r;
     w.case_name = "warm_first_call";
     w.us = warm_ms * 1e3;
@@ -319,7 +372,8 @@ int run(const Options& options, const Device& device) {
     json.write(r);
     json.write(w);
     table.add({"first call", "2^20", "NVRTC alone", "-", fixed(nvrtc_ms * 1e3, 0), "1.000", "-"});
-    table.add({"first call", "2^20", "cujit cold", "-", fixed(cold_ms * 1e3, 0), fixed(r.ratio, 3), "-"});
+    table.add(
+        {"first call", "2^20", "cujit cold", "-", fixed(cold_ms * 1e3, 0), fixed(r.ratio, 3), "-"});
     table.add({"first call", "2^20", "cujit warm disk", "-", fixed(warm_ms * 1e3, 0), "-", "-"});
   }
 
@@ -327,7 +381,8 @@ int run(const Options& options, const Device& device) {
   table.print();
   std::cout << "\nGB/s = 1e9 bytes/s of device time (CUDA events, median of " << repeats
             << " calls after warm-up; inputs rotated to defeat L2); add counts 3 arrays. "
-               "cujit at 2^20 = " << fixed(cujit_small_ratio, 3) << " of the raw kernel.\n";
+               "cujit at 2^20 = "
+            << fixed(cujit_small_ratio, 3) << " of the raw kernel.\n";
   return 0;
 }
 

@@ -127,9 +127,10 @@ bool output_is_write_only(const std::string& operation, const std::string& name)
 
 namespace {
 
-// Tiled2D: each block walks 32x32 tiles of the 2-d iteration space with 32x8 threads, four
-// rows each. Arrays stored column-major (transposed) are read and written through a padded
-// shared-memory tile so that every global access is coalesced; the rest are read in place.
+// Tiled2D: each block walks 64x32 tiles (rows x columns) of the 2-d iteration space with
+// 32x8 threads, eight rows each. Arrays stored column-major (transposed) are read and written
+// through a padded shared-memory tile so that every global access is coalesced; the rest are read
+// in place.
 template <class ParamOf, class Body>
 void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector<int>& arrays,
                          ParamOf&& param, std::size_t n_in, Body&& element_body) {
@@ -148,26 +149,26 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
     const EwParam& e = s.params[k];
     if (!e.transposed || !e.used) continue;
     const bool input = k < static_cast<int>(n_in);
-    w << "  __shared__ " + cuda_type(e.dtype) + " _cj_tile" + std::to_string(k) + "[32][33];\n";
+    w << "  __shared__ " + cuda_type(e.dtype) + " _cj_tile" + std::to_string(k) + "[32][65];\n";
     any_load |= input || e.load_output;
     any_store |= !input;
   }
   w << "  const int _cj_R = _cj_L.shape[0], _cj_C = _cj_L.shape[1];\n";
-  w << "  const int _cj_tc = (_cj_C + 31) / 32, _cj_tiles = _cj_tc * ((_cj_R + 31) / 32);\n";
+  w << "  const int _cj_tc = (_cj_C + 31) / 32, _cj_tiles = _cj_tc * ((_cj_R + 63) / 64);\n";
   w << "  for (int _cj_t = blockIdx.x; _cj_t < _cj_tiles; _cj_t += gridDim.x) {\n";
-  w << "    const int _cj_r0 = (_cj_t / _cj_tc) * 32, _cj_c0 = (_cj_t % _cj_tc) * 32;\n";
+  w << "    const int _cj_r0 = (_cj_t / _cj_tc) * 64, _cj_c0 = (_cj_t % _cj_tc) * 32;\n";
   auto transposed_pass = [&](bool load) {
-    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < 4; ++_cj_k) {\n";
-    w << "      const int _cj_rr = _cj_r0 + threadIdx.x, _cj_cc = _cj_c0 + threadIdx.y + 8 * "
-         "_cj_k;\n";
+    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < 8; ++_cj_k) {\n";
+    w << "      const int _cj_rr = _cj_r0 + threadIdx.x + 32 * (_cj_k >> 2), _cj_cc = _cj_c0 + "
+         "threadIdx.y + 8 * (_cj_k & 3);\n";
     w << "      if (_cj_rr < _cj_R && _cj_cc < _cj_C) {\n";
     for (int k : arrays) {
       const EwParam& e = s.params[k];
       if (!e.transposed || !e.used) continue;
       const bool input = k < static_cast<int>(n_in);
       const std::string T = cuda_type(e.dtype);
-      const std::string tile =
-          "_cj_tile" + std::to_string(k) + "[threadIdx.y + 8 * _cj_k][threadIdx.x]";
+      const std::string tile = "_cj_tile" + std::to_string(k) +
+                               "[threadIdx.y + 8 * (_cj_k & 3)][threadIdx.x + 32 * (_cj_k >> 2)]";
       if (load && (input || e.load_output)) {
         w << "        " + tile + " = " + address(k, T, "_cj_rr", "_cj_cc") + ";\n";
       } else if (!load && !input) {
@@ -180,7 +181,7 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
     transposed_pass(true);
     w << "    __syncthreads();\n";
   }
-  w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < 4; ++_cj_k) {\n";
+  w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < 8; ++_cj_k) {\n";
   w << "      const int _cj_r = _cj_r0 + threadIdx.y + 8 * _cj_k, _cj_c = _cj_c0 + threadIdx.x;\n";
   w << "      if (_cj_r < _cj_R && _cj_c < _cj_C) {\n";
   w << "        const int i = _cj_r * _cj_C + _cj_c;\n        (void)i;\n";

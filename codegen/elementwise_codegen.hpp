@@ -28,7 +28,7 @@ enum class EwLayout : unsigned char {
   Vectorized,  ///< every array contiguous and aligned: `vec` elements per 16-byte access
   Contiguous,  ///< every array contiguous: one element per access
   Strided,     ///< N-d byte strides (broadcast, transposed, sliced, negative)
-  Tiled2D,     ///< two dimensions after collapsing: 32x32 tiles, 32x8 threads, no division;
+  Tiled2D,     ///< two dimensions after collapsing: 64x32 tiles, 32x8 threads, no division;
                ///< arrays whose first dimension is the faster one go through shared memory
 };
 

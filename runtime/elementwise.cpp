@@ -420,7 +420,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
       for (std::size_t a = 0; a < layout_arrays.size(); ++a) {
         const Shape& st = collapsed.strides[a];
         if (st[0] != 0 && std::abs(st[0]) < std::abs(st[1])) {
-          tile_bytes += 32 * 33 * array_of(static_cast<std::size_t>(layout_arrays[a])).itemsize();
+          tile_bytes += 32 * 65 * array_of(static_cast<std::size_t>(layout_arrays[a])).itemsize();
         }
       }
       if (tile_bytes <= 40 * 1024) layout = detail::EwLayout::Tiled2D;
@@ -554,7 +554,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   std::int64_t wanted;
   unsigned block_x = static_cast<unsigned>(effective_block), block_y = 1;
   if (layout == detail::EwLayout::Tiled2D) {
-    wanted = ((collapsed.shape[0] + 31) / 32) * ((collapsed.shape[1] + 31) / 32);
+    wanted = ((collapsed.shape[0] + 63) / 64) * ((collapsed.shape[1] + 31) / 32);
     block_x = 32;
     block_y = 8;
   } else {
