@@ -112,7 +112,7 @@ TEST(Tool, RecordPrecompileAndRunWithoutCompiling) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("app.db-wal")));
 
   ToolRun again = tool("precompile " + manifest + " --arch sm_80,sm_86 --ptx -o " +
-                       dir.file("app.db") + " --json");
+                       dir.file("app.db") + " -j 2 --threads --json");
   EXPECT_EQ(again.parsed()["compiled"], 0);
   EXPECT_EQ(again.parsed()["already_present"], 8);
 
