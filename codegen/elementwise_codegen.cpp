@@ -149,7 +149,11 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
     const EwParam& e = s.params[k];
     if (!e.transposed || !e.used) continue;
     const bool input = k < static_cast<int>(n_in);
-    w << "  __shared__ " + cuda_type(e.dtype) + " _cj_tile" + std::to_string(k) + "[32][65];\n";
+    // Raw bytes: a __shared__ array of a class type (complex, half) would need a constructor.
+    const std::string T = cuda_type(e.dtype), id = std::to_string(k);
+    w << "  __shared__ __align__(16) unsigned char _cj_tile" + id + "_bytes[32 * 65 * sizeof(" + T +
+             ")];\n  " + T + " (*_cj_tile" + id + ")[65] = reinterpret_cast<" + T +
+             " (*)[65]>(_cj_tile" + id + "_bytes);\n";
     any_load |= input || e.load_output;
     any_store |= !input;
   }
@@ -284,6 +288,7 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
   }
   w << "  const " + I + " _cj_stride_all = (" + I + ")gridDim.x * blockDim.x;\n";
   w << "  " + I + " _cj_tid = (" + I + ")blockIdx.x * blockDim.x + threadIdx.x;\n";
+  w << "  (void)_cj_stride_all;\n  (void)_cj_tid;\n";
 
   // Raw parameters and _raw_ views live for the whole thread.
   for (int k = 0; k < total; ++k) {
