@@ -26,10 +26,12 @@ std::vector<std::string> read_manifest(const std::string& path);
 /// lines. Thread-safe.
 class ManifestRecorder {
  public:
+  /// Records into `path` (created on the first new entry).
   explicit ManifestRecorder(std::string path);
   /// Appends `entry` (canonicalised) unless present; true when it was appended. Throws
   /// ArgumentError for a malformed entry, CacheError naming the file for I/O failures.
   bool record(const std::string& entry);
+  /// The manifest file.
   const std::string& path() const noexcept { return path_; }
 
  private:

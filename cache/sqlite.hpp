@@ -38,7 +38,10 @@ void check(int rc, sqlite3* db, const char* what, const std::string& path);
 /// A prepared statement. Bind indices start at 1, column indices at 0. Move-only.
 class Statement {
  public:
+  /// Prepares `sql` on `db`; `path` (owned by the Database) names it in messages. Throws
+  /// SqliteError.
   Statement(sqlite3* db, std::string_view sql, const std::string* path);
+  /// Bind a parameter (copied); return *this for chaining. Throw SqliteError.
   Statement& bind(int index, std::int64_t value);
   Statement& bind_text(int index, std::string_view text);
   Statement& bind_blob(int index, std::string_view bytes);
@@ -46,6 +49,7 @@ class Statement {
   bool step();
   /// Rewinds the statement and clears its bindings, for reuse.
   void reset() noexcept;
+  /// Integer column of the current row.
   std::int64_t column_int(int index) const;
   /// Text or blob column as bytes (empty for NULL).
   std::string column_bytes(int index) const;
@@ -79,8 +83,11 @@ class Database {
   std::int64_t query_int(std::string_view sql);
   /// First column of the first row of `sql` as text (empty when there is no row).
   std::string query_text(std::string_view sql);
+  /// How long a call waits for another connection's lock before failing with SQLITE_BUSY.
   void set_busy_timeout(int milliseconds);
+  /// The database's path, as used in messages.
   const std::string& path() const noexcept { return *path_; }
+  /// The raw connection, for cache/*.cpp only.
   sqlite3* handle() const noexcept { return db_.get(); }
 
  private:
@@ -100,7 +107,9 @@ class Transaction {
   Transaction(Database& db, bool immediate);
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
+  /// Rolls back unless committed; never throws.
   ~Transaction();
+  /// Commits. Throws SqliteError (then the destructor rolls back).
   void commit();
 
  private:

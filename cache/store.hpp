@@ -52,6 +52,7 @@ class Store {
 /// A Store in a std::map, for tests of the layers above.
 class MemoryStore final : public Store {
  public:
+  /// An empty store called `name` in messages.
   explicit MemoryStore(std::string name = "memory") : name_(std::move(name)) {}
   const std::string& name() const override { return name_; }
   bool read_only() const override { return false; }
