@@ -63,28 +63,6 @@ struct RawToken {
   bool at_line_start;
 };
 
-// The compiler settings of every analysis, parsed once as clang -cc1 arguments so that every
-// language default (attributes, digraphs, aligned allocation, ...) is exactly clang's.
-const clang::CompilerInvocation& base_invocation() {
-  static const std::shared_ptr<clang::CompilerInvocation> invocation = [] {
-    auto result = std::make_shared<clang::CompilerInvocation>();
-    const char* args[] = {
-        "-triple", "x86_64-unknown-linux-gnu", "-fsyntax-only", "-x", "c++", "-std=gnu++17",
-        // Typo correction costs time and turns an unknown name into a guess; an unknown name
-        // must stay unknown so that the analysis defers to NVRTC.
-        "-fno-spell-checking", "-w", "-nostdsysteminc", "-nobuiltininc", "-nostdinc++",
-        "-fno-caret-diagnostics", "-fno-color-diagnostics", "-ferror-limit", "0", kMainFile};
-    llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> options(new clang::DiagnosticOptions);
-    clang::IgnoringDiagConsumer ignore;
-    clang::DiagnosticsEngine diags(new clang::DiagnosticIDs, options.get(), &ignore, false);
-    clang::CompilerInvocation::CreateFromArgs(*result, args, diags);
-    return result;
-  }();
-  return *invocation;
-}
-
-const clang::LangOptions& lang_options() { return *base_invocation().getLangOpts(); }
-
 // The analysis sees only these files: the prelude and the known headers, in memory. Nothing
 // on the host's disk is visible, so a snippet's #include cannot pick up unrelated headers.
 llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> make_file_system() {
@@ -98,51 +76,79 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> make_file_system() {
   return fs;
 }
 
-std::shared_ptr<clang::CompilerInvocation> make_invocation() {
-  auto invocation = std::make_shared<clang::CompilerInvocation>(base_invocation());
-  invocation->getHeaderSearchOpts().AddPath(kVirtualIncludeDir, clang::frontend::Angled, false,
-                                            false);
-  return invocation;
-}
-
-// The prelude, parsed once per process into an in-memory PCH that every analysis loads
-// lazily (a fraction of a millisecond, against milliseconds to parse it as text).
-struct PreludeCache {
+// Everything that depends on the C++ standard, built once per process and standard: the
+// compiler settings (parsed as clang -cc1 arguments so that every language default is
+// exactly clang's), the keywords, and the prelude precompiled into an in-memory PCH that
+// every analysis loads lazily (a fraction of a millisecond, against milliseconds as text).
+struct Language {
+  std::shared_ptr<clang::CompilerInvocation> invocation;
+  std::set<std::string> keywords;
   llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> fs;
   std::optional<clang::PrecompiledPreamble> pch;  ///< empty: parse the prelude as text
+
+  const clang::LangOptions& options() const { return *invocation->getLangOpts(); }
+
+  std::shared_ptr<clang::CompilerInvocation> make_invocation() const {
+    return std::make_shared<clang::CompilerInvocation>(*invocation);
+  }
 };
 
-const PreludeCache& prelude_cache() {
-  static const PreludeCache cache = [] {
-    PreludeCache c;
-    c.fs = make_file_system();
-    // A declaration after the include makes the preamble end at the start of a line, so that
-    // a directive right after it (#line) is still recognised as one.
-    std::unique_ptr<llvm::MemoryBuffer> main = llvm::MemoryBuffer::getMemBufferCopy(
-        std::string(kPreludeInclude) + "int __cujit_end_of_preamble;\n", kMainFile);
-    std::shared_ptr<clang::CompilerInvocation> invocation = make_invocation();
-    clang::PreambleBounds bounds =
-        clang::ComputePreambleBounds(*invocation->getLangOpts(), main->getMemBufferRef(), 0);
-    llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> options(new clang::DiagnosticOptions);
-    clang::IgnoringDiagConsumer ignore;
-    // Reference-counted: the CompilerInstance inside Build() holds and releases it.
-    llvm::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(
-        new clang::DiagnosticsEngine(new clang::DiagnosticIDs, options.get(), &ignore, false));
-    clang::PreambleCallbacks callbacks;
-    auto built = clang::PrecompiledPreamble::Build(
-        *invocation, main.get(), bounds, *diags, c.fs,
-        std::make_shared<clang::PCHContainerOperations>(), /*StoreInMemory=*/true, callbacks);
-    if (built && !diags->hasErrorOccurred()) c.pch.emplace(std::move(*built));
-    return c;
-  }();
-  return cache;
+Language make_language(const char* standard) {
+  Language lang;
+  lang.invocation = std::make_shared<clang::CompilerInvocation>();
+  const char* args[] = {
+      "-triple", "x86_64-unknown-linux-gnu", "-fsyntax-only", "-x", "c++", standard,
+      // Typo correction costs time and turns an unknown name into a guess; an unknown name
+      // must stay unknown so that the analysis defers to NVRTC.
+      "-fno-spell-checking", "-w", "-nostdsysteminc", "-nobuiltininc", "-nostdinc++",
+      "-fno-caret-diagnostics", "-fno-color-diagnostics", "-ferror-limit", "0", kMainFile};
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> options(new clang::DiagnosticOptions);
+  clang::IgnoringDiagConsumer ignore;
+  {
+    clang::DiagnosticsEngine diags(new clang::DiagnosticIDs, options.get(), &ignore, false);
+    clang::CompilerInvocation::CreateFromArgs(*lang.invocation, args, diags);
+  }
+  lang.invocation->getHeaderSearchOpts().AddPath(kVirtualIncludeDir, clang::frontend::Angled, false,
+                                                 false);
+
+  clang::IdentifierTable table(lang.options());
+  for (const auto& entry : table) {
+    if (entry.getValue()->isKeyword(lang.options())) lang.keywords.insert(entry.getKey().str());
+  }
+
+  lang.fs = make_file_system();
+  // A declaration after the include makes the preamble end at the start of a line, so that
+  // a directive right after it (#line) is still recognised as one.
+  std::unique_ptr<llvm::MemoryBuffer> main = llvm::MemoryBuffer::getMemBufferCopy(
+      std::string(kPreludeInclude) + "int __cujit_end_of_preamble;\n", kMainFile);
+  clang::PreambleBounds bounds =
+      clang::ComputePreambleBounds(lang.options(), main->getMemBufferRef(), 0);
+  // Reference-counted: the CompilerInstance inside Build() holds and releases it.
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(
+      new clang::DiagnosticsEngine(new clang::DiagnosticIDs, options.get(), &ignore, false));
+  clang::PreambleCallbacks callbacks;
+  auto built = clang::PrecompiledPreamble::Build(
+      *lang.make_invocation(), main.get(), bounds, *diags, lang.fs,
+      std::make_shared<clang::PCHContainerOperations>(), /*StoreInMemory=*/true, callbacks);
+  if (built && !diags->hasErrorOccurred()) lang.pch.emplace(std::move(*built));
+  return lang;
 }
 
-std::vector<RawToken> raw_lex(const std::string& text) {
+// NVRTC's default is C++17; C++20 is the only newer standard it knows.
+const Language& language(int cxx_standard) {
+  if (cxx_standard >= 20) {
+    static const Language cxx20 = make_language("-std=gnu++20");
+    return cxx20;
+  }
+  static const Language cxx17 = make_language("-std=gnu++17");
+  return cxx17;
+}
+
+std::vector<RawToken> raw_lex(const std::string& text, const Language& lang) {
   std::vector<RawToken> tokens;
   // Raw lexing needs no SourceManager; locations are offsets from a fake file start.
   const clang::SourceLocation base = clang::SourceLocation::getFromRawEncoding(1);
-  clang::Lexer lexer(base, lang_options(), text.data(), text.data(), text.data() + text.size());
+  clang::Lexer lexer(base, lang.options(), text.data(), text.data(), text.data() + text.size());
   lexer.SetCommentRetentionState(false);
   clang::Token tok;
   while (true) {
@@ -158,12 +164,6 @@ std::vector<RawToken> raw_lex(const std::string& text) {
     if (eof) break;
   }
   return tokens;
-}
-
-bool is_keyword(const std::string& name) {
-  // IdentifierTable knows every keyword of the language options; one per thread is cheap.
-  thread_local clang::IdentifierTable table(lang_options());
-  return table.get(name).isKeyword(lang_options());
 }
 
 // Offsets at which the lines of a text start, for 1-based line and column lookups.
@@ -200,10 +200,10 @@ bool is_compiler_macro(const std::string& name) {
          name.rfind("_NV", 0) == 0;
 }
 
-LexedSnippet lex_snippet(const std::string& text) {
+LexedSnippet lex_snippet(const std::string& text, const Language& lang) {
   LexedSnippet out;
   out.line_starts = line_starts_of(text);
-  std::vector<RawToken> all = raw_lex(text);
+  std::vector<RawToken> all = raw_lex(text, lang);
   for (std::size_t k = 0; k < all.size();) {
     if (all[k].kind == clang::tok::hash && all[k].at_line_start) {
       std::size_t end = k + 1;
@@ -213,7 +213,8 @@ LexedSnippet lex_snippet(const std::string& text) {
         if (directive == "define" && k + 2 < end && all[k + 2].kind == clang::tok::raw_identifier) {
           std::set<std::string>& body = out.macros[all[k + 2].text];
           for (std::size_t j = k + 3; j < end; ++j) {
-            if (all[j].kind == clang::tok::raw_identifier && !is_keyword(all[j].text)) {
+            if (all[j].kind == clang::tok::raw_identifier &&
+                lang.keywords.count(all[j].text) == 0) {
               body.insert(all[j].text);
             }
           }
@@ -234,7 +235,7 @@ LexedSnippet lex_snippet(const std::string& text) {
   }
   for (std::size_t k = 0; k < out.tokens.size(); ++k) {
     const RawToken& t = out.tokens[k];
-    if (t.kind != clang::tok::raw_identifier || is_keyword(t.text)) continue;
+    if (t.kind != clang::tok::raw_identifier || lang.keywords.count(t.text) != 0) continue;
     if (k > 0 && is_member_access(out.tokens[k - 1].kind)) continue;
     out.identifiers.insert(t.text);
   }
@@ -918,10 +919,11 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
   SnippetReport report;
   std::vector<LexedSnippet> lexed;
   lexed.reserve(count);
+  const Language& lang = language(set.cxx_standard);
   std::map<std::string, std::set<std::string>> macros;
   bool config_dependent = false;
   for (const Snippet& s : set.snippets) {
-    lexed.push_back(lex_snippet(s.text));
+    lexed.push_back(lex_snippet(s.text, lang));
     for (const auto& [name, body] : lexed.back().macros)
       macros[name].insert(body.begin(), body.end());
     config_dependent = config_dependent || lexed.back().has_conditional_on_compiler_macro;
@@ -932,15 +934,14 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
   }
 
   const std::string source = SourceBuilder(set, lexed).build();
-  const PreludeCache& prelude = prelude_cache();
   auto ci = std::make_unique<clang::CompilerInstance>();
-  ci->setInvocation(make_invocation());
-  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs = prelude.fs;
+  ci->setInvocation(lang.make_invocation());
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs = lang.fs;
   std::unique_ptr<llvm::MemoryBuffer> main =
       llvm::MemoryBuffer::getMemBufferCopy(source, kMainFile);
-  if (prelude.pch) {
+  if (lang.pch) {
     // Takes the buffer (the SourceManager frees it) and overlays the PCH onto `fs`.
-    prelude.pch->AddImplicitPreamble(ci->getInvocation(), fs, main.release());
+    lang.pch->AddImplicitPreamble(ci->getInvocation(), fs, main.release());
   } else {
     ci->getInvocation().getPreprocessorOpts().addRemappedFile(kMainFile, main.release());
   }
@@ -992,7 +993,9 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
   }
 
   if (debug_enabled()) {
-    std::cerr << "cujit: snippet analysis of " << set.kernel_name << "\n" << source << "\n";
+    std::cerr << "cujit: snippet analysis of " << set.kernel_name
+              << (lang.pch ? " (precompiled prelude)" : " (prelude as text)") << "\n"
+              << source << "\n";
     for (const Diag& d : diags) {
       std::cerr << "  snippet " << d.pos.snippet << " " << d.pos.line << ":" << d.pos.column
                 << (d.outside.empty() ? "" : " at " + d.outside)
@@ -1017,7 +1020,8 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
     }
     throw CompileError(
         format_snippet_error(set.kernel_name, s.label, s.text, pos.line, pos.column, first.message),
-        log, {"-fsyntax-only", "-std=gnu++17"}, source, pos.line, pos.column);
+        log, {"-fsyntax-only", set.cxx_standard >= 20 ? "-std=gnu++20" : "-std=gnu++17"}, source,
+        pos.line, pos.column);
   }
   report.fully_checked = diags.empty() && !config_dependent;
   return report;

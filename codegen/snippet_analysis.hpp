@@ -44,6 +44,9 @@ struct SnippetSet {
   /// ("T", "float") becomes `typedef float T;`. The C++ type must be one the analysis
   /// prelude knows (built-in types, half, __nv_bfloat16, complex<...>, vector types).
   std::vector<std::pair<std::string, std::string>> type_aliases;
+  /// The C++ standard NVRTC compiles the kernel with (17, NVRTC's default, or 20 for
+  /// -std=c++20): keywords and syntax differ, so the analysis must parse the same language.
+  int cxx_standard = 17;
 };
 
 /// What analyze_snippets found.

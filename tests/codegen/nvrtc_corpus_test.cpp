@@ -190,6 +190,29 @@ TEST(NvrtcCorpus, AcceptsEveryValidReductionSnippet) {
   expect_nvrtc_accepts(wrappers);
 }
 
+// The C++20 cases of the analysis test, as NVRTC sees them.
+TEST(NvrtcCorpus, FollowsTheCxxStandard) {
+  const std::string include = cuda_include_option();
+  if (include.empty()) GTEST_SKIP() << "cuda_fp16.h not found (set CUJIT_CUDA_INCLUDE)";
+  SourceProgram program;
+  program.source = std::string(kWrapperHeader) +
+                   elementwise_wrapper({"consteval", "float32 x", "float32 z", "z = x * three()",
+                                        "__device__ consteval int three() { return 3; }"},
+                                       "cxx20");
+  program.options = {include, "-std=c++20"};
+  EXPECT_NO_THROW(compile(program, Target::parse("sm_80")));
+  program.options = {include, "-std=c++17"};
+  EXPECT_THROW(compile(program, Target::parse("sm_80")), CompileError);
+
+  program.source =
+      std::string(kWrapperHeader) +
+      elementwise_wrapper({"concept", "float32 x", "float32 z", "float concept = x; z = concept;"},
+                          "names");
+  EXPECT_NO_THROW(compile(program, Target::parse("sm_80")));
+  program.options = {include, "-std=c++20"};
+  EXPECT_THROW(compile(program, Target::parse("sm_80")), CompileError);
+}
+
 // The wrapper is not lenient: a snippet the analysis rejects is rejected by NVRTC too.
 TEST(NvrtcCorpus, WrapperRejectsInvalidSnippets) {
   const std::string include = cuda_include_option();

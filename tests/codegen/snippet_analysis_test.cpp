@@ -289,6 +289,24 @@ TEST(SnippetAnalysis, UncertainErrorsDeferToNvrtc) {
   }
 }
 
+// The analysis parses the standard NVRTC compiles with: keywords differ between them.
+TEST(SnippetAnalysis, FollowsTheCxxStandard) {
+  SnippetSet cxx20 = elementwise_set(op("float32 x", "float32 z", "z = x * three()",
+                                        "__device__ consteval int three() { return 3; }"));
+  cxx20.cxx_standard = 20;
+  EXPECT_TRUE(analyze_snippets(cxx20).fully_checked);
+  cxx20.cxx_standard = 17;  // consteval is no keyword: an unknown type name, left to NVRTC
+  SnippetReport report;
+  EXPECT_NO_THROW(report = analyze_snippets(cxx20));
+  EXPECT_FALSE(report.fully_checked);
+
+  SnippetSet names =
+      elementwise_set(op("float32 x", "float32 z", "float concept = x; z = concept;"));
+  EXPECT_TRUE(analyze_snippets(names).fully_checked);
+  names.cxx_standard = 20;
+  EXPECT_THROW(analyze_snippets(names), CompileError);
+}
+
 TEST(SnippetAnalysis, FullyCheckedWhenClangUnderstandsEverything) {
   SnippetReport report =
       analyze_snippets(elementwise_set(op("float32 x, float32 y", "float32 z", "z = x + y")));
