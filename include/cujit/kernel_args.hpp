@@ -9,6 +9,8 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <stdexcept>
 #include <type_traits>
 
 namespace cujit {
@@ -63,6 +65,44 @@ inline BlockSizeOption block_size(int threads) noexcept { return {threads}; }
 /// `kernel(x, y, cujit::on(stream))`: launch on `stream` (outputs are allocated on it too).
 inline StreamOption on(const Stream& stream) noexcept { return {stream.handle()}; }
 
+/// The axes a reduction reduces, written inline in a call: `norm(x, cujit::axis{1})`,
+/// `norm(x, cujit::axis{0, 2})`; negative axes count from the end. `cujit::axis{}` reduces no
+/// axis. Without an axis tag a reduction reduces every axis. Holds up to kMaxAxes axes inline
+/// (no heap allocation); more throw std::length_error.
+class Axes {
+ public:
+  static constexpr int kMaxAxes = 32;
+  Axes(std::initializer_list<int> axes) {  // NOLINT: implicit on purpose
+    if (axes.size() > static_cast<std::size_t>(kMaxAxes)) {
+      throw std::length_error("cujit: more than 32 axes in cujit::axis");
+    }
+    for (int a : axes) values_[count_++] = a;
+  }
+  explicit Axes(int axis) noexcept : count_(1) { values_[0] = axis; }
+  int size() const noexcept { return count_; }
+  int operator[](int k) const noexcept { return values_[k]; }
+  const int* begin() const noexcept { return values_; }
+  const int* end() const noexcept { return values_ + count_; }
+
+ private:
+  int values_[kMaxAxes] = {};
+  int count_ = 0;
+};
+/// `cujit::axis{1}` and `cujit::axis{0, 2}`: the spelling of Axes in calls.
+using axis = Axes;
+
+/// Tag type of cujit::keepdims.
+struct KeepDims {};
+/// `norm(x, cujit::axis{1}, cujit::keepdims)`: keep reduced axes with extent 1.
+inline constexpr KeepDims keepdims{};
+
+/// Call options of reductions (ReductionKernel).
+struct ReduceOptions {
+  bool has_axes = false;  ///< false: reduce every axis
+  Axes axes{};            ///< the axes to reduce when has_axes
+  bool keepdims = false;  ///< keep reduced axes with extent 1
+};
+
 /// One positional argument: an array or a host scalar. Holds a pointer to the caller's Array,
 /// so it must not outlive the call it is passed to.
 class Arg {
@@ -103,10 +143,17 @@ class CallArgs {
   void add(BlockSizeOption o) noexcept { options.block_size = o.value; }
   void add(StreamOption o) noexcept { options.stream = o.value; }
   void add(const LaunchOptions& o) noexcept { options = o; }
+  void add(const Axes& a) noexcept {
+    reduce.axes = a;
+    reduce.has_axes = true;
+  }
+  void add(KeepDims) noexcept { reduce.keepdims = true; }
+  void add(const ReduceOptions& o) noexcept { reduce = o; }
 
   const Arg* data() const noexcept { return reinterpret_cast<const Arg*>(storage_); }
   std::size_t count() const noexcept { return count_; }
   LaunchOptions options;
+  ReduceOptions reduce;  ///< axis and keepdims tags (reductions only)
 
  private:
   void push(const Arg& arg);

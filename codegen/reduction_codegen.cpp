@@ -1,0 +1,554 @@
+#include "codegen/reduction_codegen.hpp"
+
+#include "codegen/device_support.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace cujit::detail {
+namespace {
+
+// Loads in flight per thread and loop iteration (memory-level parallelism).
+constexpr int kUnroll = 4;
+
+std::string cuda_type(DType t) { return std::string(dtype_cuda_type(t)); }
+
+bool mentions_fp16(const std::string& text) {
+  return text.find("half") != std::string::npos || text.find("bfloat16") != std::string::npos;
+}
+
+bool needs_fp16(const ReductionDefinition& def, const RedSpecialization& s) {
+  for (const RedParam& p : s.params) {
+    if (p.dtype == DType::Float16 || p.dtype == DType::BFloat16) return true;
+  }
+  return mentions_fp16(s.reduce_ctype) || mentions_fp16(def.preamble);
+}
+
+// Counts lines so #line directives can return to the generated file's own numbering.
+class Writer {
+ public:
+  explicit Writer(std::string file) : file_(std::move(file)) {}
+  Writer& operator<<(const std::string& text) {
+    for (char c : text) line_ += (c == '\n');
+    out_ += text;
+    return *this;
+  }
+  // Emits `code` so that diagnostics inside it name `label` and the snippet's own lines.
+  void snippet(const std::string& label, const std::string& code, const std::string& end) {
+    *this << "#line 1 \"" + label + "\"\n" << code << end << "\n";
+    *this << "#line " + std::to_string(line_ + 1) + " \"" + file_ + "\"\n";
+  }
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string file_;
+  std::string out_;
+  int line_ = 1;
+};
+
+// Shuffles and the block reduction; the accumulator type is _cj_Acc (init, add, merge).
+constexpr const char* kReduceSupport = R"CUJIT(
+template <class T> __device__ __forceinline__ T _cj_shfl_xor(const T& v, int mask) {
+  constexpr int W = (sizeof(T) + 3) / 4;
+  unsigned w[W];
+  memcpy(w, &v, sizeof(T));
+#pragma unroll
+  for (int i = 0; i < W; ++i) w[i] = __shfl_xor_sync(0xffffffffu, w[i], mask);
+  T r;
+  memcpy(&r, w, sizeof(T));
+  return r;
+}
+// Butterfly over groups of G consecutive lanes; every lane of the warp must take part. The
+// combination order is fixed, so results are the same bits on every run.
+template <int G> __device__ __forceinline__ void _cj_group_reduce(_cj_Acc& acc) {
+#pragma unroll
+  for (int m = G / 2; m > 0; m >>= 1) acc.merge(_cj_shfl_xor(acc, m));
+}
+// The block's combined value, valid in thread 0; blockDim.x is a multiple of 32. Ends with a
+// barrier so that it can be called again in a loop.
+__device__ __forceinline__ _cj_Acc _cj_block_reduce(_cj_Acc acc) {
+  __shared__ __align__(16) unsigned char _cj_smem[32 * sizeof(_cj_Acc)];
+  _cj_Acc* sm = reinterpret_cast<_cj_Acc*>(_cj_smem);
+  _cj_group_reduce<32>(acc);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) sm[warp] = acc;
+  __syncthreads();
+  if (warp == 0) {
+    _cj_Acc v;
+    v.init();
+    if (lane < (int)(blockDim.x >> 5)) v = sm[lane];
+    _cj_group_reduce<32>(v);
+    acc = v;
+  }
+  __syncthreads();
+  return acc;
+}
+)CUJIT";
+
+}  // namespace
+
+std::string RedSpecialization::key() const {
+  std::ostringstream k;
+  k << "strategy=" << static_cast<int>(strategy) << ";R=" << reduce_ctype << ";ond=" << out_ndim
+    << ";rnd=" << red_ndim << ";rc=" << red_contiguous << ";vec=" << vec << ";group=" << group
+    << ";2p=" << two_pass << ";i64=" << index64 << ";block=" << block_size << ";params=";
+  for (const RedParam& p : params) {
+    k << dtype_name(p.dtype) << (p.scalar ? "s" : "a") << p.used << p.raw_view_used
+      << p.raw_contiguous << ',';
+  }
+  return k.str();
+}
+
+std::string reduction_symbol(const ReductionDefinition& def) { return "cujit_red_" + def.name; }
+std::string reduction_pass2_symbol(const ReductionDefinition& def) {
+  return "cujit_red2_" + def.name;
+}
+
+std::vector<int> reduction_layout_inputs(const ReductionDefinition& def,
+                                         const RedSpecialization& s) {
+  std::vector<int> result;
+  for (int k = 0; k < static_cast<int>(def.in.size()); ++k) {
+    if (!def.in[k].raw && !s.params[k].scalar) result.push_back(k);
+  }
+  return result;
+}
+
+std::vector<int> reduction_layout_outputs(const ReductionDefinition& def) {
+  std::vector<int> result;
+  for (int k = 0; k < static_cast<int>(def.out.size()); ++k) {
+    if (!def.out[k].raw) result.push_back(k);
+  }
+  return result;
+}
+
+std::size_t reduction_partial_bytes(const RedSpecialization& s) {
+  for (int t = 0; t < kDTypeCount; ++t) {
+    const auto dtype = static_cast<DType>(t);
+    if (s.reduce_ctype == dtype_cuda_type(dtype)) return 2 * dtype_size(dtype) + 8;
+  }
+  return kMaxAccumulatorBytes;
+}
+
+SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecialization& s) {
+  const std::string file = def.name + ".cu";
+  const std::string I = s.index64 ? "long long" : "int";
+  const std::size_t n_in = def.in.size(), n_out = def.out.size();
+  const int total = static_cast<int>(n_in + n_out);
+  const std::vector<int> lin = reduction_layout_inputs(def, s);
+  const std::vector<int> lout = reduction_layout_outputs(def);
+  const int NA = std::max<int>(1, static_cast<int>(lin.size()));
+  const int NB = std::max<int>(1, static_cast<int>(lout.size()));
+  const std::string NO = std::to_string(s.out_ndim), NR = std::to_string(s.red_ndim);
+  const std::string V = std::to_string(s.vec);
+  const std::string U = std::to_string(kUnroll);
+  auto param = [&](int k) -> const Param& {
+    return k < static_cast<int>(n_in) ? def.in[k] : def.out[k - n_in];
+  };
+  auto in_slot = [&](int k) {
+    for (std::size_t a = 0; a < lin.size(); ++a) {
+      if (lin[a] == k) return static_cast<int>(a);
+    }
+    return -1;
+  };
+  auto out_slot = [&](int j) {
+    for (std::size_t b = 0; b < lout.size(); ++b) {
+      if (lout[b] == j) return static_cast<int>(b);
+    }
+    return -1;
+  };
+  auto T_of = [&](int k) { return cuda_type(s.params[k].dtype); };
+  auto id = [](int k) { return std::to_string(k); };
+  auto divide = [&](const std::string& value, const std::string& group, const std::string& d) {
+    if (s.index64) return value + " / L." + group + "_shape[" + d + "]";
+    return "(" + I + ")_cj_div((unsigned)" + value + ", L." + group + "_magic[" + d + "], L." +
+           group + "_shift[" + d + "])";
+  };
+  // Inputs that are loaded: used, non-raw, non-scalar.
+  std::vector<int> loaded;
+  for (int k : lin) {
+    if (s.params[k].used) loaded.push_back(k);
+  }
+
+  Writer w(file);
+  w << "// cujit reduction kernel '" + def.name + "': " + s.key() + "\n";
+  if (needs_fp16(def, s)) w << std::string(fp16_includes());
+  w << std::string(device_support_source());
+  // Placeholders name their resolved types everywhere, as in CuPy: T(0) works in snippets.
+  {
+    std::set<std::string> typedefs;
+    for (int k = 0; k < total; ++k) {
+      const Param& p = param(k);
+      if (p.is_generic && typedefs.insert(p.placeholder).second) {
+        w << "typedef " + T_of(k) + " " + p.placeholder + ";\n";
+      }
+    }
+  }
+  if (!def.preamble.empty()) w.snippet("preamble", def.preamble, "");
+  w << "typedef " + s.reduce_ctype + " _cj_R;\n";
+  const bool has_identity = def.identity.find_first_not_of(" \t\r\n") != std::string::npos;
+  if (has_identity) {
+    w << "__device__ __forceinline__ _cj_R _cj_identity() {\n  return _cj_R(\n";
+    w.snippet("identity", def.identity, "");
+    w << "  );\n}\n";
+  }
+  w << "__device__ __forceinline__ _cj_R _cj_reduce(const _cj_R& a, const _cj_R& b) {\n"
+       "  return (\n";
+  w.snippet("reduce_expr", def.reduce_expr, "");
+  w << "  );\n}\n";
+  if (has_identity) {
+    w << "struct _cj_Acc {\n  _cj_R v;\n"
+         "  __device__ __forceinline__ void init() { v = _cj_identity(); }\n"
+         "  __device__ __forceinline__ void add(const _cj_R& b) { v = _cj_reduce(v, b); }\n"
+         "  __device__ __forceinline__ void merge(const _cj_Acc& o) { add(o.v); }\n};\n";
+  } else {
+    // Without an identity an accumulator starts empty; the first value replaces it.
+    w << "struct _cj_Acc {\n  _cj_R v;\n  bool has;\n"
+         "  __device__ __forceinline__ void init() { has = false; }\n"
+         "  __device__ __forceinline__ void add(const _cj_R& b) {\n"
+         "    v = has ? _cj_reduce(v, b) : b;\n    has = true;\n  }\n"
+         "  __device__ __forceinline__ void merge(const _cj_Acc& o) { if (o.has) add(o.v); }\n"
+         "};\n";
+  }
+  w << "static_assert(sizeof(_cj_Acc) <= " + std::to_string(reduction_partial_bytes(s)) +
+           ", \"cujit: the reduce type is larger than " +
+           std::to_string(reduction_partial_bytes(s) - 8) + " bytes\");\n";
+  w << kReduceSupport;
+
+  // The map: inputs as elements (only the used ones), raw arrays, _raw_ views, indices.
+  std::string map_params, post_params;
+  for (int k = 0; k < static_cast<int>(n_in); ++k) {
+    const Param& p = param(k);
+    const RedParam& e = s.params[k];
+    const std::string T = T_of(k);
+    if (p.raw) {
+      map_params += "const _cj_RawArray<" + T + ", " + I + ", " +
+                    (e.raw_contiguous ? "true" : "false") + ">& " + p.name + ", ";
+    } else if (e.scalar) {
+      if (e.used) map_params += "const " + T + " " + p.name + ", ";
+    } else {
+      if (e.used) map_params += "const " + T + "& " + p.name + ", ";
+      if (e.raw_view_used) {
+        map_params += "const _cj_RawArray<" + T + ", " + I + ", true>& _raw_" + p.name + ", ";
+      }
+    }
+  }
+  map_params += "const " + I + " _J, const _cj_Indexer<" + I + "> _in_ind, const _cj_Indexer<" + I +
+                "> _out_ind";
+  w << "__device__ __forceinline__ _cj_R _cj_map(" + map_params + ") {\n  return (\n";
+  w.snippet("map_expr", def.map_expr, "");
+  w << "  );\n}\n";
+  post_params = "const _cj_R& a, ";
+  for (std::size_t j = 0; j < n_out; ++j) {
+    const int k = static_cast<int>(n_in + j);
+    const Param& p = param(k);
+    const std::string T = T_of(k);
+    if (p.raw) {
+      post_params += "const _cj_RawArray<" + T + ", " + I + ", " +
+                     (s.params[k].raw_contiguous ? "true" : "false") + ">& " + p.name + ", ";
+    } else {
+      post_params += T + "& " + p.name + ", ";
+      if (s.params[k].raw_view_used) {
+        post_params += "const _cj_RawArray<" + T + ", " + I + ", true>& _raw_" + p.name + ", ";
+      }
+    }
+  }
+  post_params += "const _cj_Indexer<" + I + "> _in_ind, const _cj_Indexer<" + I + "> _out_ind";
+  w << "__device__ __forceinline__ void _cj_post(" + post_params + ") {\n";
+  w.snippet("post_map_expr", def.post_map_expr, ";");
+  w << "}\n";
+
+  // The layout and the offset helpers.
+  w << "struct _cj_RL {\n  " + I + " n_out, n_red, chunk, nsplit;\n  " + I + " out_shape[" + NO +
+           "];\n  " + I + " red_shape[" + NR + "];\n  " + I + " in_out[" + std::to_string(NA) +
+           "][" + NO + "];\n  " + I + " in_red[" + std::to_string(NA) + "][" + NR + "];\n  " + I +
+           " out_out[" + std::to_string(NB) + "][" + NO + "];\n  unsigned out_magic[" + NO +
+           "], out_shift[" + NO + "], red_magic[" + NR + "], red_shift[" + NR + "];\n};\n";
+  w << "__device__ __forceinline__ void _cj_out_offsets(const _cj_RL& L, " + I + " o, " + I +
+           "* io, " + I + "* oo) {\n";
+  w << "#pragma unroll\n  for (int a = 0; a < " + std::to_string(NA) +
+           "; ++a) io[a] = 0;\n#pragma unroll\n  for (int b = 0; b < " + std::to_string(NB) +
+           "; ++b) oo[b] = 0;\n";
+  w << "#pragma unroll\n  for (int d = " + std::to_string(s.out_ndim - 1) + "; d > 0; --d) {\n";
+  w << "    const " + I + " q = " + divide("o", "out", "d") + ";\n    const " + I +
+           " c = o - q * L.out_shape[d];\n";
+  w << "#pragma unroll\n    for (int a = 0; a < " + std::to_string(NA) +
+           "; ++a) io[a] += c * L.in_out[a][d];\n";
+  w << "#pragma unroll\n    for (int b = 0; b < " + std::to_string(NB) +
+           "; ++b) oo[b] += c * L.out_out[b][d];\n    o = q;\n  }\n";
+  w << "#pragma unroll\n  for (int a = 0; a < " + std::to_string(NA) +
+           "; ++a) io[a] += o * L.in_out[a][0];\n";
+  w << "#pragma unroll\n  for (int b = 0; b < " + std::to_string(NB) +
+           "; ++b) oo[b] += o * L.out_out[b][0];\n}\n";
+  w << "__device__ __forceinline__ void _cj_red_offsets(const _cj_RL& L, " + I + " j, " + I +
+           "* ro) {\n";
+  w << "#pragma unroll\n  for (int a = 0; a < " + std::to_string(NA) + "; ++a) ro[a] = 0;\n";
+  w << "#pragma unroll\n  for (int d = " + std::to_string(s.red_ndim - 1) + "; d > 0; --d) {\n";
+  w << "    const " + I + " q = " + divide("j", "red", "d") + ";\n    const " + I +
+           " c = j - q * L.red_shape[d];\n";
+  w << "#pragma unroll\n    for (int a = 0; a < " + std::to_string(NA) +
+           "; ++a) ro[a] += c * L.in_red[a][d];\n    j = q;\n  }\n";
+  w << "#pragma unroll\n  for (int a = 0; a < " + std::to_string(NA) +
+           "; ++a) ro[a] += j * L.in_red[a][0];\n}\n";
+
+  // Kernel parameters (both passes take the same list).
+  std::ostringstream sig;
+  for (int k = 0; k < total; ++k) {
+    const Param& p = param(k);
+    const RedParam& e = s.params[k];
+    const std::string T = T_of(k);
+    if (p.raw) {
+      sig << T << "* _cj_p" << k << ", long long _cj_size" << k << ", long long _cj_stride" << k;
+    } else if (e.scalar) {
+      sig << T << " _cj_s" << k;
+    } else if (k < static_cast<int>(n_in)) {
+      sig << "const char* __restrict__ _cj_p" << k;
+    } else {
+      sig << "char* _cj_p" << k;
+    }
+    sig << ", ";
+  }
+  sig << "const _cj_RL _cj_L, _cj_Acc* _cj_part)";
+  const std::string launch_bounds = "__launch_bounds__(" + std::to_string(s.block_size) + ") ";
+
+  // Declarations every kernel starts with.
+  auto prologue = [&] {
+    w << "  const _cj_RL& L = _cj_L;\n  (void)L;\n";
+    w << "  const _cj_Indexer<" + I + "> _in_ind{L.n_out * L.n_red};\n";
+    w << "  const _cj_Indexer<" + I + "> _out_ind{L.n_out};\n";
+    for (int k = 0; k < total; ++k) {
+      const Param& p = param(k);
+      const RedParam& e = s.params[k];
+      const std::string T = T_of(k);
+      if (p.raw) {
+        w << "  const _cj_RawArray<" + T + ", " + I + ", " + (e.raw_contiguous ? "true" : "false") +
+                 "> _cj_raw" + id(k) + "{_cj_p" + id(k) + ", _cj_size" + id(k) + ", _cj_stride" +
+                 id(k) + "};\n";
+      } else if (e.raw_view_used && !e.scalar) {
+        const bool input = k < static_cast<int>(n_in);
+        w << "  const _cj_RawArray<" + T + ", " + I + ", true> _cj_rv" + id(k) + "{(" + T +
+                 "*)_cj_p" + id(k) + ", " + (input ? "L.n_out * L.n_red" : "L.n_out") +
+                 ", sizeof(" + T + ")};\n";
+      }
+    }
+  };
+  // Runs the post-map for output index `o` with the combined accumulator `acc`.
+  auto post = [&](const std::string& indent, const std::string& o, const std::string& acc) {
+    w << indent + "{\n" + indent + "  " + I + " _cj_io[" + std::to_string(NA) + "], _cj_oo[" +
+             std::to_string(NB) + "];\n";
+    w << indent + "  _cj_out_offsets(L, " + o + ", _cj_io, _cj_oo);\n";
+    std::string args = acc + ".v, ";
+    for (std::size_t j = 0; j < n_out; ++j) {
+      const int k = static_cast<int>(n_in + j);
+      const Param& p = param(k);
+      if (p.raw) {
+        args += "_cj_raw" + id(k) + ", ";
+      } else {
+        args += "*reinterpret_cast<" + T_of(k) + "*>(_cj_p" + id(k) + " + _cj_oo[" +
+                std::to_string(out_slot(static_cast<int>(j))) + "]), ";
+        if (s.params[k].raw_view_used) args += "_cj_rv" + id(k) + ", ";
+      }
+    }
+    w << indent + "  _cj_post(" + args + "_in_ind, _out_ind);\n" + indent + "}\n";
+  };
+  // The map's arguments for one element: `element(k)` is the expression of loaded input k.
+  auto map_call = [&](const std::function<std::string(int)>& element, const std::string& j) {
+    std::string args;
+    for (int k = 0; k < static_cast<int>(n_in); ++k) {
+      const Param& p = param(k);
+      const RedParam& e = s.params[k];
+      if (p.raw) {
+        args += "_cj_raw" + id(k) + ", ";
+      } else if (e.scalar) {
+        if (e.used) args += "_cj_s" + id(k) + ", ";
+      } else {
+        if (e.used) args += element(k) + ", ";
+        if (e.raw_view_used) args += "_cj_rv" + id(k) + ", ";
+      }
+    }
+    return "_cj_map(" + args + "(" + I + ")(" + j + "), _in_ind, _out_ind)";
+  };
+  // Segment bases: byte offsets of output `o` in every input, into _cj_base.
+  auto bases = [&](const std::string& indent, const std::string& o) {
+    w << indent + I + " _cj_base[" + std::to_string(NA) + "], _cj_unused[" + std::to_string(NB) +
+             "];\n";
+    w << indent + "_cj_out_offsets(L, " + o + ", _cj_base, _cj_unused);\n";
+    w << indent + "(void)_cj_base;\n";
+  };
+  // Accumulates elements first, first + step, ... < end into `acc`; with `vec`, the indices
+  // count vectors of V elements. Unrolled so that kUnroll loads per input are in flight.
+  auto loop = [&](const std::string& indent, const std::string& first, const std::string& end,
+                  const std::string& step, bool vec) {
+    const std::string in = indent + "  ";
+    w << indent + "{\n" + in + "const " + I + " _cj_end = " + end + ", _cj_step = " + step + ";\n";
+    w << in + I + " _cj_j = " + first + ";\n";
+    auto body = [&](const std::string& ind, int unroll) {
+      const std::string UU = std::to_string(unroll);
+      for (int k : loaded) {
+        const std::string T = T_of(k);
+        const std::string slot = std::to_string(in_slot(k));
+        if (vec) {
+          w << ind + "_cj_Vec<" + T + ", " + V + "> _cj_x" + id(k) + "[" + UU + "];\n";
+        } else {
+          w << ind + T + " _cj_x" + id(k) + "[" + UU + "];\n";
+        }
+      }
+      w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU + "; ++_cj_u) {\n";
+      w << ind + "  const " + I + " _cj_q = _cj_j + _cj_u * _cj_step;\n";
+      if (!s.red_contiguous && !loaded.empty()) {
+        w << ind + "  " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
+        w << ind + "  _cj_red_offsets(L, _cj_q, _cj_ro);\n";
+      }
+      for (int k : loaded) {
+        const std::string T = T_of(k);
+        const std::string slot = std::to_string(in_slot(k));
+        if (vec) {
+          w << ind + "  _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const _cj_Vec<" + T + ", " +
+                   V + ">*>(_cj_p" + id(k) + " + _cj_base[" + slot + "])[_cj_q];\n";
+        } else if (s.red_contiguous) {
+          w << ind + "  _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const " + T + "*>(_cj_p" +
+                   id(k) + " + _cj_base[" + slot + "])[_cj_q];\n";
+        } else {
+          w << ind + "  _cj_x" + id(k) + "[_cj_u] = *reinterpret_cast<const " + T + "*>(_cj_p" +
+                   id(k) + " + _cj_base[" + slot + "] + _cj_ro[" + slot + "]);\n";
+        }
+      }
+      w << ind + "}\n";
+      w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU + "; ++_cj_u) {\n";
+      if (vec) {
+        w << ind + "#pragma unroll\n" + ind + "  for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
+        w << ind + "    acc.add(" +
+                 map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u].v[_cj_k]"; },
+                          "(_cj_j + _cj_u * _cj_step) * " + V + " + _cj_k") +
+                 ");\n";
+      } else {
+        w << ind + "  acc.add(" +
+                 map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u]"; },
+                          "_cj_j + _cj_u * _cj_step") +
+                 ");\n";
+      }
+      w << ind + "}\n";
+    };
+    w << in + "for (; _cj_j + " + std::to_string(kUnroll - 1) +
+             " * _cj_step < _cj_end; _cj_j += " + U + " * _cj_step) {\n";
+    body(in + "  ", kUnroll);
+    w << in + "}\n";
+    w << in + "for (; _cj_j < _cj_end; _cj_j += _cj_step) {\n";
+    body(in + "  ", 1);
+    w << in + "}\n" + indent + "}\n";
+  };
+  // Elements [begin, end) of one segment, thread `t` of `threads`, vectorised when possible
+  // (begin is then a multiple of V).
+  auto segment = [&](const std::string& indent, const std::string& begin, const std::string& end,
+                     const std::string& t, const std::string& threads) {
+    if (s.vec > 1) {
+      w << indent + "{\n" + indent + "  const " + I + " _cj_vb = (" + begin + ") / " + V +
+               ", _cj_ve = (" + end + ") / " + V + ";\n";
+      loop(indent + "  ", "_cj_vb + " + t, "_cj_ve", threads, true);
+      loop(indent + "  ", "_cj_ve * " + V + " + " + t, end, threads, false);
+      w << indent + "}\n";
+    } else {
+      loop(indent, begin + " + " + t, end, threads, false);
+    }
+  };
+
+  w << "extern \"C\" __global__ void " + launch_bounds + reduction_symbol(def) + "(" + sig.str() +
+           " {\n";
+  prologue();
+  switch (s.strategy) {
+    case RedStrategy::Segments:
+      w << "  for (" + I + " o = blockIdx.y; o < L.n_out; o += gridDim.y) {\n";
+      bases("    ", "o");
+      w << "    const " + I + " _cj_cb = (" + I + ")blockIdx.x * L.chunk;\n";
+      w << "    const " + I +
+               " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
+      w << "    _cj_Acc acc;\n    acc.init();\n";
+      segment("    ", "_cj_cb", "_cj_ce", "(" + I + ")threadIdx.x", "(" + I + ")blockDim.x");
+      w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
+      if (s.two_pass) {
+        w << "      _cj_part[o * L.nsplit + blockIdx.x] = acc;\n";
+      } else {
+        post("      ", "o", "acc");
+      }
+      w << "    }\n  }\n";
+      break;
+    case RedStrategy::Rows:
+      if (s.group >= 32 && s.group == s.block_size) {
+        w << "  for (" + I + " o = blockIdx.x; o < L.n_out; o += gridDim.x) {\n";
+        bases("    ", "o");
+        w << "    _cj_Acc acc;\n    acc.init();\n";
+        segment("    ", "(" + I + ")0", "L.n_red", "(" + I + ")threadIdx.x",
+                "(" + I + ")blockDim.x");
+        w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
+        post("      ", "o", "acc");
+        w << "    }\n  }\n";
+      } else {
+        const std::string G = std::to_string(s.group);
+        w << "  const int _cj_lane = threadIdx.x & " + std::to_string(s.group - 1) + ";\n";
+        w << "  const " + I + " _cj_rpb = blockDim.x / " + G + ";\n";
+        // The loop is uniform across each warp so that every lane takes part in shuffles.
+        w << "  for (" + I + " _cj_w0 = (" + I + ")blockIdx.x * _cj_rpb + (threadIdx.x & ~31u) / " +
+                 G + "; _cj_w0 < L.n_out; _cj_w0 += (" + I + ")gridDim.x * _cj_rpb) {\n";
+        w << "    const " + I + " o = _cj_w0 + (threadIdx.x & 31u) / " + G + ";\n";
+        w << "    _cj_Acc acc;\n    acc.init();\n    if (o < L.n_out) {\n";
+        bases("      ", "o");
+        segment("      ", "(" + I + ")0", "L.n_red", "(" + I + ")_cj_lane", "(" + I + ")" + G);
+        w << "    }\n    _cj_group_reduce<" + G + ">(acc);\n";
+        w << "    if (o < L.n_out && _cj_lane == 0) {\n";
+        post("      ", "o", "acc");
+        w << "    }\n  }\n";
+      }
+      break;
+    case RedStrategy::Columns:
+      w << "  const " + I + " o = (" + I + ")blockIdx.x * blockDim.x + threadIdx.x;\n";
+      w << "  if (o >= L.n_out) return;\n";
+      bases("  ", "o");
+      w << "  const " + I + " _cj_cb = (" + I + ")blockIdx.y * L.chunk;\n";
+      w << "  const " + I + " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
+      w << "  _cj_Acc acc;\n  acc.init();\n";
+      loop("  ", "_cj_cb", "_cj_ce", "(" + I + ")1", false);
+      if (s.two_pass) {
+        w << "  _cj_part[(" + I + ")blockIdx.y * L.n_out + o] = acc;\n";
+      } else {
+        post("  ", "o", "acc");
+      }
+      break;
+  }
+  w << "}\n";
+
+  if (s.two_pass) {
+    w << "extern \"C\" __global__ void " + launch_bounds + reduction_pass2_symbol(def) + "(" +
+             sig.str() + " {\n";
+    prologue();
+    if (s.strategy == RedStrategy::Columns) {
+      w << "  for (" + I + " o = (" + I +
+               ")blockIdx.x * blockDim.x + threadIdx.x; o < L.n_out; o += (" + I +
+               ")gridDim.x * blockDim.x) {\n";
+      w << "    _cj_Acc acc;\n    acc.init();\n";
+      w << "    for (" + I + " c = 0; c < L.nsplit; ++c) acc.merge(_cj_part[c * L.n_out + o]);\n";
+      post("    ", "o", "acc");
+      w << "  }\n";
+    } else {
+      w << "  for (" + I + " o = blockIdx.x; o < L.n_out; o += gridDim.x) {\n";
+      w << "    _cj_Acc acc;\n    acc.init();\n";
+      w << "    for (" + I + " c = threadIdx.x; c < L.nsplit; c += blockDim.x)\n";
+      w << "      acc.merge(_cj_part[o * L.nsplit + c]);\n";
+      w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
+      post("      ", "o", "acc");
+      w << "    }\n  }\n";
+    }
+    w << "}\n";
+  }
+
+  SourceProgram program;
+  program.name = file;
+  program.source = w.str();
+  program.options = def.compile_options;
+  if (needs_fp16(def, s) && !cuda_include_option().empty()) {
+    program.options.push_back(cuda_include_option());
+  }
+  return program;
+}
+
+}  // namespace cujit::detail

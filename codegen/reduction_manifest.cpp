@@ -1,0 +1,160 @@
+#include "codegen/reduction_manifest.hpp"
+
+#include <cujit/error.hpp>
+
+#include <nlohmann/json.hpp>
+
+namespace cujit::detail {
+namespace {
+
+bool blank(const std::string& text) {
+  return text.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+}  // namespace
+
+ReductionDefinition make_reduction_definition(std::string in_params, std::string out_params,
+                                              std::string map_expr, std::string reduce_expr,
+                                              std::string post_map_expr, std::string identity,
+                                              std::string name, std::string reduce_type,
+                                              std::string preamble,
+                                              std::vector<std::string> options, bool reduce_dims) {
+  if (!is_valid_kernel_name(name)) {
+    throw ArgumentError("cujit: invalid kernel name '" + name +
+                        "': expected a C identifier that is not reserved");
+  }
+  for (const auto& [label, text] :
+       {std::pair<const char*, const std::string*>{"map_expr", &map_expr},
+        {"reduce_expr", &reduce_expr},
+        {"post_map_expr", &post_map_expr}}) {
+    if (blank(*text)) {
+      throw ArgumentError("cujit: reduction kernel '" + name + "': " + label + " is empty");
+    }
+  }
+  for (const std::string& option : options) {
+    if (option.empty() || option[0] != '-') {
+      throw ArgumentError("cujit: reduction kernel '" + name + "': compile option '" + option +
+                          "' does not start with '-'");
+    }
+  }
+  ReductionDefinition def;
+  def.name = std::move(name);
+  def.in = parse_signature(in_params, def.name, "in_params");
+  def.out = parse_signature(out_params, def.name, "out_params");
+  check_signatures(def.in, def.out, def.name);
+  if (def.out.empty()) {
+    throw ArgumentError("cujit: reduction kernel '" + def.name +
+                        "': out_params declares no output; a reduction needs at least one");
+  }
+  bool any_array_input = false;
+  for (const Param& p : def.in) any_array_input = any_array_input || !p.raw;
+  if (!any_array_input) {
+    throw ArgumentError("cujit: reduction kernel '" + def.name +
+                        "': in_params needs at least one non-raw input (it gives the shape "
+                        "that is reduced)");
+  }
+  def.in_signature = std::move(in_params);
+  def.out_signature = std::move(out_params);
+  def.map_expr = std::move(map_expr);
+  def.reduce_expr = std::move(reduce_expr);
+  def.post_map_expr = std::move(post_map_expr);
+  def.identity = blank(identity) ? std::string() : std::move(identity);
+  def.preamble = std::move(preamble);
+  def.reduce_type = std::move(reduce_type);
+  def.compile_options = std::move(options);
+  def.reduce_dims = reduce_dims;
+  return def;
+}
+
+std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSpecialization& s) {
+  nlohmann::json params = nlohmann::json::array();
+  for (const RedParam& p : s.params) {
+    params.push_back({{"dtype", std::string(dtype_name(p.dtype))},
+                      {"scalar", p.scalar},
+                      {"used", p.used},
+                      {"raw_view_used", p.raw_view_used},
+                      {"raw_contiguous", p.raw_contiguous}});
+  }
+  nlohmann::json entry = {
+      {"kind", "reduction"},
+      {"name", def.name},
+      {"in_params", def.in_signature},
+      {"out_params", def.out_signature},
+      {"map_expr", def.map_expr},
+      {"reduce_expr", def.reduce_expr},
+      {"post_map_expr", def.post_map_expr},
+      {"identity", def.identity},
+      {"preamble", def.preamble},
+      {"reduce_type", def.reduce_type},
+      {"options", def.compile_options},
+      {"reduce_dims", def.reduce_dims},
+      {"specialization",
+       {{"strategy", static_cast<int>(s.strategy)},
+        {"reduce_ctype", s.reduce_ctype},
+        {"out_ndim", s.out_ndim},
+        {"red_ndim", s.red_ndim},
+        {"red_contiguous", s.red_contiguous},
+        {"vec", s.vec},
+        {"group", s.group},
+        {"two_pass", s.two_pass},
+        {"index64", s.index64},
+        {"block_size", s.block_size},
+        {"params", params}}},
+  };
+  return entry.dump();
+}
+
+std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
+    const std::string& entry) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(entry);
+    if (j.at("kind") != "reduction") {
+      throw ArgumentError("cujit: manifest entry is not a reduction: " + j.at("kind").dump());
+    }
+    ReductionDefinition def = make_reduction_definition(
+        j.at("in_params"), j.at("out_params"), j.at("map_expr"), j.at("reduce_expr"),
+        j.at("post_map_expr"), j.at("identity"), j.at("name"), j.at("reduce_type"),
+        j.at("preamble"), j.at("options"), j.at("reduce_dims"));
+    const nlohmann::json& js = j.at("specialization");
+    RedSpecialization s;
+    const int strategy = js.at("strategy");
+    if (strategy < 0 || strategy > static_cast<int>(RedStrategy::Columns)) {
+      throw ArgumentError("cujit: manifest entry has an unknown reduction strategy " +
+                          std::to_string(strategy));
+    }
+    s.strategy = static_cast<RedStrategy>(strategy);
+    s.reduce_ctype = js.at("reduce_ctype");
+    s.out_ndim = js.at("out_ndim");
+    s.red_ndim = js.at("red_ndim");
+    s.red_contiguous = js.at("red_contiguous");
+    s.vec = js.at("vec");
+    s.group = js.at("group");
+    s.two_pass = js.at("two_pass");
+    s.index64 = js.at("index64");
+    s.block_size = js.at("block_size");
+    for (const nlohmann::json& p : js.at("params")) {
+      RedParam e;
+      if (!parse_dtype(p.at("dtype").get<std::string>(), e.dtype)) {
+        throw ArgumentError("cujit: manifest entry has an unknown dtype " + p.at("dtype").dump());
+      }
+      e.scalar = p.at("scalar");
+      e.used = p.at("used");
+      e.raw_view_used = p.at("raw_view_used");
+      e.raw_contiguous = p.at("raw_contiguous");
+      s.params.push_back(e);
+    }
+    const bool group_ok = (s.group >= 1 && s.group <= 32 && (s.group & (s.group - 1)) == 0) ||
+                          s.group == s.block_size;
+    if (s.params.size() != def.in.size() + def.out.size() || s.out_ndim < 1 || s.out_ndim > 64 ||
+        s.red_ndim < 1 || s.red_ndim > 64 || s.vec < 1 || s.vec > 16 || !group_ok ||
+        s.block_size < 32 || s.block_size > 1024 || s.block_size % 32 != 0 ||
+        s.reduce_ctype.empty()) {
+      throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");
+    }
+    return {std::move(def), std::move(s)};
+  } catch (const nlohmann::json::exception& e) {
+    throw ArgumentError(std::string("cujit: malformed reduction manifest entry: ") + e.what());
+  }
+}
+
+}  // namespace cujit::detail

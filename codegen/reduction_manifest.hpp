@@ -1,0 +1,30 @@
+#pragma once
+// Reduction kernels as manifest entries (JSON) and back, so `cujit-cache precompile` can
+// regenerate exactly the source a run used; and building a validated definition.
+
+#include "codegen/reduction_codegen.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cujit::detail {
+
+/// Parses and checks the constructor arguments of a ReductionKernel. Throws SignatureError
+/// for bad signatures, ArgumentError for an invalid kernel name, no output, an empty
+/// map_expr, reduce_expr or post_map_expr, or a compile option not starting with '-'.
+ReductionDefinition make_reduction_definition(std::string in_params, std::string out_params,
+                                              std::string map_expr, std::string reduce_expr,
+                                              std::string post_map_expr, std::string identity,
+                                              std::string name, std::string reduce_type,
+                                              std::string preamble,
+                                              std::vector<std::string> options, bool reduce_dims);
+
+/// The manifest entry: JSON with sorted keys, so equal kernels give equal text (it doubles as
+/// the cache's request spec).
+std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSpecialization& s);
+
+/// The inverse of reduction_manifest_entry. Throws ArgumentError for a malformed entry.
+std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(const std::string& entry);
+
+}  // namespace cujit::detail

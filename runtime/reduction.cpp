@@ -1,0 +1,675 @@
+#include <cujit/reduction.hpp>
+
+#include <cujit/error.hpp>
+
+#include "cache/kernel_cache.hpp"
+#include "codegen/elementwise_codegen.hpp"
+#include "codegen/reduction_codegen.hpp"
+#include "codegen/reduction_manifest.hpp"
+#include "codegen/snippet_analysis.hpp"
+#include "runtime/context.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/kernel_loader.hpp"
+#include "runtime/layout.hpp"
+#include "runtime/memory.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+namespace cujit {
+namespace detail {
+namespace {
+
+constexpr int kDefaultBlock = 256;
+// Index arithmetic stays 32-bit below this span (with room for loop overshoot).
+constexpr std::int64_t kInt32Limit = (std::int64_t{1} << 31) - (std::int64_t{1} << 24);
+
+// Resident threads per SM the launch sizes aim for (H100/H200: 2048).
+constexpr int kThreadsPerSm = 2048;
+
+// Tuning knobs read once from the environment (run-time options, not build switches).
+int env_int(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value ? std::max(1, std::atoi(value)) : fallback;
+}
+int blocks_per_sm_scale() {  // waves of resident blocks per SM for split reductions
+  static const int value = env_int("CUJIT_RED_WAVES", 1);
+  return value;
+}
+
+std::string resolve_reduce_ctype(const ReductionDefinition& def, const ResolvedTypes& types) {
+  const std::string& t = def.reduce_type;
+  if (t.find_first_not_of(" \t") == std::string::npos) {
+    return std::string(dtype_cuda_type(types.out[0]));
+  }
+  DType dtype;
+  if (parse_dtype(t, dtype)) return std::string(dtype_cuda_type(dtype));
+  auto it = types.placeholders.find(t);
+  if (it != types.placeholders.end()) return std::string(dtype_cuda_type(it->second));
+  return t;  // a C++ type, e.g. a struct from the preamble
+}
+
+// The parameters' dtypes as resolve_types reports them, rebuilt from a specialisation.
+ResolvedTypes types_of(const ReductionDefinition& def, const RedSpecialization& s) {
+  ResolvedTypes types;
+  for (std::size_t k = 0; k < s.params.size(); ++k) {
+    const bool input = k < def.in.size();
+    const Param& p = input ? def.in[k] : def.out[k - def.in.size()];
+    (input ? types.in : types.out).push_back(s.params[k].dtype);
+    if (p.is_generic) types.placeholders.emplace(p.placeholder, s.params[k].dtype);
+  }
+  return types;
+}
+
+SnippetSet snippet_set(const ReductionDefinition& def, const RedSpecialization& s) {
+  return reduction_snippet_set(def.name, def.in, def.out, types_of(def, s), s.reduce_ctype,
+                               def.map_expr, def.reduce_expr, def.post_map_expr, def.identity,
+                               def.preamble);
+}
+
+std::vector<std::pair<std::string, std::string>> snippet_texts(const ReductionDefinition& def) {
+  return {{"preamble", def.preamble},
+          {"identity", def.identity},
+          {"map_expr", def.map_expr},
+          {"reduce_expr", def.reduce_expr},
+          {"post_map_expr", def.post_map_expr}};
+}
+
+KernelRequest request_for(const ReductionDefinition& def, const RedSpecialization& s,
+                          const Target& target) {
+  KernelRequest request;
+  request.kind = "reduction";
+  request.spec = reduction_manifest_entry(def, s);
+  request.target = target;
+  request.manifest_entry = request.spec;
+  return request;
+}
+
+CompiledProgram compile_mapped(const ReductionDefinition& def, const SourceProgram& program,
+                               const Target& target) {
+  try {
+    return compile(program, target);
+  } catch (const CompileError& e) {
+    rethrow_snippet_error(e, def.name, snippet_texts(def));
+  }
+}
+
+std::shared_ptr<const CompiledProgram> compile_reduction(const ReductionDefinition& def,
+                                                         const RedSpecialization& s,
+                                                         const Target& target) {
+  return KernelCache::global().get_or_compile(
+      request_for(def, s, target),
+      [&] {
+        analyze_snippets(snippet_set(def, s));
+        return generate_reduction(def, s);
+      },
+      [&](const SourceProgram& program) { return compile_mapped(def, program, target); });
+}
+
+// Rebuilds reduction kernels from manifest entries for `cujit-cache precompile`.
+const bool kReplayRegistered = [] {
+  register_replay("reduction", [](const std::string& entry, const Target& target) {
+    auto parsed = std::make_shared<std::pair<ReductionDefinition, RedSpecialization>>(
+        reduction_from_manifest(entry));
+    ReplayedKernel replayed;
+    replayed.request = request_for(parsed->first, parsed->second, target);
+    replayed.generate = [parsed] {
+      analyze_snippets(snippet_set(parsed->first, parsed->second));
+      return generate_reduction(parsed->first, parsed->second);
+    };
+    replayed.compile = [parsed, target](const SourceProgram& program) {
+      return compile_mapped(parsed->first, program, target);
+    };
+    return replayed;
+  });
+  return true;
+}();
+
+struct Specialized {
+  RedSpecialization spec;
+  std::shared_ptr<const LoadedModule> module;
+  CUfunction pass1 = nullptr;
+  CUfunction pass2 = nullptr;
+  int sm_count = 0;
+};
+
+struct Resolved {
+  ResolvedTypes types;
+  std::string reduce_ctype;
+};
+
+std::int64_t product(const Shape& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t e : shape) n *= e;
+  return n;
+}
+
+std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+int next_pow2(std::int64_t value) {
+  int p = 1;
+  while (p < value && p < (1 << 30)) p <<= 1;
+  return p;
+}
+
+std::string shape_text(const Shape& shape) {
+  std::string text = "(";
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    text += (d ? ", " : "") + std::to_string(shape[d]);
+  }
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+}  // namespace detail
+
+struct ReductionKernel::Impl {
+  detail::ReductionDefinition def;
+  // Type-independent facts from a lexer scan of the snippets (computed once).
+  std::vector<char> used, raw_view_used;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const detail::Specialized>> specialized;
+  std::unordered_map<std::string, std::shared_ptr<const detail::Resolved>> resolved;
+
+  std::size_t n_in() const { return def.in.size(); }
+  std::size_t n_params() const { return def.in.size() + def.out.size(); }
+  const detail::Param& param(std::size_t k) const {
+    return k < def.in.size() ? def.in[k] : def.out[k - def.in.size()];
+  }
+};
+
+ReductionKernel::ReductionKernel(std::string in_params, std::string out_params,
+                                 std::string map_expr, std::string reduce_expr,
+                                 std::string post_map_expr, std::string identity, std::string name,
+                                 ReductionOptions options)
+    : impl_(std::make_shared<Impl>()) {
+  impl_->def = detail::make_reduction_definition(
+      std::move(in_params), std::move(out_params), std::move(map_expr), std::move(reduce_expr),
+      std::move(post_map_expr), std::move(identity), std::move(name),
+      std::move(options.reduce_type), std::move(options.preamble),
+      std::move(options.compile_options), options.reduce_dims);
+  const detail::ReductionDefinition& def = impl_->def;
+  const std::set<std::string> map_ids = detail::referenced_identifiers(def.map_expr);
+  const std::set<std::string> post_ids = detail::referenced_identifiers(def.post_map_expr);
+  for (std::size_t k = 0; k < impl_->n_params(); ++k) {
+    const bool input = k < impl_->n_in();
+    const std::set<std::string>& ids = input ? map_ids : post_ids;
+    const std::string& param_name = impl_->param(k).name;
+    // Macros in the preamble may name parameters too: then load them.
+    const bool in_preamble = def.preamble.find(param_name) != std::string::npos;
+    impl_->used.push_back(!input || ids.count(param_name) != 0 || in_preamble);
+    impl_->raw_view_used.push_back(ids.count("_raw_" + param_name) != 0 ||
+                                   def.preamble.find("_raw_" + param_name) != std::string::npos);
+  }
+}
+
+const std::string& ReductionKernel::name() const noexcept { return impl_->def.name; }
+
+std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
+                                           const LaunchOptions& options,
+                                           const ReduceOptions& reduce) const {
+  Impl& im = *impl_;
+  const detail::ReductionDefinition& def = im.def;
+  const std::size_t n_in = im.n_in(), n_params = im.n_params();
+  const std::string who = "cujit: reduction kernel '" + def.name + "'";
+  if (count != n_in && count != n_params) {
+    throw ArgumentError(who + " takes " + std::to_string(n_in) +
+                        " input(s) optionally followed by " + std::to_string(def.out.size()) +
+                        " output(s), but " + std::to_string(count) + " argument(s) were given");
+  }
+  const bool outputs_given = count == n_params;
+
+  // 1. Types: resolved once per combination of argument dtypes.
+  std::string type_key;
+  type_key.reserve(count * 2 + 1);
+  for (std::size_t k = 0; k < count; ++k) {
+    type_key.push_back(static_cast<char>(args[k].dtype()));
+    type_key.push_back(args[k].is_array() ? 'a' : 's');
+  }
+  std::shared_ptr<const detail::Resolved> resolved;
+  {
+    std::lock_guard<std::mutex> lock(im.mutex);
+    auto it = im.resolved.find(type_key);
+    if (it != im.resolved.end()) resolved = it->second;
+  }
+  if (!resolved) {
+    std::vector<detail::ArgType> in_args, out_args;
+    for (std::size_t k = 0; k < n_params; ++k) {
+      detail::ArgType a;
+      a.present = k < count;
+      if (a.present) {
+        a.is_array = args[k].is_array();
+        a.dtype = args[k].dtype();
+      }
+      (k < n_in ? in_args : out_args).push_back(a);
+    }
+    for (std::size_t k = n_in; k < count; ++k) {
+      if (!args[k].is_array()) {
+        throw TypeError(who + ": output '" + im.param(k).name + "' must be an array, not a scalar");
+      }
+    }
+    auto made = std::make_shared<detail::Resolved>();
+    made->types = detail::resolve_types(def.in, def.out, in_args, out_args, def.name);
+    made->reduce_ctype = detail::resolve_reduce_ctype(def, made->types);
+    std::lock_guard<std::mutex> lock(im.mutex);
+    resolved = im.resolved.emplace(type_key, std::move(made)).first->second;
+  }
+  const detail::ResolvedTypes& types = resolved->types;
+  auto dtype_of_param = [&](std::size_t k) { return k < n_in ? types.in[k] : types.out[k - n_in]; };
+
+  // 2. Device and the broadcast shape of the non-raw inputs.
+  int device = -1;
+  const Shape* first_shape = nullptr;
+  bool same_shapes = true;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (!args[k].is_array()) continue;
+    const Array& a = args[k].array();
+    if (!a.valid()) {
+      throw ArgumentError(who + ": argument '" + im.param(k).name + "' is a null array");
+    }
+    if (device < 0) {
+      device = a.device_id();
+    } else if (a.device_id() != device) {
+      throw DeviceError(who + ": argument '" + im.param(k).name + "' is on device " +
+                        std::to_string(a.device_id()) + " but earlier arrays are on device " +
+                        std::to_string(device));
+    }
+    if (k >= n_in || im.param(k).raw) continue;
+    if (first_shape == nullptr) {
+      first_shape = &a.shape();
+    } else if (a.shape() != *first_shape) {
+      same_shapes = false;
+    }
+  }
+  if (first_shape == nullptr) {
+    throw ArgumentError(who +
+                        ": at least one non-raw input must be an array (it gives the "
+                        "shape to reduce)");
+  }
+  Shape shape;
+  if (same_shapes) {
+    shape = *first_shape;
+  } else {
+    std::vector<Shape> shapes;
+    for (std::size_t k = 0; k < n_in; ++k) {
+      if (args[k].is_array() && !im.param(k).raw) shapes.push_back(args[k].array().shape());
+    }
+    shape = broadcast_shapes(shapes);
+  }
+  const int ndim = static_cast<int>(shape.size());
+
+  // 3. Axes: normalised, checked, a mask over the input's dimensions.
+  std::uint64_t reduced_mask = 0;
+  if (ndim > 64) throw ShapeError(who + ": arrays with more than 64 dimensions are not supported");
+  if (!reduce.has_axes) {
+    reduced_mask = ndim == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ndim) - 1;
+  } else {
+    for (int a : reduce.axes) {
+      const int axis = a < 0 ? a + ndim : a;
+      if (axis < 0 || axis >= ndim) {
+        throw ShapeError(who + ": axis " + std::to_string(a) + " is out of range for the " +
+                         std::to_string(ndim) + "-d input shape " + detail::shape_text(shape));
+      }
+      if (reduced_mask >> axis & 1) {
+        throw ShapeError(who + ": axis " + std::to_string(a) + " is repeated in cujit::axis");
+      }
+      reduced_mask |= std::uint64_t{1} << axis;
+    }
+  }
+  Shape out_shape, kept_shape, red_shape;
+  std::vector<int> kept_axes, red_axes;
+  for (int d = 0; d < ndim; ++d) {
+    if (reduced_mask >> d & 1) {
+      red_axes.push_back(d);
+      red_shape.push_back(shape[d]);
+      if (reduce.keepdims) out_shape.push_back(1);
+    } else {
+      kept_axes.push_back(d);
+      kept_shape.push_back(shape[d]);
+      out_shape.push_back(shape[d]);
+    }
+  }
+  const std::int64_t n_out = detail::product(kept_shape);
+  const std::int64_t n_red = detail::product(red_shape);
+  if (device < 0) device = Device::current().id();
+
+  // 4. Outputs: check the given ones, allocate the missing ones.
+  std::vector<Array> outputs;
+  outputs.reserve(def.out.size());
+  const Stream stream = Stream::wrap(options.stream, Device::get(device));
+  for (std::size_t j = 0; j < def.out.size(); ++j) {
+    const std::size_t k = n_in + j;
+    if (outputs_given) {
+      const Array& out = args[k].array();
+      if (!im.param(k).raw && out.shape() != out_shape) {
+        throw ShapeError(who + ": output '" + def.out[j].name + "' has shape " +
+                         detail::shape_text(out.shape()) + " but the reduction gives " +
+                         detail::shape_text(out_shape));
+      }
+      outputs.push_back(out);
+    } else {
+      outputs.push_back(Array::empty(out_shape, types.out[j], Device::get(device), stream));
+    }
+  }
+  auto array_of = [&](std::size_t k) -> const Array& {
+    return k < n_in ? args[k].array() : outputs[k - n_in];
+  };
+  if (n_out == 0) return outputs;
+  const bool has_identity = !def.identity.empty();
+  if (n_red == 0 && !has_identity) {
+    throw ArgumentError(who + ": zero-size reduction (input shape " + detail::shape_text(shape) +
+                        ") and the kernel has no identity");
+  }
+
+  // 5. Parameters, layout arrays and their strides split into kept and reduced axes.
+  detail::RedSpecialization spec;
+  spec.params.resize(n_params);
+  spec.reduce_ctype = resolved->reduce_ctype;
+  spec.block_size = options.block_size > 0 ? options.block_size : detail::kDefaultBlock;
+  if (spec.block_size > 1024 || spec.block_size % 32 != 0) {
+    throw ArgumentError(who + ": block size " + std::to_string(spec.block_size) +
+                        " is not a multiple of 32 up to 1024");
+  }
+  std::int64_t max_span = n_out * std::max<std::int64_t>(n_red, 1);
+  std::vector<int> layout_in, layout_out;
+  std::vector<Shape> out_strides, red_strides;  // layout inputs then outputs / inputs only
+  for (std::size_t k = 0; k < n_params; ++k) {
+    detail::RedParam& e = spec.params[k];
+    e.dtype = dtype_of_param(k);
+    e.scalar = k < n_in && !args[k].is_array();
+    e.used = im.used[k];
+    e.raw_view_used = im.raw_view_used[k] && !e.scalar;
+    if (e.scalar) continue;
+    const Array& a = array_of(k);
+    const detail::Param& p = im.param(k);
+    if (p.raw) {
+      e.raw_contiguous = a.is_c_contiguous();
+      if (!e.raw_contiguous && a.ndim() != 1) {
+        throw ArgumentError(who + ": raw argument '" + p.name +
+                            "' must be C-contiguous or 1-dimensional");
+      }
+      max_span = std::max<std::int64_t>(max_span, a.size());
+      continue;
+    }
+    for (std::size_t d = 0; d < a.shape().size(); ++d) {
+      max_span = std::max(max_span, std::abs(a.strides()[d]) * a.shape()[d]);
+    }
+    const bool input = k < n_in;
+    if (e.raw_view_used && (!a.is_c_contiguous() || (input && a.shape() != shape))) {
+      throw ArgumentError(who + ": _raw_" + p.name + " needs '" + p.name + "' to be C-contiguous" +
+                          (input ? " and not broadcast" : ""));
+    }
+    if (input) {
+      layout_in.push_back(static_cast<int>(k));
+      const Shape full = detail::broadcast_strides(a.shape(), a.strides(), shape);
+      Shape so, sr;
+      for (int d : kept_axes) so.push_back(full[d]);
+      for (int d : red_axes) sr.push_back(full[d]);
+      out_strides.push_back(std::move(so));
+      red_strides.push_back(std::move(sr));
+    } else {
+      layout_out.push_back(static_cast<int>(k));
+    }
+  }
+  for (int k : layout_out) {
+    const Array& a = array_of(static_cast<std::size_t>(k));
+    Shape so;
+    if (reduce.keepdims) {
+      for (int d : kept_axes) so.push_back(a.strides()[d]);
+    } else {
+      so = a.strides();
+    }
+    out_strides.push_back(std::move(so));
+  }
+  spec.index64 = max_span > detail::kInt32Limit;
+  const detail::CollapsedLayout co =
+      detail::collapse_dims(kept_shape, out_strides, def.reduce_dims);
+  const detail::CollapsedLayout cr = detail::collapse_dims(red_shape, red_strides, def.reduce_dims);
+  spec.out_ndim = static_cast<int>(co.shape.size());
+  spec.red_ndim = static_cast<int>(cr.shape.size());
+  const std::size_t na = layout_in.size();
+
+  // 6. Strategy. The primary input is the first loaded one.
+  int primary = -1;
+  std::size_t max_item = 0;
+  bool red_contiguous = spec.red_ndim == 1;
+  for (std::size_t a = 0; a < na; ++a) {
+    const detail::RedParam& e = spec.params[layout_in[a]];
+    if (!e.used) continue;
+    if (primary < 0) primary = static_cast<int>(a);
+    const std::size_t item = dtype_size(e.dtype);
+    max_item = std::max(max_item, item);
+    if (cr.strides[a][0] != static_cast<std::int64_t>(item)) red_contiguous = false;
+  }
+  if (primary < 0) primary = 0;
+  spec.red_contiguous = red_contiguous;
+  if (red_contiguous && max_item > 0 && max_item <= 8 &&
+      n_red >= static_cast<std::int64_t>(2 * (16 / max_item))) {
+    int vec = static_cast<int>(16 / max_item);
+    for (std::size_t a = 0; a < na && vec > 1; ++a) {
+      const detail::RedParam& e = spec.params[layout_in[a]];
+      if (!e.used) continue;
+      const std::int64_t align = vec * static_cast<std::int64_t>(dtype_size(e.dtype));
+      if (array_of(layout_in[a]).data() % align != 0) vec = 1;
+      for (std::int64_t st : co.strides[a]) {
+        if (st % align != 0) vec = 1;
+      }
+    }
+    spec.vec = vec;
+  }
+  const int B = spec.block_size;
+  const int sm_count = detail::device_properties(device).sm_count;
+  const std::int64_t resident_blocks =
+      std::int64_t{sm_count} * std::max(1, detail::kThreadsPerSm / B);
+  const std::int64_t rs = std::abs(cr.strides[primary].back());
+  const std::int64_t os = std::abs(co.strides[primary].back());
+  const bool red_inner = !(os != 0 && os < rs);
+  std::int64_t nsplit = 1, chunk = std::max<std::int64_t>(n_red, 1);
+  std::int64_t grid_x = 1, grid_y = 1, grid2 = 1;
+  const std::int64_t per_row = (n_red + spec.vec - 1) / spec.vec;  // loads per segment
+  if (n_out > 1 && red_inner) {
+    const bool small_rows = per_row <= 32 * 16;
+    const int group =
+        small_rows ? static_cast<int>(std::min<std::int64_t>(32, detail::next_pow2(per_row))) : B;
+    const std::int64_t enough = small_rows ? std::int64_t{sm_count} * 4 : resident_blocks;
+    if (n_out >= enough || n_red == 0) {
+      spec.strategy = detail::RedStrategy::Rows;
+      spec.group = group;
+      const std::int64_t rows_per_block = small_rows ? B / group : 1;
+      grid_x = std::min((n_out + rows_per_block - 1) / rows_per_block, resident_blocks * 4);
+    } else {
+      spec.strategy = detail::RedStrategy::Segments;
+    }
+  } else if (n_out > 1) {
+    spec.strategy = detail::RedStrategy::Columns;
+    spec.vec = 1;
+    const std::int64_t threads_wanted =
+        std::int64_t{sm_count} * detail::kThreadsPerSm * detail::blocks_per_sm_scale();
+    nsplit = std::clamp<std::int64_t>((threads_wanted + n_out - 1) / n_out, 1,
+                                      std::max<std::int64_t>(1, n_red / 64));
+    nsplit = std::min<std::int64_t>(nsplit, 65535);
+    chunk = (std::max<std::int64_t>(n_red, 1) + nsplit - 1) / nsplit;
+    nsplit = (std::max<std::int64_t>(n_red, 1) + chunk - 1) / chunk;
+    grid_x = (n_out + B - 1) / B;
+    grid_y = nsplit;
+    grid2 = std::min(grid_x, resident_blocks * 4);
+  } else {
+    spec.strategy = detail::RedStrategy::Segments;
+  }
+  if (spec.strategy == detail::RedStrategy::Segments) {
+    const std::int64_t wanted_blocks = resident_blocks * detail::blocks_per_sm_scale();
+    const std::int64_t min_per_block = std::int64_t{B} * spec.vec * 4;
+    nsplit = std::clamp<std::int64_t>((wanted_blocks + n_out - 1) / n_out, 1,
+                                      std::max<std::int64_t>(1, n_red / min_per_block));
+    nsplit = std::min<std::int64_t>(nsplit, 65535);
+    chunk = detail::round_up((std::max<std::int64_t>(n_red, 1) + nsplit - 1) / nsplit, spec.vec);
+    nsplit = (std::max<std::int64_t>(n_red, 1) + chunk - 1) / chunk;
+    grid_x = nsplit;
+    grid_y = std::min<std::int64_t>(n_out, 65535);
+    grid2 = std::min(n_out, resident_blocks * 4);
+  }
+  spec.two_pass = nsplit > 1;
+
+  // 7. The specialised kernel: a hash lookup after the first call.
+  std::string key = type_key;
+  key += spec.key();
+  key += '@';
+  key += std::to_string(device);
+  std::shared_ptr<const detail::Specialized> specialized;
+  {
+    std::lock_guard<std::mutex> lock(im.mutex);
+    auto it = im.specialized.find(key);
+    if (it != im.specialized.end()) specialized = it->second;
+  }
+  if (!specialized) {
+    const Target target = target_for_arch(detail::device_properties(device).compute_capability);
+    auto program = detail::compile_reduction(def, spec, target);
+    auto made = std::make_shared<detail::Specialized>();
+    made->spec = spec;
+    made->module = detail::load_module(std::move(program), device);
+    made->pass1 = detail::find_function(*made->module, detail::reduction_symbol(def));
+    if (spec.two_pass) {
+      made->pass2 = detail::find_function(*made->module, detail::reduction_pass2_symbol(def));
+    }
+    if (made->pass1 == nullptr || (spec.two_pass && made->pass2 == nullptr)) {
+      throw ArgumentError(who + ": compiled code lacks its kernels");
+    }
+    made->sm_count = sm_count;
+    std::lock_guard<std::mutex> lock(im.mutex);
+    specialized = im.specialized.emplace(key, std::move(made)).first->second;
+  }
+
+  // 8. Kernel arguments, in the order generate_reduction documents.
+  constexpr std::size_t kMaxParams = 3 * detail::CallArgs::kMaxArgs + 4;
+  void* params[kMaxParams];
+  alignas(16) unsigned char values[kMaxParams][16];
+  std::size_t p = 0;
+  auto push = [&](const void* bytes, std::size_t size) {
+    std::memcpy(values[p], bytes, size);
+    params[p] = values[p];
+    ++p;
+  };
+  for (std::size_t k = 0; k < n_params; ++k) {
+    const detail::RedParam& e = spec.params[k];
+    if (e.scalar) {
+      args[k].scalar().convert_to(e.dtype, values[p]);
+      params[p] = values[p];
+      ++p;
+      continue;
+    }
+    const Array& a = array_of(k);
+    const std::uint64_t address = a.data();
+    push(&address, 8);
+    if (im.param(k).raw) {
+      const std::int64_t size = a.size();
+      const std::int64_t stride =
+          a.ndim() == 1 ? a.strides()[0] : static_cast<std::int64_t>(a.itemsize());
+      push(&size, 8);
+      push(&stride, 8);
+    }
+  }
+  const std::size_t NA = std::max<std::size_t>(na, 1);
+  const std::size_t NB = std::max<std::size_t>(layout_out.size(), 1);
+  const std::size_t NO = co.shape.size(), NR = cr.shape.size();
+  const std::size_t isz = spec.index64 ? 8 : 4;
+  const std::size_t index_count = 4 + NO + NR + NA * NO + NA * NR + NB * NO;
+  std::vector<unsigned char> layout(
+      detail::round_up(static_cast<std::int64_t>(isz * index_count + 4 * (2 * NO + 2 * NR)), 8));
+  {
+    unsigned char* at = layout.data();
+    auto put = [&](std::int64_t v) {
+      if (spec.index64) {
+        std::memcpy(at, &v, 8);
+      } else {
+        const auto v32 = static_cast<std::int32_t>(v);
+        std::memcpy(at, &v32, 4);
+      }
+      at += isz;
+    };
+    put(n_out);
+    put(n_red);
+    put(chunk);
+    put(nsplit);
+    for (std::int64_t e : co.shape) put(e);
+    for (std::int64_t e : cr.shape) put(e);
+    for (std::size_t a = 0; a < NA; ++a) {
+      for (std::size_t d = 0; d < NO; ++d) put(a < na ? co.strides[a][d] : 0);
+    }
+    for (std::size_t a = 0; a < NA; ++a) {
+      for (std::size_t d = 0; d < NR; ++d) put(a < na ? cr.strides[a][d] : 0);
+    }
+    for (std::size_t b = 0; b < NB; ++b) {
+      for (std::size_t d = 0; d < NO; ++d) {
+        put(b < layout_out.size() ? co.strides[na + b][d] : 0);
+      }
+    }
+    auto divisors = [&](const Shape& extents) {
+      std::vector<detail::FastDivisor> result;
+      for (std::int64_t e : extents) {
+        result.push_back(spec.index64 || e < 1 ? detail::FastDivisor{}
+                                               : detail::fast_divisor(static_cast<unsigned>(e)));
+      }
+      return result;
+    };
+    for (const auto& group : {divisors(co.shape), divisors(cr.shape)}) {
+      for (const auto& f : group) {
+        std::memcpy(at, &f.magic, 4);
+        at += 4;
+      }
+      for (const auto& f : group) {
+        std::memcpy(at, &f.shift, 4);
+        at += 4;
+      }
+    }
+  }
+  params[p++] = layout.data();
+  std::uint64_t scratch = 0;
+  params[p++] = &scratch;
+
+  // 9. Launch: one kernel, or two with partials in stream-ordered scratch memory.
+  detail::ensure_context(device);
+  const detail::Driver& drv = detail::driver();
+  auto launch_one = [&](CUfunction f, std::int64_t gx, std::int64_t gy, const char* what) {
+    const CUresult result =
+        drv.cuLaunchKernel(f, static_cast<unsigned>(std::max<std::int64_t>(gx, 1)),
+                           static_cast<unsigned>(std::max<std::int64_t>(gy, 1)), 1,
+                           static_cast<unsigned>(B), 1, 1, 0, options.stream, params, nullptr);
+    if (result != CUDA_SUCCESS) {
+      detail::throw_cuda_error(result, "cuLaunchKernel",
+                               std::string(what) + " of reduction kernel '" + def.name +
+                                   "' on device " + std::to_string(device));
+    }
+  };
+  if (!spec.two_pass) {
+    launch_one(specialized->pass1, grid_x, grid_y, "the launch");
+    return outputs;
+  }
+  const std::size_t scratch_bytes =
+      static_cast<std::size_t>(nsplit * n_out) * detail::reduction_partial_bytes(spec);
+  // From the device's pool (configured by allocate), freed on the call's stream: the legacy
+  // stream that a DeviceBuffer frees on is not ordered after a non-blocking stream.
+  CUdeviceptr scratch_ptr = 0;
+  {
+    const auto buffer = detail::allocate(device, scratch_bytes, options.stream);
+    scratch_ptr = buffer->address;
+    buffer->address = 0;
+  }
+  scratch = scratch_ptr;
+  try {
+    launch_one(specialized->pass1, grid_x, grid_y, "the first pass");
+    launch_one(specialized->pass2, grid2, 1, "the second pass");
+  } catch (...) {
+    drv.cuMemFreeAsync(scratch_ptr, options.stream);
+    throw;
+  }
+  detail::check(drv.cuMemFreeAsync(scratch_ptr, options.stream), "cuMemFreeAsync");
+  return outputs;
+}
+
+}  // namespace cujit

@@ -1,0 +1,474 @@
+// ReductionKernel on a GPU: every axis combination on 1-d to 4-d arrays with random strides,
+// keepdims, every strategy (segments, rows, columns; one and two passes), dtype families,
+// identity and empty cases, several inputs and outputs, raw inputs, struct reduce types,
+// determinism, errors and more than 2^31 elements, against float64 host references.
+#include <cujit/cujit.hpp>
+#include <cujit/elementwise.hpp>
+#include <cujit/reduction.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <random>
+
+#include "support/gpu.hpp"
+
+namespace cujit {
+namespace {
+
+const ReductionKernel& sum64() {
+  // Sums in float64 whatever the input type: a tight host comparison.
+  static const ReductionKernel k("T x", "float64 y", "(double)x", "a + b", "y = a", "0", "sum64");
+  return k;
+}
+
+const ReductionKernel& l2norm() {
+  static const ReductionKernel k("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm");
+  return k;
+}
+
+// Reduces C-order host `data` of `shape` over `axes` (all when empty and !has_axes): the
+// sum of map(x), in C order of the kept axes.
+std::vector<double> host_sum(const std::vector<double>& data, const Shape& shape,
+                             const std::vector<int>& axes,
+                             const std::function<double(double)>& map) {
+  const int nd = static_cast<int>(shape.size());
+  std::vector<bool> reduced(nd, false);
+  for (int a : axes) reduced[a < 0 ? a + nd : a] = true;
+  std::int64_t n_out = 1;
+  for (int d = 0; d < nd; ++d) {
+    if (!reduced[d]) n_out *= shape[d];
+  }
+  std::vector<double> out(static_cast<std::size_t>(n_out), 0.0);
+  std::vector<std::int64_t> idx(nd, 0);
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    std::int64_t o = 0;
+    for (int d = 0; d < nd; ++d) {
+      if (!reduced[d]) o = o * shape[d] + idx[d];
+    }
+    out[o] += map(data[i]);
+    for (int d = nd - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+std::vector<int> all_axes(int nd) {
+  std::vector<int> v(nd);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+Axes axes_of(const std::vector<int>& v) {
+  // Axes has no push_back: build through an initializer list of up to 4 entries.
+  switch (v.size()) {
+    case 0:
+      return Axes{};
+    case 1:
+      return Axes{v[0]};
+    case 2:
+      return Axes{v[0], v[1]};
+    case 3:
+      return Axes{v[0], v[1], v[2]};
+    default:
+      return Axes{v[0], v[1], v[2], v[3]};
+  }
+}
+
+void expect_near_all(const std::vector<double>& got, const std::vector<double>& want, double rel,
+                     const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], rel * (1.0 + std::abs(want[i]))) << what << " at " << i;
+  }
+}
+
+TEST(ReductionErrors, DefinitionErrorsNeedNoGpu) {
+  EXPECT_THROW(ReductionKernel("T x y", "T z", "x", "a + b", "z = a", "0", "k"), SignatureError);
+  EXPECT_THROW(ReductionKernel("T x", "T z", "x", "a + b", "z = a", "0", "not a name"),
+               ArgumentError);
+  EXPECT_THROW(ReductionKernel("T x", "T z", "", "a + b", "z = a", "0", "k"), ArgumentError);
+  EXPECT_THROW(ReductionKernel("T x", "", "x", "a + b", "", "0", "k"), ArgumentError);
+}
+
+TEST(Reduction, L2normFullRowsColumnsAndKeepdims) {
+  CUJIT_REQUIRE_GPU();
+  const int R = 37, C = 129;
+  auto xh = test::random_vector<float>(R * C, -2, 2, 1);
+  Array x = Array::from_host(xh, {R, C});
+  std::vector<double> xd(xh.begin(), xh.end());
+  auto sq = [](double v) { return v * v; };
+
+  Array n = l2norm()(x);
+  ASSERT_EQ(n.shape(), Shape{});
+  ASSERT_EQ(n.dtype(), DType::Float32);
+  EXPECT_NEAR(n.to_host<float>()[0], std::sqrt(host_sum(xd, {R, C}, {0, 1}, sq)[0]), 1e-3);
+
+  for (int axis : {0, 1, -1, -2}) {
+    Array r = l2norm()(x, cujit::axis{axis});
+    const int a = axis < 0 ? axis + 2 : axis;
+    ASSERT_EQ(r.shape(), (Shape{a == 0 ? C : R})) << axis;
+    auto want = host_sum(xd, {R, C}, {a}, sq);
+    for (double& w : want) w = std::sqrt(w);
+    auto got = r.to_host<float>();
+    expect_near_all(std::vector<double>(got.begin(), got.end()), want, 1e-5,
+                    "axis " + std::to_string(axis));
+  }
+  Array k = l2norm()(x, cujit::axis{1}, cujit::keepdims);
+  EXPECT_EQ(k.shape(), (Shape{R, 1}));
+  Array k0 = l2norm()(x, cujit::keepdims);
+  EXPECT_EQ(k0.shape(), (Shape{1, 1}));
+  // Into a given output, on a stream.
+  Stream stream(Device::current());
+  Array out = Array::zeros({R}, DType::Float32);
+  l2norm()(x, out, cujit::axis{1}, cujit::on(stream));
+  stream.synchronize();
+  auto want = host_sum(xd, {R, C}, {1}, sq);
+  auto got = out.to_host<float>();
+  for (int r = 0; r < R; ++r) EXPECT_NEAR(got[r], std::sqrt(want[r]), 1e-4);
+  // The axis{} tag reduces nothing: every output is post_map(map(x)).
+  Array none = l2norm()(x, cujit::axis{});
+  ASSERT_EQ(none.shape(), (Shape{R, C}));
+  auto nh = none.to_host<float>();
+  for (int i = 0; i < R * C; ++i) ASSERT_FLOAT_EQ(nh[i], std::abs(xh[i]));
+}
+
+// Every subset of axes of 1-d to 4-d arrays viewed with random steps, offsets and axis
+// orders (so inputs are strided, transposed and sliced), with and without keepdims.
+TEST(Reduction, EveryAxisCombinationWithRandomStrides) {
+  CUJIT_REQUIRE_GPU();
+  std::mt19937 rng(7);
+  const std::vector<Shape> shapes = {{1000}, {33, 65}, {5, 1, 130}, {7, 9, 3, 11}, {3, 4, 5, 64}};
+  for (const Shape& shape : shapes) {
+    for (int variant = 0; variant < 3; ++variant) {
+      const int nd = static_cast<int>(shape.size());
+      // A bigger base array, sliced with steps 1 or 2 and offsets, then permuted.
+      Shape base_shape, perm(nd);
+      std::vector<int> order(nd);
+      std::iota(order.begin(), order.end(), 0);
+      if (variant > 0) std::shuffle(order.begin(), order.end(), rng);
+      std::vector<int> steps(nd);
+      Shape view_shape(nd);  // shape of the permuted view = `shape`
+      for (int d = 0; d < nd; ++d) view_shape[d] = shape[d];
+      // base axis order[d] has extent shape[d] before slicing.
+      Shape pre(nd);
+      for (int d = 0; d < nd; ++d) pre[order[d]] = shape[d];
+      for (int d = 0; d < nd; ++d) {
+        steps[d] = variant == 2 ? 1 + static_cast<int>(rng() % 2) : 1;
+        base_shape.push_back(pre[d] * steps[d] + (variant == 2 ? 1 : 0));
+      }
+      std::int64_t base_n = 1;
+      for (auto e : base_shape) base_n *= e;
+      auto bh = test::random_vector<double>(static_cast<std::size_t>(base_n), -1, 1, 11 + variant);
+      Array view = Array::from_host(bh, base_shape);
+      for (int d = 0; d < nd; ++d) {
+        const std::int64_t start = variant == 2 ? 1 : 0;
+        view = view.slice(d, start, start + pre[d] * steps[d], steps[d]);
+      }
+      std::vector<int> axes_perm(order.begin(), order.end());
+      view = view.transpose(axes_perm);
+      ASSERT_EQ(view.shape(), shape);
+      const std::vector<double> data = view.to_host<double>();
+      for (int mask = 0; mask < (1 << nd); ++mask) {
+        std::vector<int> axes;
+        for (int d = 0; d < nd; ++d) {
+          if (mask >> d & 1) axes.push_back(d - ((mask + d) % 2 ? nd : 0));  // some negative
+        }
+        for (bool keep : {false, true}) {
+          Array r =
+              keep ? sum64()(view, axes_of(axes), cujit::keepdims) : sum64()(view, axes_of(axes));
+          Shape want_shape;
+          for (int d = 0; d < nd; ++d) {
+            const bool red = mask >> d & 1;
+            if (!red) want_shape.push_back(shape[d]);
+            if (red && keep) want_shape.push_back(1);
+          }
+          const std::string what = "shape nd=" + std::to_string(nd) + " variant " +
+                                   std::to_string(variant) + " mask " + std::to_string(mask) +
+                                   (keep ? " keepdims" : "");
+          ASSERT_EQ(r.shape(), want_shape) << what;
+          expect_near_all(r.to_host<double>(),
+                          host_sum(data, shape, axes, [](double v) { return v; }), 1e-12, what);
+        }
+      }
+    }
+  }
+}
+
+// Shapes that select each strategy: full reductions (two passes, vector loads), rows of 16,
+// 64 and 256 elements (a warp fraction per row), long rows (a block per row), columns
+// (one and two passes), and a few very long segments (split over blocks).
+TEST(Reduction, EveryStrategyMatchesTheHost) {
+  CUJIT_REQUIRE_GPU();
+  struct Case {
+    Shape shape;
+    std::vector<int> axes;
+  };
+  const std::vector<Case> cases = {
+      {{1 << 22}, {0}},          {{(1 << 22) + 3}, {0}},  {{4097}, {0}},       {{7}, {0}},
+      {{3000, 16}, {1}},         {{3000, 64}, {1}},       {{3001, 256}, {1}},  {{2500, 4000}, {1}},
+      {{4000, 2500}, {0}},       {{100000, 3}, {0}},      {{300, 50000}, {0}}, {{4, 1 << 20}, {1}},
+      {{3, (1 << 20) + 1}, {1}}, {{64, 4, 4096}, {0, 2}}, {{5000, 1}, {0}},    {{1, 5000}, {1}},
+  };
+  for (const Case& c : cases) {
+    std::int64_t n = 1;
+    for (auto e : c.shape) n *= e;
+    auto xh = test::random_vector<float>(static_cast<std::size_t>(n), -1, 1, 5);
+    Array x = Array::from_host(xh, c.shape);
+    std::vector<double> xd(xh.begin(), xh.end());
+    std::string what = "shape";
+    for (auto e : c.shape) what += " " + std::to_string(e);
+    expect_near_all(sum64()(x, axes_of(c.axes)).to_host<double>(),
+                    host_sum(xd, c.shape, c.axes, [](double v) { return v; }), 1e-9, what);
+    // Misaligned start: the vector path must fall back.
+    if (c.shape.size() == 1 && n > 8) {
+      Array y = x.slice(0, 1, n);
+      std::vector<double> yd(xd.begin() + 1, xd.end());
+      expect_near_all(sum64()(y).to_host<double>(),
+                      host_sum(yd, {n - 1}, {0}, [](double v) { return v; }), 1e-9,
+                      what + " offset by one");
+    }
+  }
+}
+
+TEST(Reduction, BlockSizesGiveTheSameResult) {
+  CUJIT_REQUIRE_GPU();
+  auto xh = test::random_vector<double>(200 * 300, -1, 1, 9);
+  Array x = Array::from_host(xh, {200, 300});
+  for (std::vector<int> axes : {std::vector<int>{0}, {1}, {0, 1}}) {
+    const auto want = host_sum(xh, {200, 300}, axes, [](double v) { return v; });
+    for (int block : {32, 64, 128, 512, 1024}) {
+      expect_near_all(sum64()(x, axes_of(axes), cujit::block_size(block)).to_host<double>(), want,
+                      1e-12, "block " + std::to_string(block));
+    }
+  }
+}
+
+TEST(Reduction, DeterministicBits) {
+  CUJIT_REQUIRE_GPU();
+  const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "sum_f32");
+  auto xh = test::random_vector<float>((1 << 23) + 5, -1, 1, 3);
+  Array x = Array::from_host(xh, {static_cast<std::int64_t>(xh.size())});
+  const float first = sum(x).to_host<float>()[0];
+  for (int i = 0; i < 20; ++i) {
+    const float again = sum(x).to_host<float>()[0];
+    ASSERT_EQ(std::memcmp(&first, &again, 4), 0) << "run " << i;
+  }
+  Array m = x.slice(0, 0, 8192 * 1024).reshape({8192, 1024});
+  const auto cols = sum(m, cujit::axis{0}).to_host<float>();
+  const auto rows = sum(m, cujit::axis{1}).to_host<float>();
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(sum(m, cujit::axis{0}).to_host<float>(), cols);
+    EXPECT_EQ(sum(m, cujit::axis{1}).to_host<float>(), rows);
+  }
+}
+
+TEST(Reduction, IdentityAndEmptyCases) {
+  CUJIT_REQUIRE_GPU();
+  Array empty = Array::empty({0}, DType::Float32);
+  Array s = l2norm()(empty);
+  ASSERT_EQ(s.shape(), Shape{});
+  EXPECT_EQ(s.to_host<float>()[0], 0.0f);  // sqrt(identity)
+  const ReductionKernel plus_one("T x", "T y", "x", "a + b", "y = a + 1", "10", "plus_one");
+  Array e2 = Array::empty({3, 0, 4}, DType::Float32);
+  Array r = plus_one(e2, cujit::axis{1});
+  ASSERT_EQ(r.shape(), (Shape{3, 4}));
+  for (float v : r.to_host<float>()) EXPECT_EQ(v, 11.0f);
+  // Nothing to write: zero outputs.
+  Array r0 = plus_one(e2, cujit::axis{2});
+  EXPECT_EQ(r0.shape(), (Shape{3, 0}));
+  // No identity: max over an empty axis is an error naming the kernel.
+  const ReductionKernel maxk("T x", "T y", "x", "a > b ? a : b", "y = a", "", "my_max");
+  try {
+    maxk(empty);
+    FAIL() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("my_max"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("identity"), std::string::npos) << e.what();
+  }
+  // Without an identity, every strategy keeps the first value: negative data.
+  auto xh = test::random_vector<float>(3000 * 70, -9, -1, 4);
+  Array x = Array::from_host(xh, {3000, 70});
+  for (int axis : {0, 1}) {
+    auto got = maxk(x, cujit::axis{axis}).to_host<float>();
+    for (std::size_t o = 0; o < got.size(); ++o) {
+      float want = -1e30f;
+      for (int j = 0; j < (axis == 0 ? 3000 : 70); ++j) {
+        want = std::max(want, axis == 0 ? xh[j * 70 + o] : xh[o * 70 + j]);
+      }
+      ASSERT_EQ(got[o], want) << axis << " " << o;
+    }
+  }
+  EXPECT_EQ(maxk(x).to_host<float>()[0], *std::max_element(xh.begin(), xh.end()));
+}
+
+TEST(Reduction, DtypeFamilies) {
+  CUJIT_REQUIRE_GPU();
+  // Integers: exact.
+  const ReductionKernel isum("T x", "int64 y", "(long long)x", "a + b", "y = a", "0", "isum");
+  std::vector<std::int8_t> i8(100003);
+  for (std::size_t i = 0; i < i8.size(); ++i) i8[i] = static_cast<std::int8_t>(i * 37 % 251 - 125);
+  long long want8 = 0;
+  for (auto v : i8) want8 += v;
+  EXPECT_EQ(isum(Array::from_host(i8)).to_host<std::int64_t>()[0], want8);
+  std::vector<std::int32_t> i32(1 << 20);
+  long long want32 = 0;
+  for (std::size_t i = 0; i < i32.size(); ++i) want32 += i32[i] = static_cast<int>(i % 1000) - 400;
+  EXPECT_EQ(isum(Array::from_host(i32)).to_host<std::int64_t>()[0], want32);
+  std::vector<std::uint64_t> u64(5000, 3);
+  EXPECT_EQ(isum(Array::from_host(u64, {50, 100}), cujit::axis{1}).to_host<std::int64_t>(),
+            std::vector<std::int64_t>(50, 300));
+  // float16 with a float accumulator and a float16 output.
+  const ReductionKernel hsum("T x", "T y", "(float)x", "a + b", "y = (T)a", "0", "hsum",
+                             ReductionOptions{"float32", true, "", {}});
+  auto hf = test::random_vector<float>(4096, -1, 1, 8);
+  std::vector<std::uint16_t> hbits(hf.size());
+  double hwant = 0;
+  for (std::size_t i = 0; i < hf.size(); ++i) {
+    // Round to half on the host: keep values exactly representable (multiples of 1/1024).
+    hf[i] = std::round(hf[i] * 1024) / 1024;
+    hwant += hf[i];
+  }
+  Array hx = Array::from_host(hf);
+  ElementwiseKernel to_half("float32 x", "float16 y", "y = (half)x", "to_half");
+  Array h = to_half(hx);
+  Array hs = hsum(h);
+  ASSERT_EQ(hs.dtype(), DType::Float16);
+  Array hs32 = ElementwiseKernel("float16 x", "float32 y", "y = (float)x", "from_half")(hs);
+  EXPECT_NEAR(hs32.to_host<float>()[0], hwant, 0.05);
+  // float64.
+  auto dh = test::random_vector<double>(123457, -1, 1, 6);
+  double dwant = 0;
+  for (double v : dh) dwant += v * v;
+  EXPECT_NEAR(l2norm()(Array::from_host(dh)).to_host<double>()[0], std::sqrt(dwant), 1e-10);
+  // complex64 sum.
+  const ReductionKernel csum("T x", "T y", "x", "a + b", "y = a", "0", "csum");
+  std::vector<std::complex<float>> ch(10001);
+  std::complex<double> cwant = 0;
+  for (std::size_t i = 0; i < ch.size(); ++i) {
+    ch[i] = {static_cast<float>(i % 7) - 3.0f, static_cast<float>(i % 5) - 2.0f};
+    cwant += std::complex<double>(ch[i]);
+  }
+  Array cx = Array::from_host(ch.data(), {static_cast<std::int64_t>(ch.size())}, DType::Complex64);
+  std::complex<float> cgot;
+  csum(cx).to_host(&cgot);
+  EXPECT_NEAR(cgot.real(), cwant.real(), 1e-3);
+  EXPECT_NEAR(cgot.imag(), cwant.imag(), 1e-3);
+}
+
+TEST(Reduction, MeanArgmaxDotRawScalarsAndSeveralOutputs) {
+  CUJIT_REQUIRE_GPU();
+  const int R = 300, C = 500;
+  auto xh = test::random_vector<float>(R * C, -1, 1, 21);
+  auto yh = test::random_vector<float>(C, -1, 1, 22);
+  Array x = Array::from_host(xh, {R, C});
+  Array y = Array::from_host(yh, {C});
+  // Mean with the sizes.
+  const ReductionKernel mean("T x", "T m", "x", "a + b",
+                             "m = a / (_in_ind.size() / _out_ind.size())", "0", "mean");
+  auto m0 = mean(x, cujit::axis{0}).to_host<float>();
+  for (int c = 0; c < C; ++c) {
+    double s = 0;
+    for (int r = 0; r < R; ++r) s += xh[r * C + c];
+    ASSERT_NEAR(m0[c], s / R, 1e-5);
+  }
+  // Argmax over a struct from the preamble, with _J.
+  const ReductionKernel argmax(
+      "T x", "int64 idx", "ArgMax{(double)x, _J}",
+      "(b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a", "idx = a.i", "ArgMax{-1e300, -1}",
+      "argmax", ReductionOptions{"ArgMax", true, "struct ArgMax { double v; long long i; };", {}});
+  auto am = argmax(x, cujit::axis{1}).to_host<std::int64_t>();
+  for (int r = 0; r < R; ++r) {
+    const auto begin = xh.begin() + r * C;
+    ASSERT_EQ(am[r], std::max_element(begin, begin + C) - begin) << r;
+  }
+  auto am_all = argmax(x).to_host<std::int64_t>()[0];
+  EXPECT_EQ(am_all, std::max_element(xh.begin(), xh.end()) - xh.begin());
+  // Dot product per row, y broadcast against x; times a scalar.
+  const ReductionKernel dot("T x, T y, T s", "T z", "x * y * s", "a + b", "z = a", "0", "dot");
+  auto d = dot(x, y, 2.0f, cujit::axis{1}).to_host<float>();
+  for (int r = 0; r < R; ++r) {
+    double s = 0;
+    for (int c = 0; c < C; ++c) s += 2.0 * xh[r * C + c] * yh[c];
+    ASSERT_NEAR(d[r], s, 1e-4) << r;
+  }
+  // Raw weights indexed by _J; two outputs.
+  const ReductionKernel wsum("T x, raw T w", "T s, float64 n", "x * w[_J]", "a + b",
+                             "s = a; n = (double)_out_ind.size()", "0", "wsum");
+  std::vector<Array> outs = wsum.call({x, y}, ReduceOptions{true, Axes{1}, false});
+  ASSERT_EQ(outs.size(), 2u);
+  auto s1 = outs[0].to_host<float>();
+  auto n1 = outs[1].to_host<double>();
+  for (int r = 0; r < R; ++r) {
+    double s = 0;
+    for (int c = 0; c < C; ++c) s += double(xh[r * C + c]) * yh[c];
+    ASSERT_NEAR(s1[r], s, 1e-4);
+    ASSERT_EQ(n1[r], R);
+  }
+  // _raw_ view of the input: every element adds the first element.
+  const ReductionKernel rv("T x", "T y", "x + _raw_x[0]", "a + b", "y = a", "0", "raw_view");
+  auto rvh = rv(x, cujit::axis{1}).to_host<float>();
+  for (int r = 0; r < R; ++r) {
+    double s = 0;
+    for (int c = 0; c < C; ++c) s += double(xh[r * C + c]) + xh[0];
+    ASSERT_NEAR(rvh[r], s, 1e-3);
+  }
+}
+
+TEST(Reduction, ErrorsNameTheKernelAndTheArgument) {
+  CUJIT_REQUIRE_GPU();
+  Array x = Array::zeros({4, 5}, DType::Float32);
+  auto message = [&](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_THROW(l2norm()(x, cujit::axis{2}), ShapeError);
+  EXPECT_NE(message([&] { l2norm()(x, cujit::axis{-3}); }).find("axis -3"), std::string::npos);
+  EXPECT_THROW(l2norm()(x, cujit::axis{0, -2}), ShapeError);
+  EXPECT_NE(message([&] { l2norm()(x, cujit::axis{1, 1}); }).find("repeated"), std::string::npos);
+  Array bad_out = Array::zeros({5}, DType::Float32);
+  EXPECT_THROW(l2norm()(x, bad_out, cujit::axis{1}), ShapeError);
+  EXPECT_NE(message([&] { l2norm()(x, bad_out, cujit::axis{1}); }).find("'y'"), std::string::npos);
+  Array wrong_type = Array::zeros({4}, DType::Float64);
+  EXPECT_THROW(l2norm()(x, wrong_type, cujit::axis{1}), TypeError);
+  EXPECT_THROW(l2norm()(x, cujit::block_size(100)), ArgumentError);
+  EXPECT_THROW(l2norm()(x, x, x), ArgumentError);
+  const ReductionKernel bad("T x", "T y", "x * undefined_thing", "a + b", "y = a", "0", "bad_red");
+  try {
+    bad(x);
+    FAIL() << "expected CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("map_expr"), std::string::npos) << e.what();
+    EXPECT_EQ(e.line(), 1);
+  }
+}
+
+TEST(Reduction, MoreThanTwoTo31Elements) {
+  CUJIT_REQUIRE_GPU();
+  const std::int64_t n = (std::int64_t{1} << 31) + 4099;
+  const ReductionKernel count("T x", "int64 y", "(long long)x", "a + b", "y = a", "0", "count8");
+  Array x = Array::empty({n}, DType::Int8);
+  x.fill(1.0);
+  EXPECT_EQ(count(x).to_host<std::int64_t>()[0], n);
+  // Columns over 64-bit offsets: a (n / 4099, 4099) view summed over axis 0.
+  Array m = x.slice(0, 0, (n / 4099) * 4099).reshape({n / 4099, 4099});
+  auto cols = count(m, cujit::axis{0}).to_host<std::int64_t>();
+  for (auto v : cols) ASSERT_EQ(v, n / 4099);
+  auto rows = count(m, cujit::axis{1}).to_host<std::int64_t>();
+  ASSERT_EQ(static_cast<std::int64_t>(rows.size()), n / 4099);
+  for (auto v : rows) ASSERT_EQ(v, 4099);
+}
+
+}  // namespace
+}  // namespace cujit
