@@ -51,12 +51,20 @@ template <class T> struct complex {
   __device__ complex(T r, T i = T(0)) : re(r), im(i) {}
   __device__ T real() const { return re; }
   __device__ T imag() const { return im; }
-  __device__ friend complex operator+(const complex& a, const complex& b) { return complex(a.re + b.re, a.im + b.im); }
-  __device__ friend complex operator*(const complex& a, const complex& b) { return complex(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
-  __device__ friend complex operator*(const complex& a, T b) { return complex(a.re * b, a.im * b); }
+  __device__ friend complex operator+(const complex& a, const complex& b) {
+    return complex(a.re + b.re, a.im + b.im);
+  }
+  __device__ friend complex operator*(const complex& a, const complex& b) {
+    return complex(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
+  }
+  __device__ friend complex operator*(const complex& a, T b) {
+    return complex(a.re * b, a.im * b);
+  }
 };
 template <class T> __device__ T abs(const complex<T>& z) { return hypot(z.re, z.im); }
-template <class T> __device__ complex<T> conj(const complex<T>& z) { return complex<T>(z.re, -z.im); }
+template <class T> __device__ complex<T> conj(const complex<T>& z) {
+  return complex<T>(z.re, -z.im);
+}
 template <class T> struct RawArray {
   T* p; long long n;
   __device__ T& operator[](long long j) const { return p[j]; }
