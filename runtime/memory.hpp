@@ -1,7 +1,8 @@
 #pragma once
-// Device memory: stream-ordered allocations from each device's default memory pool, whose
-// release threshold is raised so freed blocks stay in the pool and the next allocation of a
-// kernel output costs a pool lookup, not a driver allocation.
+// Device memory: stream-ordered allocations from each device's default memory pool (whose
+// release threshold is raised so freed memory stays in the pool), fronted by a small host-side
+// cache of freed blocks per (device, stream, size class), so that allocating a kernel output
+// after warm-up is a lock and a vector pop rather than a driver call.
 
 #include <cuda.h>
 
@@ -10,12 +11,16 @@
 
 namespace cujit::detail {
 
-/// A device allocation; frees itself (stream-ordered on the legacy default stream, which
-/// orders after all work on blocking streams) when the last owner goes.
+/// A device allocation. When the last owner goes, the block returns to the host-side cache of
+/// the stream it was allocated on (reused only by later allocations on that stream, which
+/// stream order makes safe), or, beyond the cache's limit, to the driver's pool with
+/// cuMemFreeAsync on that stream.
 struct DeviceBuffer {
   CUdeviceptr address = 0;
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;     ///< requested size
+  std::size_t capacity = 0;  ///< size class actually allocated
   int device = -1;
+  CUstream stream = nullptr;
   DeviceBuffer() = default;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -23,7 +28,12 @@ struct DeviceBuffer {
 };
 
 /// Allocates `bytes` on `device`, ordered on `stream`. Zero bytes gives a buffer with
-/// address 0. Throws CudaError (naming the size and device) when memory runs out.
+/// address 0. When the pool is exhausted, the host-side cache is returned to the driver and
+/// the allocation retried once. Throws CudaError (naming the size and device) when memory runs
+/// out.
 std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream stream);
+
+/// Returns every cached block to the driver's pool (all devices). Thread-safe.
+void release_cached_blocks() noexcept;
 
 }  // namespace cujit::detail
