@@ -135,6 +135,47 @@ inline const std::vector<ElementwiseCase>& valid_elementwise_corpus() {
       {"shadowing_in_inner_block", "float32 x", "float32 y", "y = x; { float x = 1; y += x; }"},
       {"vector_types", "float32 x", "float32 y",
        "float4 v = make_float4(x, x, x, x); y = v.x + v.w;"},
+      {"preamble_guard_namespace_using", "float32 x", "float32 y", "y = util::scale(x)",
+       "#ifndef UTIL_GUARD\n#define UTIL_GUARD\nnamespace util {\nusing real = float;\n"
+       "__device__ inline real scale(real v) { return v * 3; }\n}  // namespace util\n#endif"},
+      {"preamble_multiline_macro", "float32 x, float32 y", "float32 z", "z = LERP(x, y, 0.25f)",
+       "#define LERP(a, b, t) \\\n  ((a) + ((b) - (a)) * (t))"},
+      {"preamble_stringize_paste", "int32 x", "int32 y",
+       "int CAT(v, 1) = x; y = CAT(v, 1) + N_OF(ab);",
+       "#define CAT(a, b) a##b\n#define N_OF(s) (int)sizeof(#s)"},
+      {"preamble_if_0", "float32 x", "float32 y", "y = x",
+       "#if 0\nthis is not C++ at all {{{\n#endif"},
+      {"preamble_variadic_template", "float32 x", "float32 y", "y = sum_all(x, x, 1.0f)",
+       "__device__ float sum_all() { return 0; }\n"
+       "template <class H, class... R>\n"
+       "__device__ float sum_all(H h, R... r) { return h + sum_all(r...); }"},
+      {"preamble_enum_union", "int32 x", "int32 y",
+       "Bits b; b.f = 1.0f; y = (x > 0 ? Mode::Up : Mode::Down) == Mode::Up ? (int)b.u : kNone;",
+       "enum class Mode { Up, Down };\nenum { kNone = -1 };\n"
+       "union Bits { float f; unsigned u; };"},
+      {"preamble_operator_struct", "float32 x", "float32 y", "V2 a{x, 1}; V2 b = a + a; y = b.p;",
+       "struct V2 {\n  float p, q;\n  __device__ V2 operator+(const V2& o) const { return {p + "
+       "o.p, "
+       "q + o.q}; }\n};"},
+      {"preamble_constant_array_static_assert", "int32 x", "int32 y", "y = kTable[x & 3]",
+       "__constant__ int kTable[4] = {1, 2, 4, 8};\nstatic_assert(sizeof(int) == 4, \"int\");"},
+      {"preamble_dependent_names", "float32 x", "float32 y", "y = Holder<float>::get(x)",
+       "template <class V> struct Holder {\n  typedef V type;\n"
+       "  __device__ static typename Holder<V>::type get(V v) { return v; }\n};"},
+      {"lambda_capture_decltype_auto", "float32 x", "float32 y",
+       "auto add = [&](auto v) -> decltype(v + x) { return v + x; };\nauto r = add(1.0f);\ny = r;"},
+      {"atomic_cas_loop", "float32 x", "raw int32 flag",
+       "int old = flag[0], seen;\ndo {\n  seen = old;\n  old = atomicCAS(&flag[0], seen, seen + "
+       "1);\n"
+       "} while (old != seen);"},
+      {"goto_label", "int32 x", "int32 y", "y = x;\nif (x > 0) goto done;\ny = -x;\ndone:;"},
+      {"volatile_and_sizeof", "float32 x", "uint64 y",
+       "volatile float v = x; y = sizeof(v) + alignof(double);"},
+      {"half_intrinsics", "float16 x, float16 y", "float16 z",
+       "z = __hmax(x, y);\nif (__hlt(x, y)) z = __hadd(z, __hneg(x));"},
+      {"bf16_math", "bfloat16 x", "float32 y", "y = __bfloat162float(x) * 0.5f"},
+      {"complex_accumulate_loop", "complex64 x", "complex64 y",
+       "complex<float> acc(0, 0);\nfor (int k = 0; k < 3; ++k) acc = acc + x;\ny = acc;"},
       {"uint_index_math", "raw float32 t", "float32 y",
        "unsigned int j = (unsigned int)(i % t.size()); y = t[j];"},
   };
