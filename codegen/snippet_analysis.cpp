@@ -43,14 +43,22 @@ constexpr const char* kMainFile = "cujit-analysis.cpp";
 constexpr const char* kScaffoldFile = "cujit-scaffold";
 constexpr std::string_view kSnippetFilePrefix = "cujit-snippet-";
 constexpr std::string_view kSnippetFunctionPrefix = "__cujit_snippet_";
-// Headers generated code includes itself; a preamble that includes them gets empty files
-// (the prelude already declares what they offer) instead of a fatal "file not found".
+// Headers a preamble commonly includes are empty files here: the prelude declares what
+// snippets use from them, and anything else is an unknown name that defers to NVRTC. A
+// missing header would be a fatal error that silences every later diagnostic.
 constexpr const char* kVirtualIncludeDir = "/cujit-virtual-include";
 constexpr const char* kPreludeHeader = "__cujit_prelude.h";
 // The first line of every analysed file: the prelude, precompiled once per process.
 constexpr const char* kPreludeInclude = "#include <__cujit_prelude.h>\n";
-constexpr std::array<const char*, 5> kKnownHeaders = {
-    "cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h", "cuda/std/complex", "thrust/complex.h"};
+constexpr std::array<const char*, 17> kKnownHeaders = {"cuda_fp16.h",      "cuda_bf16.h",
+                                                       "cuda_runtime.h",   "cuda/std/complex",
+                                                       "thrust/complex.h", "math_constants.h",
+                                                       "assert.h",         "cassert",
+                                                       "stdio.h",          "cstdio",
+                                                       "stdint.h",         "cstdint",
+                                                       "math.h",           "cmath",
+                                                       "limits.h",         "climits",
+                                                       "float.h"};
 
 // ---------------------------------------------------------------------------------------
 // Raw lexing of snippet text (identifiers, assignments, macros).
