@@ -448,6 +448,14 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     if (cr.strides[a][0] != static_cast<std::int64_t>(item)) red_contiguous = false;
   }
   if (primary < 0) primary = 0;
+  // Prefer an input that varies along both groups (not broadcast): it sets the access pattern.
+  for (std::size_t a = 0; a < na; ++a) {
+    if (!spec.params[layout_in[a]].used) continue;
+    if (co.strides[a].back() != 0 && cr.strides[a].back() != 0) {
+      primary = static_cast<int>(a);
+      break;
+    }
+  }
   spec.red_contiguous = red_contiguous;
   if (red_contiguous && max_item > 0 && max_item <= 8 &&
       n_red >= static_cast<std::int64_t>(2 * (16 / max_item))) {
@@ -472,6 +480,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   const bool red_inner = !(os != 0 && os < rs);
   std::int64_t nsplit = 1, chunk = std::max<std::int64_t>(n_red, 1);
   std::int64_t grid_x = 1, grid_y = 1, grid2 = 1;
+  int block1 = B;  // threads per block of the first pass
   const std::int64_t per_row = (n_red + spec.vec - 1) / spec.vec;  // loads per segment
   if (n_out > 1 && red_inner) {
     const bool small_rows = per_row <= 32 * 16;
@@ -496,7 +505,9 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     nsplit = std::min<std::int64_t>(nsplit, 65535);
     chunk = (std::max<std::int64_t>(n_red, 1) + nsplit - 1) / nsplit;
     nsplit = (std::max<std::int64_t>(n_red, 1) + chunk - 1) / chunk;
-    grid_x = (n_out + B - 1) / B;
+    // Few outputs: a narrower block, so that threads are not left without a column.
+    block1 = static_cast<int>(std::min<std::int64_t>(B, detail::round_up(n_out, 32)));
+    grid_x = (n_out + block1 - 1) / block1;
     grid_y = nsplit;
     grid2 = std::min(grid_x, resident_blocks * 4);
   } else {
@@ -635,11 +646,12 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   // 9. Launch: one kernel, or two with partials in stream-ordered scratch memory.
   detail::ensure_context(device);
   const detail::Driver& drv = detail::driver();
-  auto launch_one = [&](CUfunction f, std::int64_t gx, std::int64_t gy, const char* what) {
+  auto launch_one = [&](CUfunction f, std::int64_t gx, std::int64_t gy, int block,
+                        const char* what) {
     const CUresult result =
         drv.cuLaunchKernel(f, static_cast<unsigned>(std::max<std::int64_t>(gx, 1)),
                            static_cast<unsigned>(std::max<std::int64_t>(gy, 1)), 1,
-                           static_cast<unsigned>(B), 1, 1, 0, options.stream, params, nullptr);
+                           static_cast<unsigned>(block), 1, 1, 0, options.stream, params, nullptr);
     if (result != CUDA_SUCCESS) {
       detail::throw_cuda_error(result, "cuLaunchKernel",
                                std::string(what) + " of reduction kernel '" + def.name +
@@ -647,7 +659,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     }
   };
   if (!spec.two_pass) {
-    launch_one(specialized->pass1, grid_x, grid_y, "the launch");
+    launch_one(specialized->pass1, grid_x, grid_y, block1, "the launch");
     return outputs;
   }
   const std::size_t scratch_bytes =
@@ -662,8 +674,8 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   }
   scratch = scratch_ptr;
   try {
-    launch_one(specialized->pass1, grid_x, grid_y, "the first pass");
-    launch_one(specialized->pass2, grid2, 1, "the second pass");
+    launch_one(specialized->pass1, grid_x, grid_y, block1, "the first pass");
+    launch_one(specialized->pass2, grid2, 1, B, "the second pass");
   } catch (...) {
     drv.cuMemFreeAsync(scratch_ptr, options.stream);
     throw;

@@ -400,8 +400,8 @@ TEST(Reduction, MeanArgmaxDotRawScalarsAndSeveralOutputs) {
     ASSERT_NEAR(d[r], s, 1e-4) << r;
   }
   // Raw weights indexed by _J; two outputs.
-  const ReductionKernel wsum("T x, raw T w", "T s, float64 n", "x * w[_J]", "a + b",
-                             "s = a; n = (double)_out_ind.size()", "0", "wsum");
+  const ReductionKernel wsum("T x, raw T w", "T s, float64 cnt", "x * w[_J]", "a + b",
+                             "s = a; cnt = (double)_out_ind.size()", "0", "wsum");
   std::vector<Array> outs = wsum.call({x, y}, ReduceOptions{true, Axes{1}, false});
   ASSERT_EQ(outs.size(), 2u);
   auto s1 = outs[0].to_host<float>();

@@ -1,0 +1,373 @@
+// ReductionKernel throughput and overheads, side by side in one run with the physical ceiling
+// (device-to-device copy) and a raw float4 reduction launched with cuLaunchKernel: full sum
+// and l2norm of 2^28 float32, axis 0 and axis 1 of 16384 x 16384, rows of 16, 64 and 256
+// elements, a few very long segments, host time per call of a tiny reduction against a bare
+// cuLaunchKernel, and the cold first call in a fresh process against NVRTC alone.
+#include <cujit/cache.hpp>
+#include <cujit/cujit.hpp>
+#include <cujit/reduction.hpp>
+
+#include "bench/bench_util.hpp"
+#include "codegen/reduction_codegen.hpp"
+#include "codegen/reduction_manifest.hpp"
+#include "runtime/driver.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+extern char** environ;
+
+namespace cujit::bench {
+namespace {
+
+constexpr const char* kBench = "cujit_reduction";
+
+// A hand-written reduction as fast as a few lines get: float4 grid-stride loads, warp
+// shuffles, one atomicAdd per block (not deterministic; the reference for speed only).
+const char* kRawSource = R"(
+extern "C" __global__ void raw_sum_f32x4(const float4* __restrict__ x, long long n4, float* out) {
+  float s = 0.f;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4;
+       i += (long long)gridDim.x * blockDim.x) {
+    const float4 v = x[i];
+    s += (v.x + v.y) + (v.z + v.w);
+  }
+  for (int m = 16; m > 0; m >>= 1) s += __shfl_xor_sync(0xffffffffu, s, m);
+  __shared__ float warps[32];
+  if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = s;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    s = threadIdx.x < (blockDim.x >> 5) ? warps[threadIdx.x] : 0.f;
+    for (int m = 16; m > 0; m >>= 1) s += __shfl_xor_sync(0xffffffffu, s, m);
+    if (threadIdx.x == 0) atomicAdd(out, s);
+  }
+}
+extern "C" __global__ void raw_tiny(const float* x, float* out, int n) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = n > 0 ? x[0] : 0.f;
+}
+)";
+
+const detail::Driver& drv() { return detail::driver(); }
+
+// Host microseconds per call, median over batches of `batch` calls (the GPU drains between
+// batches, so the launch queue never fills and blocks the host).
+double host_us_per_call(const Device& device, const std::function<void()>& call, int batches,
+                        int batch) {
+  for (int i = 0; i < 200; ++i) call();
+  device.synchronize();
+  std::vector<double> samples;
+  for (int b = 0; b < batches; ++b) {
+    const double start = host_seconds();
+    for (int i = 0; i < batch; ++i) call();
+    samples.push_back((host_seconds() - start) * 1e6 / batch);
+    device.synchronize();
+  }
+  return summarize(samples).median_us;
+}
+
+// Runs this program again with `mode` in a fresh process and reads the number it prints.
+double child_ms(const char* mode, const std::string& cache_dir) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, "CUJIT_CACHE", 11) != 0) env_strings.emplace_back(*e);
+  }
+  env_strings.push_back("CUJIT_CACHE_DIR=" + cache_dir);
+  std::vector<char*> env;
+  for (auto& s : env_strings) env.push_back(s.data());
+  env.push_back(nullptr);
+  char self[] = "/proc/self/exe";
+  std::string mode_arg = mode;
+  char* argv[] = {self, mode_arg.data(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  if (rc != 0) {
+    close(pipe_fds[0]);
+    return -1;
+  }
+  std::string out;
+  char buffer[256];
+  ssize_t got;
+  while ((got = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) out.append(buffer, got);
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return out.empty() ? -1 : std::atof(out.c_str());
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Child: the first call of a new reduction kernel in a fresh process, empty cache.
+int cold_cujit() {
+  const Device device = Device::get(0);
+  Array x = Array::empty({1 << 20}, DType::Float32, device);
+  x.fill(1.5);
+  device.synchronize();
+  const auto start = std::chrono::steady_clock::now();
+  ReductionKernel l2norm("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "cold_l2norm");
+  Array y = l2norm(x);
+  device.synchronize();
+  std::printf("%.3f\n", ms_since(start));
+  return 0;
+}
+
+// Child: NVRTC alone on the source the cold call generates (segments, two passes, float4).
+int cold_nvrtc() {
+  const Device device = Device::get(0);
+  auto def = detail::make_reduction_definition("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0",
+                                               "cold_l2norm", "", "", {}, true);
+  detail::RedSpecialization s;
+  s.strategy = detail::RedStrategy::Segments;
+  s.reduce_ctype = "float";
+  s.red_contiguous = true;
+  s.vec = 4;
+  s.two_pass = true;
+  s.params.resize(2);
+  const SourceProgram program = detail::generate_reduction(def, s);
+  const Target target = target_for_arch(device.compute_capability());
+  const auto start = std::chrono::steady_clock::now();
+  compile(program, target);
+  std::printf("%.3f\n", ms_since(start));
+  return 0;
+}
+
+// The float64 sum of a host vector in blocks (accurate enough to judge float32 results).
+double host_sum(const float* x, std::int64_t n, std::int64_t stride = 1, bool square = false) {
+  double total = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = x[i * stride];
+    total += square ? v * v : v;
+  }
+  return total;
+}
+
+int run(const Options& options, const Device& device) {
+  device.make_current();
+  JsonLines json(options.json_path, device.name());
+  Table table({"case", "size", "impl", "GB/s", "median us", "ratio", "check"});
+  const int repeats = options.quick ? 20 : std::min(options.repeats, 100);
+  Timer timer(device);
+  const Kernels& kernels = Kernels::get(device);
+  RawModule raw_module(kRawSource);
+  const RawKernel raw_sum = raw_module.get_function("raw_sum_f32x4", device);
+  const RawKernel raw_tiny = raw_module.get_function("raw_tiny", device);
+  ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "sum");
+  ReductionKernel l2norm("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm");
+
+  // The ceiling: device-to-device copy of 2 GiB (bytes read + written).
+  double copy_gbps = 0;
+  {
+    const std::int64_t n = std::int64_t{1} << (options.quick ? 26 : 29);
+    Array src = Array::empty({n}, DType::Float32, device);
+    Array dst = Array::empty({n}, DType::Float32, device);
+    kernels.fill_random_f32(src.data(), n, 3);
+    const Stats st = timer.run(
+        [&](int) {
+          detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
+        },
+        repeats);
+    Record r = make_record(kBench, "copy", 4 * n, "uint8", 8.0 * n, st);
+    copy_gbps = r.gbps;
+    json.write(r);
+    table.add({"copy", bytes_label(4.0 * n), "cuMemcpyDtoD", fixed(r.gbps), fixed(r.us, 1), "1.000",
+               "-"});
+  }
+  auto add_row = [&](Record r, const std::string& impl, const std::string& size,
+                     const std::string& check) {
+    r.ratio = r.gbps / copy_gbps;
+    json.write(r);
+    table.add({r.case_name, size, impl, fixed(r.gbps), fixed(r.us, 1),
+               fixed(r.ratio, 3) + " of copy", check});
+  };
+
+  // One 2^28 float32 buffer (1 GiB, far beyond L2) serves every throughput case as views.
+  const std::int64_t n = std::int64_t{1} << (options.quick ? 24 : 28);
+  Array x = Array::empty({n}, DType::Float32, device);
+  kernels.fill_random_f32(x.data(), n, 41);
+  std::vector<float> xh(static_cast<std::size_t>(n));
+  x.to_host(xh.data());
+  double abs_sum = 0;
+  for (float v : xh) abs_sum += std::abs(v);
+  auto verdict = [](bool ok) { return std::string(ok ? "ok" : "WRONG"); };
+
+  // Full reductions: raw kernel, cujit sum (twice: same bits), cujit l2norm.
+  {
+    Array out = Array::empty({}, DType::Float32, device);
+    const long long n4 = n / 4;
+    const unsigned grid = static_cast<unsigned>(device.sm_count()) * 8;
+    const Stats raw = timer.run(
+        [&](int) {
+          std::uint64_t px = x.data(), po = out.data();
+          void* params[] = {&px, const_cast<long long*>(&n4), &po};
+          detail::check(drv().cuMemsetD32Async(po, 0, 1, nullptr), "memset");
+          detail::check(drv().cuLaunchKernel(raw_sum.handle(), grid, 1, 1, 256, 1, 1, 0, nullptr,
+                                             params, nullptr),
+                        "raw");
+        },
+        repeats);
+    add_row(make_record("raw_sum_f32x4", "sum", n, "float32", 4.0 * n, raw), "raw float4+atomic",
+            size_label(n), "-");
+
+    const double want = host_sum(xh.data(), n);
+    const Stats st = timer.run([&](int) { sum(x, out); }, repeats);
+    const float first = sum(x).to_host<float>()[0];
+    const float second = sum(x).to_host<float>()[0];
+    const bool ok = std::abs(first - want) <= 1e-5 * abs_sum;
+    Record r = make_record(kBench, "sum", n, "float32", 4.0 * n, st);
+    r.note = std::string("segments, two passes; ") +
+             (std::memcmp(&first, &second, 4) == 0 ? "same bits twice" : "BITS DIFFER") +
+             "; value " + std::to_string(first) + " vs " + std::to_string(want);
+    add_row(r, "cujit", size_label(n), verdict(ok && std::memcmp(&first, &second, 4) == 0));
+
+    const double want_l2 = std::sqrt(host_sum(xh.data(), n, 1, true));
+    const Stats sl = timer.run([&](int) { l2norm(x, out); }, repeats);
+    const float l2 = l2norm(x).to_host<float>()[0];
+    Record rl = make_record(kBench, "l2norm", n, "float32", 4.0 * n, sl);
+    add_row(rl, "cujit", size_label(n), verdict(std::abs(l2 - want_l2) <= 1e-5 * want_l2));
+  }
+
+  // Axis 0 and axis 1 of a square matrix, rows of 16..256, a few very long segments.
+  struct AxisCase {
+    std::string name;
+    Shape shape;
+    int axis;
+  };
+  const std::int64_t m = options.quick ? 4096 : 16384;
+  const std::vector<AxisCase> axis_cases = {
+      {"sum_axis0", {m, m}, 0},           {"sum_axis1", {m, m}, 1},
+      {"sum_rows16", {n / 16, 16}, 1},    {"sum_rows64", {n / 64, 64}, 1},
+      {"sum_rows256", {n / 256, 256}, 1}, {"sum_long_segments", {4, n / 4}, 1},
+      {"sum_columns4", {n / 4, 4}, 0},
+  };
+  for (const AxisCase& c : axis_cases) {
+    const std::int64_t rows = c.shape[0], cols = c.shape[1];
+    Array a = x.slice(0, 0, rows * cols).reshape(c.shape);
+    const std::int64_t n_out = c.axis == 0 ? cols : rows;
+    Array out = Array::empty({n_out}, DType::Float32, device);
+    const Stats st = timer.run([&](int) { sum(a, out, cujit::axis{c.axis}); }, repeats);
+    // Check up to 64 outputs spread over the range.
+    const std::vector<float> got = sum(a, cujit::axis{c.axis}).to_host<float>();
+    bool ok = static_cast<std::int64_t>(got.size()) == n_out;
+    for (std::int64_t k = 0; ok && k < 64; ++k) {
+      const std::int64_t o = k * (n_out - 1) / 63;
+      const double want =
+          c.axis == 0 ? host_sum(xh.data() + o, rows, cols) : host_sum(xh.data() + o * cols, cols);
+      ok = std::abs(got[o] - want) <= 1e-5 * (c.axis == 0 ? rows : cols) * 2.0;
+    }
+    Record r = make_record(kBench, c.name, rows * cols, "float32", 4.0 * (rows * cols + n_out), st);
+    r.shape = std::to_string(rows) + "x" + std::to_string(cols) + " axis " + std::to_string(c.axis);
+    add_row(r, "cujit", r.shape, verdict(ok));
+  }
+
+  // Host time per call of a tiny reduction (256 elements, one launch) against a bare
+  // cuLaunchKernel of a one-thread kernel.
+  {
+    Array t = x.slice(0, 0, 256);
+    Array out = Array::empty({}, DType::Float32, device);
+    std::uint64_t pt = t.data(), po = out.data();
+    int count = 256;
+    void* params[] = {&pt, &po, &count};
+    const int batches = options.quick ? 10 : 50, batch = 1000;
+    const double bare = host_us_per_call(
+        device,
+        [&] {
+          drv().cuLaunchKernel(raw_tiny.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
+        },
+        batches, batch);
+    const double given = host_us_per_call(
+        device, [&] { sum(t, out); }, batches, batch);
+    const double alloc = host_us_per_call(
+        device, [&] { sum(t); }, batches, batch);
+    Record rb;
+    rb.bench = "raw_tiny";
+    rb.case_name = "launch_host";
+    rb.size = 256;
+    rb.us = bare;
+    rb.note = "host us per bare cuLaunchKernel";
+    Record rg = rb;
+    rg.bench = kBench;
+    rg.us = given;
+    rg.ratio = given / bare;
+    rg.note = "host us per call (1 launch), output given; ratio to bare cuLaunchKernel";
+    Record ra = rg;
+    ra.case_name = "launch_host_alloc";
+    ra.us = alloc;
+    ra.ratio = alloc / bare;
+    ra.note = "host us per call (1 launch), output allocated; ratio to bare cuLaunchKernel";
+    json.write(rb);
+    json.write(rg);
+    json.write(ra);
+    table.add({"host/call", "256", "cuLaunchKernel", "-", fixed(bare, 3), "1.000", "-"});
+    table.add(
+        {"host/call", "256", "cujit (out given)", "-", fixed(given, 3), fixed(rg.ratio, 3), "-"});
+    table.add(
+        {"host/call", "256", "cujit (out alloc)", "-", fixed(alloc, 3), fixed(ra.ratio, 3), "-"});
+  }
+
+  // Cold first call in a fresh process (empty cache) against NVRTC alone, also fresh.
+  {
+    char dir_template[] = "/tmp/cujit-cold.XXXXXX";
+    const std::string dir = mkdtemp(dir_template) ? dir_template : "/tmp";
+    const double nvrtc_ms = child_ms("--cold-nvrtc", dir);
+    const double cold_ms = child_ms("--cold-cujit", dir);
+    const double warm_ms = child_ms("--cold-cujit", dir);  // same cache directory: a disk hit
+    Record r;
+    r.bench = kBench;
+    r.case_name = "cold_first_call";
+    r.size = 1 << 20;
+    r.us = cold_ms * 1e3;
+    r.ratio = cold_ms / nvrtc_ms;
+    r.note =
+        "fresh process, empty cache: first l2norm call incl. analysis, codegen, NVRTC, load, "
+        "two launches; ratio to NVRTC alone (" +
+        fixed(nvrtc_ms, 1) + " ms) in a fresh process";
+    Record w = r;
+    w.case_name = "warm_first_call";
+    w.us = warm_ms * 1e3;
+    w.ratio = std::numeric_limits<double>::quiet_NaN();
+    w.note = "fresh process, warm disk cache: first call incl. lookup, load, launch";
+    json.write(r);
+    json.write(w);
+    table.add({"first call", "2^20", "NVRTC alone", "-", fixed(nvrtc_ms * 1e3, 0), "1.000", "-"});
+    table.add({"first call", "2^20", "cujit cold", "-", fixed(cold_ms * 1e3, 0), fixed(r.ratio, 3),
+               cold_ms <= 150 ? "<= 150 ms" : "> 150 ms"});
+    table.add({"first call", "2^20", "cujit warm disk", "-", fixed(warm_ms * 1e3, 0), "-", "-"});
+  }
+
+  std::cout << "\n";
+  table.print();
+  std::cout << "\nGB/s = 1e9 bytes read (+ outputs written) per second of device time (CUDA "
+               "events, median of "
+            << repeats
+            << " calls after warm-up). Ratios are to the device-to-device copy's GB/s, which "
+               "counts bytes read plus written.\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace cujit::bench
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
+  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
+  return cujit::bench::bench_main(argc, argv, "reduction",
+                                  "ReductionKernel throughput, launch overhead and cold start.",
+                                  cujit::bench::run);
+}
