@@ -690,6 +690,12 @@ DatabaseInfo SqliteStore::info() {
       if (name == "evictions") info.evictions = value;
     }
   }
+  {
+    Statement s = db_->prepare(
+        "SELECT count(*) FROM kernels WHERE nvrtc_version != ?1 OR codegen_version != ?2");
+    s.bind_text(1, nvrtc_version_string()).bind(2, std::int64_t{kCodegenVersion});
+    if (s.step()) info.stale = static_cast<std::uint64_t>(s.column_int(0));
+  }
   info.hits += pending_hits_;
   return info;
 }
@@ -750,6 +756,15 @@ std::uint64_t SqliteStore::prune(const PruneOptions& options) {
   for (const auto& target : options.targets) {
     Statement s = db_->prepare("SELECT content_key FROM kernels WHERE target = ?1");
     s.bind_text(1, target);
+    std::vector<std::string> keys;
+    while (s.step()) keys.push_back(s.column_bytes(0));
+    for (const auto& k : keys) delete_entry(*db_, k);
+    removed += keys.size();
+  }
+  if (options.stale) {
+    Statement s = db_->prepare(
+        "SELECT content_key FROM kernels WHERE nvrtc_version != ?1 OR codegen_version != ?2");
+    s.bind_text(1, nvrtc_version_string()).bind(2, std::int64_t{kCodegenVersion});
     std::vector<std::string> keys;
     while (s.step()) keys.push_back(s.column_bytes(0));
     for (const auto& k : keys) delete_entry(*db_, k);

@@ -59,6 +59,9 @@ struct DatabaseInfo {
   std::uint64_t hits = 0;       ///< lookups served from this database, all processes
   std::uint64_t misses = 0;     ///< kernels compiled and stored into it, all processes
   std::uint64_t evictions = 0;  ///< entries evicted by the size limit
+  /// Entries built by another NVRTC or another cujit code generator: no key of this build
+  /// can reach them (`cujit-cache prune --stale` removes them).
+  std::uint64_t stale = 0;
 };
 
 /// What `cujit-cache verify` reports.
@@ -75,6 +78,7 @@ struct PruneOptions {
   std::optional<std::uint64_t> max_size;      ///< evict LRU entries beyond this many bytes
   std::optional<std::int64_t> older_than_ms;  ///< remove entries unused for this long
   std::vector<std::string> targets;           ///< remove entries for these targets
+  bool stale = false;  ///< remove entries of another NVRTC version or codegen version
 };
 
 /// A cache database. Thread-safe: one connection guarded by a mutex.

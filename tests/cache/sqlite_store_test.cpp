@@ -344,6 +344,25 @@ TEST(SqliteStore, PruneByAgeArchAndClear) {
   EXPECT_EQ(store->find_by_request(rkey("new")).status, Lookup::Status::Miss);
 }
 
+TEST(SqliteStore, PruneStaleEntries) {
+  TempDir dir;
+  auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});
+  store->put(record_for("current"), rkey("current"));
+  CacheRecord old_nvrtc = record_for("old-nvrtc");
+  old_nvrtc.nvrtc_version = "12.0 (older)";
+  store->put(old_nvrtc, rkey("old-nvrtc"));
+  CacheRecord old_codegen = record_for("old-codegen");
+  old_codegen.codegen_version = kCodegenVersion - 1;
+  store->put(old_codegen, rkey("old-codegen"));
+  EXPECT_EQ(store->info().stale, 2u);
+  PruneOptions stale;
+  stale.stale = true;
+  EXPECT_EQ(store->prune(stale), 2u);
+  EXPECT_EQ(store->find_by_request(rkey("current")).status, Lookup::Status::Hit);
+  EXPECT_EQ(store->info().stale, 0u);
+  EXPECT_EQ(store->info().entries, 1u);
+}
+
 TEST(SqliteStore, InfoListAndLoadByPrefix) {
   TempDir dir;
   auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});

@@ -207,6 +207,7 @@ TEST_F(ToolDatabase, PruneExportImportClear) {
   EXPECT_EQ(pruned["entries"], 2);
   EXPECT_EQ(tool("--db " + copy + " prune --older-than 1d --json").parsed()["removed"], 0);
   EXPECT_EQ(tool("--db " + copy + " prune --max-size 1 --json").parsed()["removed"], 2);
+  EXPECT_EQ(tool("--db " + copy + " prune --stale --json").parsed()["removed"], 0);
   EXPECT_EQ(tool("--db " + copy + " prune").status, 2);  // nothing to prune by
   EXPECT_EQ(tool("--db " + copy + " prune --older-than soon").status, 2);
 

@@ -470,6 +470,7 @@ int info(const Options& o) {
                 {"hits", i.hits},
                 {"misses", i.misses},
                 {"evictions", i.evictions},
+                {"stale", i.stale},
                 {"per_target", i.per_target},
                 {"per_kind", i.per_kind},
                 {"nvrtc_version", nvrtc_version_string()}});
@@ -478,10 +479,10 @@ int info(const Options& o) {
   std::cout << fmt::format(
       "database:     {}\nschema:       {}\nfile size:    {}\nentries:      {} ({} stored, {} "
       "request keys)\njournal:      {}\nhits:         {}\nmisses:       {}\nevictions:    "
-      "{}\nnvrtc:        {}\n",
+      "{}\nstale:        {} (other NVRTC or codegen version)\nnvrtc:        {}\n",
       i.path, i.schema_version, detail::format_bytes(i.file_size), i.entries,
       detail::format_bytes(i.stored_bytes), i.requests, i.journal_mode, i.hits, i.misses,
-      i.evictions, nvrtc_version_string());
+      i.evictions, i.stale, nvrtc_version_string());
   std::cout << "per target:  ";
   for (const auto& [t, n] : i.per_target) std::cout << " " << t << "=" << n;
   std::cout << "\nper kind:    ";
@@ -559,8 +560,9 @@ int verify(const Options& o, bool fix) {
 }
 
 int prune(const Options& o, const std::string& max_size, const std::string& older_than,
-          const std::vector<std::string>& archs) {
+          const std::vector<std::string>& archs, bool stale) {
   detail::PruneOptions p;
+  p.stale = stale;
   if (!max_size.empty()) {
     p.max_size = detail::parse_byte_size(max_size);
     if (!p.max_size)
@@ -576,8 +578,8 @@ int prune(const Options& o, const std::string& max_size, const std::string& olde
   for (const auto& list : archs) {
     for (const auto& name : split_list(list)) p.targets.push_back(Target::parse(name).name());
   }
-  if (!p.max_size && !p.older_than_ms && p.targets.empty()) {
-    throw ArgumentError("cujit-cache: prune needs --max-size, --older-than or --arch");
+  if (!p.max_size && !p.older_than_ms && p.targets.empty() && !p.stale) {
+    throw ArgumentError("cujit-cache: prune needs --max-size, --older-than, --arch or --stale");
   }
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
   std::uint64_t removed = store->prune(p);
@@ -682,6 +684,9 @@ int run(int argc, char** argv) {
   prune_cmd->add_option("--max-size", max_size, "evict least recently used beyond, e.g. 512M");
   prune_cmd->add_option("--older-than", older_than, "remove entries unused for, e.g. 30d");
   prune_cmd->add_option("--arch", prune_archs, "remove entries for these targets");
+  bool stale = false;
+  prune_cmd->add_flag("--stale", stale,
+                      "remove entries of another NVRTC or codegen version (unreachable)");
   prune_cmd->add_flag("--json", o.json, "machine-readable output");
 
   std::string other;
@@ -701,7 +706,7 @@ int run(int argc, char** argv) {
     if (*info_cmd) return info(o);
     if (*show_cmd) return show(o, key, with_source);
     if (*verify_cmd) return verify(o, fix);
-    if (*prune_cmd) return prune(o, max_size, older_than, prune_archs);
+    if (*prune_cmd) return prune(o, max_size, older_than, prune_archs, stale);
     if (*export_cmd) return export_to(o, other);
     if (*import_cmd) return import_from(o, other);
     if (*clear_cmd) return clear(o);
