@@ -564,6 +564,8 @@ void add_deployment_database(const std::string& path) {
   detail::KernelCache::global().add_deployment_database(path);
 }
 
+void prefetch_cache() { detail::KernelCache::global().prefetch(); }
+
 CacheStats cache_stats() { return detail::KernelCache::global().stats(); }
 
 void reset_cache_stats() { detail::KernelCache::global().reset_stats(); }

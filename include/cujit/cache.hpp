@@ -71,6 +71,11 @@ void disable_cache();
 /// permissions. Thread-safe.
 void add_deployment_database(const std::string& path);
 
+/// Opens the cache databases in a background thread and returns at once, so that the first
+/// kernel does not wait for them (a few hundred microseconds for the writable database).
+/// Call it early, for example before creating a CUDA context. Thread-safe.
+void prefetch_cache();
+
 /// The default directory of the writable database: `$CUJIT_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/cujit`, else `$HOME/.cache/cujit`. Thread-safe.
 std::string default_cache_directory();

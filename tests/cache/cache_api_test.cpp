@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 namespace cujit {
 namespace {
@@ -66,6 +67,19 @@ TEST(CacheApi, ConfigureCountAndDisable) {
   EXPECT_EQ(compiler.calls, 2);
   auto store = detail::SqliteStore::open_existing(config.directory + "/kernels.db", {});
   EXPECT_EQ(store->list().size(), 1u);  // nothing written while disabled
+}
+
+TEST(CacheApi, PrefetchOpensTheConfiguredDatabase) {
+  GlobalCacheGuard guard;
+  TempDir dir;
+  CacheConfig config;
+  config.database_path = dir.file("prefetched.db");
+  configure_cache(config);
+  prefetch_cache();
+  for (int i = 0; i < 500 && !std::filesystem::exists(config.database_path); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_TRUE(std::filesystem::exists(config.database_path));
 }
 
 TEST(CacheApi, AddDeploymentDatabase) {
