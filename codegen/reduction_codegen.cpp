@@ -10,8 +10,10 @@
 namespace cujit::detail {
 namespace {
 
-// Loads in flight per thread and loop iteration (memory-level parallelism).
-constexpr int kUnroll = 4;
+// Loads in flight per thread and loop iteration (memory-level parallelism): 16-byte vectors,
+// or single elements.
+constexpr int kUnrollVector = 4;
+constexpr int kUnrollScalar = 8;
 
 std::string cuda_type(DType t) { return std::string(dtype_cuda_type(t)); }
 
@@ -90,15 +92,34 @@ __device__ __forceinline__ _cj_Acc _cj_block_reduce(_cj_Acc acc) {
 }  // namespace
 
 std::string RedSpecialization::key() const {
-  std::ostringstream k;
-  k << "strategy=" << static_cast<int>(strategy) << ";R=" << reduce_ctype << ";ond=" << out_ndim
-    << ";rnd=" << red_ndim << ";rc=" << red_contiguous << ";vec=" << vec << ";group=" << group
-    << ";2p=" << two_pass << ";i64=" << index64 << ";block=" << block_size << ";params=";
+  // Called on every launch (the specialisation lookup): appends, no stream.
+  std::string k;
+  k.reserve(96 + 16 * params.size());
+  auto num = [&k](const char* label, long long value) {
+    k += label;
+    k += std::to_string(value);
+  };
+  num("strategy=", static_cast<int>(strategy));
+  k += ";R=";
+  k += reduce_ctype;
+  num(";ond=", out_ndim);
+  num(";rnd=", red_ndim);
+  num(";rc=", red_contiguous);
+  num(";vec=", vec);
+  num(";group=", group);
+  num(";2p=", two_pass);
+  num(";i64=", index64);
+  num(";block=", block_size);
+  k += ";params=";
   for (const RedParam& p : params) {
-    k << dtype_name(p.dtype) << (p.scalar ? "s" : "a") << p.used << p.raw_view_used
-      << p.raw_contiguous << ',';
+    k += dtype_name(p.dtype);
+    k += p.scalar ? 's' : 'a';
+    k += static_cast<char>('0' + p.used);
+    k += static_cast<char>('0' + p.raw_view_used);
+    k += static_cast<char>('0' + p.raw_contiguous);
+    k += ',';
   }
-  return k.str();
+  return k;
 }
 
 std::string reduction_symbol(const ReductionDefinition& def) { return "cujit_red_" + def.name; }
@@ -142,7 +163,6 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
   const int NB = std::max<int>(1, static_cast<int>(lout.size()));
   const std::string NO = std::to_string(s.out_ndim), NR = std::to_string(s.red_ndim);
   const std::string V = std::to_string(s.vec);
-  const std::string U = std::to_string(kUnroll);
   auto param = [&](int k) -> const Param& {
     return k < static_cast<int>(n_in) ? def.in[k] : def.out[k - n_in];
   };
@@ -377,17 +397,19 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
     w << indent + "(void)_cj_base;\n";
   };
   // Accumulates elements first, first + step, ... < end into `acc`; with `vec`, the indices
-  // count vectors of V elements. Unrolled so that kUnroll loads per input are in flight.
+  // count vectors of V elements. Unrolled so that several loads per input are in flight.
   auto loop = [&](const std::string& indent, const std::string& first, const std::string& end,
-                  const std::string& step, bool vec) {
+                  const std::string& step, bool vec, bool unrolled) {
     const std::string in = indent + "  ";
     w << indent + "{\n" + in + "const " + I + " _cj_end = " + end + ", _cj_step = " + step + ";\n";
     w << in + I + " _cj_j = " + first + ";\n";
-    auto body = [&](const std::string& ind, int unroll) {
+    // One pass over `unroll` elements: every load first, then the accumulation in order;
+    // `guarded` checks each index against the end (the remainder pass).
+    auto body = [&](const std::string& ind, int unroll, bool guarded) {
       const std::string UU = std::to_string(unroll);
+      const std::string guard = guarded ? "if (_cj_q < _cj_end) " : "";
       for (int k : loaded) {
         const std::string T = T_of(k);
-        const std::string slot = std::to_string(in_slot(k));
         if (vec) {
           w << ind + "_cj_Vec<" + T + ", " + V + "> _cj_x" + id(k) + "[" + UU + "];\n";
         } else {
@@ -396,47 +418,62 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
       }
       w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU + "; ++_cj_u) {\n";
       w << ind + "  const " + I + " _cj_q = _cj_j + _cj_u * _cj_step;\n";
+      if (!loaded.empty()) w << ind + "  " + guard + "{\n";
       if (!s.red_contiguous && !loaded.empty()) {
-        w << ind + "  " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
-        w << ind + "  _cj_red_offsets(L, _cj_q, _cj_ro);\n";
+        w << ind + "    " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
+        w << ind + "    _cj_red_offsets(L, _cj_q, _cj_ro);\n";
       }
       for (int k : loaded) {
         const std::string T = T_of(k);
         const std::string slot = std::to_string(in_slot(k));
         if (vec) {
-          w << ind + "  _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const _cj_Vec<" + T + ", " +
+          w << ind + "    _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const _cj_Vec<" + T + ", " +
                    V + ">*>(_cj_p" + id(k) + " + _cj_base[" + slot + "])[_cj_q];\n";
         } else if (s.red_contiguous) {
-          w << ind + "  _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const " + T + "*>(_cj_p" +
+          w << ind + "    _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const " + T + "*>(_cj_p" +
                    id(k) + " + _cj_base[" + slot + "])[_cj_q];\n";
         } else {
-          w << ind + "  _cj_x" + id(k) + "[_cj_u] = *reinterpret_cast<const " + T + "*>(_cj_p" +
+          w << ind + "    _cj_x" + id(k) + "[_cj_u] = *reinterpret_cast<const " + T + "*>(_cj_p" +
                    id(k) + " + _cj_base[" + slot + "] + _cj_ro[" + slot + "]);\n";
         }
       }
+      if (!loaded.empty()) w << ind + "  }\n";
       w << ind + "}\n";
       w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU + "; ++_cj_u) {\n";
+      w << ind + "  const " + I + " _cj_q = _cj_j + _cj_u * _cj_step;\n";
       if (vec) {
-        w << ind + "#pragma unroll\n" + ind + "  for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
-        w << ind + "    acc.add(" +
+        w << ind + "  " + guard + "{\n";
+        w << ind + "#pragma unroll\n" + ind + "    for (int _cj_k = 0; _cj_k < " + V +
+                 "; ++_cj_k)\n";
+        w << ind + "      acc.add(" +
                  map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u].v[_cj_k]"; },
-                          "(_cj_j + _cj_u * _cj_step) * " + V + " + _cj_k") +
+                          "_cj_q * " + V + " + _cj_k") +
                  ");\n";
+        w << ind + "  }\n";
       } else {
-        w << ind + "  acc.add(" +
-                 map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u]"; },
-                          "_cj_j + _cj_u * _cj_step") +
-                 ");\n";
+        w << ind + "  " + guard + "acc.add(" +
+                 map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u]"; }, "_cj_q") + ");\n";
       }
       w << ind + "}\n";
     };
-    w << in + "for (; _cj_j + " + std::to_string(kUnroll - 1) +
-             " * _cj_step < _cj_end; _cj_j += " + U + " * _cj_step) {\n";
-    body(in + "  ", kUnroll);
-    w << in + "}\n";
-    w << in + "for (; _cj_j < _cj_end; _cj_j += _cj_step) {\n";
-    body(in + "  ", 1);
-    w << in + "}\n" + indent + "}\n";
+    if (unrolled) {
+      const int unroll = vec ? kUnrollVector : kUnrollScalar;
+      const std::string UN = std::to_string(unroll);
+      w << in + "for (; _cj_j + " + std::to_string(unroll - 1) +
+               " * _cj_step < _cj_end; _cj_j += " + UN + " * _cj_step) {\n";
+      body(in + "  ", unroll, false);
+      w << in + "}\n";
+      // Fewer than `unroll` elements remain for this thread: one guarded pass keeps their
+      // loads in flight together (short rows are all remainder).
+      w << in + "{\n";
+      body(in + "  ", unroll, true);
+      w << in + "}\n";
+    } else {
+      w << in + "for (; _cj_j < _cj_end; _cj_j += _cj_step) {\n";
+      body(in + "  ", 1, false);
+      w << in + "}\n";
+    }
+    w << indent + "}\n";
   };
   // Elements [begin, end) of one segment, thread `t` of `threads`, vectorised when possible
   // (begin is then a multiple of V).
@@ -445,11 +482,12 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
     if (s.vec > 1) {
       w << indent + "{\n" + indent + "  const " + I + " _cj_vb = (" + begin + ") / " + V +
                ", _cj_ve = (" + end + ") / " + V + ";\n";
-      loop(indent + "  ", "_cj_vb + " + t, "_cj_ve", threads, true);
-      loop(indent + "  ", "_cj_ve * " + V + " + " + t, end, threads, false);
+      loop(indent + "  ", "_cj_vb + " + t, "_cj_ve", threads, true, true);
+      // Fewer than V elements at the end of the segment.
+      loop(indent + "  ", "_cj_ve * " + V + " + " + t, end, threads, false, false);
       w << indent + "}\n";
     } else {
-      loop(indent, begin + " + " + t, end, threads, false);
+      loop(indent, begin + " + " + t, end, threads, false, true);
     }
   };
 
@@ -507,7 +545,7 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
       w << "  const " + I + " _cj_cb = (" + I + ")blockIdx.y * L.chunk;\n";
       w << "  const " + I + " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
       w << "  _cj_Acc acc;\n  acc.init();\n";
-      loop("  ", "_cj_cb", "_cj_ce", "(" + I + ")1", false);
+      loop("  ", "_cj_cb", "_cj_ce", "(" + I + ")1", false, true);
       if (s.two_pass) {
         w << "  _cj_part[(" + I + ")blockIdx.y * L.n_out + o] = acc;\n";
       } else {

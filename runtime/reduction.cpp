@@ -135,6 +135,7 @@ struct Specialized {
   CUfunction pass1 = nullptr;
   CUfunction pass2 = nullptr;
   int sm_count = 0;
+  int blocks_per_sm = 0;  ///< resident blocks of the first pass per SM (occupancy)
 };
 
 struct Resolved {
@@ -217,9 +218,10 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   Impl& im = *impl_;
   const detail::ReductionDefinition& def = im.def;
   const std::size_t n_in = im.n_in(), n_params = im.n_params();
-  const std::string who = "cujit: reduction kernel '" + def.name + "'";
+  // Built only when a message needs it: the launch path allocates as little as it can.
+  auto who = [&def] { return "cujit: reduction kernel '" + def.name + "'"; };
   if (count != n_in && count != n_params) {
-    throw ArgumentError(who + " takes " + std::to_string(n_in) +
+    throw ArgumentError(who() + " takes " + std::to_string(n_in) +
                         " input(s) optionally followed by " + std::to_string(def.out.size()) +
                         " output(s), but " + std::to_string(count) + " argument(s) were given");
   }
@@ -251,7 +253,8 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     }
     for (std::size_t k = n_in; k < count; ++k) {
       if (!args[k].is_array()) {
-        throw TypeError(who + ": output '" + im.param(k).name + "' must be an array, not a scalar");
+        throw TypeError(who() + ": output '" + im.param(k).name +
+                        "' must be an array, not a scalar");
       }
     }
     auto made = std::make_shared<detail::Resolved>();
@@ -271,12 +274,12 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     if (!args[k].is_array()) continue;
     const Array& a = args[k].array();
     if (!a.valid()) {
-      throw ArgumentError(who + ": argument '" + im.param(k).name + "' is a null array");
+      throw ArgumentError(who() + ": argument '" + im.param(k).name + "' is a null array");
     }
     if (device < 0) {
       device = a.device_id();
     } else if (a.device_id() != device) {
-      throw DeviceError(who + ": argument '" + im.param(k).name + "' is on device " +
+      throw DeviceError(who() + ": argument '" + im.param(k).name + "' is on device " +
                         std::to_string(a.device_id()) + " but earlier arrays are on device " +
                         std::to_string(device));
     }
@@ -288,7 +291,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     }
   }
   if (first_shape == nullptr) {
-    throw ArgumentError(who +
+    throw ArgumentError(who() +
                         ": at least one non-raw input must be an array (it gives the "
                         "shape to reduce)");
   }
@@ -306,18 +309,19 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
 
   // 3. Axes: normalised, checked, a mask over the input's dimensions.
   std::uint64_t reduced_mask = 0;
-  if (ndim > 64) throw ShapeError(who + ": arrays with more than 64 dimensions are not supported");
+  if (ndim > 64)
+    throw ShapeError(who() + ": arrays with more than 64 dimensions are not supported");
   if (!reduce.has_axes) {
     reduced_mask = ndim == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ndim) - 1;
   } else {
     for (int a : reduce.axes) {
       const int axis = a < 0 ? a + ndim : a;
       if (axis < 0 || axis >= ndim) {
-        throw ShapeError(who + ": axis " + std::to_string(a) + " is out of range for the " +
+        throw ShapeError(who() + ": axis " + std::to_string(a) + " is out of range for the " +
                          std::to_string(ndim) + "-d input shape " + detail::shape_text(shape));
       }
       if (reduced_mask >> axis & 1) {
-        throw ShapeError(who + ": axis " + std::to_string(a) + " is repeated in cujit::axis");
+        throw ShapeError(who() + ": axis " + std::to_string(a) + " is repeated in cujit::axis");
       }
       reduced_mask |= std::uint64_t{1} << axis;
     }
@@ -348,7 +352,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     if (outputs_given) {
       const Array& out = args[k].array();
       if (!im.param(k).raw && out.shape() != out_shape) {
-        throw ShapeError(who + ": output '" + def.out[j].name + "' has shape " +
+        throw ShapeError(who() + ": output '" + def.out[j].name + "' has shape " +
                          detail::shape_text(out.shape()) + " but the reduction gives " +
                          detail::shape_text(out_shape));
       }
@@ -363,7 +367,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   if (n_out == 0) return outputs;
   const bool has_identity = !def.identity.empty();
   if (n_red == 0 && !has_identity) {
-    throw ArgumentError(who + ": zero-size reduction (input shape " + detail::shape_text(shape) +
+    throw ArgumentError(who() + ": zero-size reduction (input shape " + detail::shape_text(shape) +
                         ") and the kernel has no identity");
   }
 
@@ -373,7 +377,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   spec.reduce_ctype = resolved->reduce_ctype;
   spec.block_size = options.block_size > 0 ? options.block_size : detail::kDefaultBlock;
   if (spec.block_size > 1024 || spec.block_size % 32 != 0) {
-    throw ArgumentError(who + ": block size " + std::to_string(spec.block_size) +
+    throw ArgumentError(who() + ": block size " + std::to_string(spec.block_size) +
                         " is not a multiple of 32 up to 1024");
   }
   std::int64_t max_span = n_out * std::max<std::int64_t>(n_red, 1);
@@ -391,7 +395,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     if (p.raw) {
       e.raw_contiguous = a.is_c_contiguous();
       if (!e.raw_contiguous && a.ndim() != 1) {
-        throw ArgumentError(who + ": raw argument '" + p.name +
+        throw ArgumentError(who() + ": raw argument '" + p.name +
                             "' must be C-contiguous or 1-dimensional");
       }
       max_span = std::max<std::int64_t>(max_span, a.size());
@@ -402,8 +406,8 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     }
     const bool input = k < n_in;
     if (e.raw_view_used && (!a.is_c_contiguous() || (input && a.shape() != shape))) {
-      throw ArgumentError(who + ": _raw_" + p.name + " needs '" + p.name + "' to be C-contiguous" +
-                          (input ? " and not broadcast" : ""));
+      throw ArgumentError(who() + ": _raw_" + p.name + " needs '" + p.name +
+                          "' to be C-contiguous" + (input ? " and not broadcast" : ""));
     }
     if (input) {
       layout_in.push_back(static_cast<int>(k));
@@ -482,49 +486,64 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   std::int64_t grid_x = 1, grid_y = 1, grid2 = 1;
   int block1 = B;  // threads per block of the first pass
   const std::int64_t per_row = (n_red + spec.vec - 1) / spec.vec;  // loads per segment
+  const bool small_rows = per_row <= 32 * 16;
   if (n_out > 1 && red_inner) {
-    const bool small_rows = per_row <= 32 * 16;
-    const int group =
-        small_rows ? static_cast<int>(std::min<std::int64_t>(32, detail::next_pow2(per_row))) : B;
     const std::int64_t enough = small_rows ? std::int64_t{sm_count} * 4 : resident_blocks;
     if (n_out >= enough || n_red == 0) {
       spec.strategy = detail::RedStrategy::Rows;
-      spec.group = group;
-      const std::int64_t rows_per_block = small_rows ? B / group : 1;
-      grid_x = std::min((n_out + rows_per_block - 1) / rows_per_block, resident_blocks * 4);
+      spec.group =
+          small_rows ? static_cast<int>(std::min<std::int64_t>(32, detail::next_pow2(per_row))) : B;
     } else {
       spec.strategy = detail::RedStrategy::Segments;
     }
   } else if (n_out > 1) {
     spec.strategy = detail::RedStrategy::Columns;
     spec.vec = 1;
-    const std::int64_t threads_wanted =
-        std::int64_t{sm_count} * detail::kThreadsPerSm * detail::blocks_per_sm_scale();
-    nsplit = std::clamp<std::int64_t>((threads_wanted + n_out - 1) / n_out, 1,
-                                      std::max<std::int64_t>(1, n_red / 64));
-    nsplit = std::min<std::int64_t>(nsplit, 65535);
-    chunk = (std::max<std::int64_t>(n_red, 1) + nsplit - 1) / nsplit;
-    nsplit = (std::max<std::int64_t>(n_red, 1) + chunk - 1) / chunk;
-    // Few outputs: a narrower block, so that threads are not left without a column.
-    block1 = static_cast<int>(std::min<std::int64_t>(B, detail::round_up(n_out, 32)));
-    grid_x = (n_out + block1 - 1) / block1;
-    grid_y = nsplit;
-    grid2 = std::min(grid_x, resident_blocks * 4);
   } else {
     spec.strategy = detail::RedStrategy::Segments;
   }
-  if (spec.strategy == detail::RedStrategy::Segments) {
-    const std::int64_t wanted_blocks = resident_blocks * detail::blocks_per_sm_scale();
-    const std::int64_t min_per_block = std::int64_t{B} * spec.vec * 4;
-    nsplit = std::clamp<std::int64_t>((wanted_blocks + n_out - 1) / n_out, 1,
-                                      std::max<std::int64_t>(1, n_red / min_per_block));
-    nsplit = std::min<std::int64_t>(nsplit, 65535);
-    chunk = detail::round_up((std::max<std::int64_t>(n_red, 1) + nsplit - 1) / nsplit, spec.vec);
-    nsplit = (std::max<std::int64_t>(n_red, 1) + chunk - 1) / chunk;
-    grid_x = nsplit;
-    grid_y = std::min<std::int64_t>(n_out, 65535);
-    grid2 = std::min(n_out, resident_blocks * 4);
-  }
+  // Grid sizes for `resident` blocks resident on the whole device. `split`: 0 chooses the
+  // number of blocks per segment, 1 forces one, 2 forces at least two (the specialisation
+  // is one- or two-pass).
+  const std::int64_t red_len = std::max<std::int64_t>(n_red, 1);
+  auto plan = [&](std::int64_t resident, int split) {
+    auto settle = [&](std::int64_t wanted, std::int64_t max_split, std::int64_t multiple) {
+      nsplit = std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(1, max_split));
+      if (split == 1) nsplit = 1;
+      if (split == 2) nsplit = std::max<std::int64_t>(nsplit, 2);
+      nsplit = std::min<std::int64_t>(nsplit, 65535);
+      chunk = detail::round_up((red_len + nsplit - 1) / nsplit, multiple);
+      nsplit = (red_len + chunk - 1) / chunk;
+      if (split == 2 && nsplit < 2) nsplit = 2;  // an empty second block keeps two passes
+    };
+    switch (spec.strategy) {
+      case detail::RedStrategy::Rows: {
+        const std::int64_t rows_per_block = spec.group < B ? B / spec.group : 1;
+        grid_x = std::min((n_out + rows_per_block - 1) / rows_per_block, resident * 4);
+        break;
+      }
+      case detail::RedStrategy::Columns: {
+        const std::int64_t threads_wanted = resident * B * detail::blocks_per_sm_scale();
+        settle((threads_wanted + n_out - 1) / n_out, n_red / 64, 1);
+        // Few outputs: a narrower block, so that threads are not left without a column.
+        block1 = static_cast<int>(std::min<std::int64_t>(B, detail::round_up(n_out, 32)));
+        grid_x = (n_out + block1 - 1) / block1;
+        grid_y = nsplit;
+        grid2 = std::min(grid_x, resident * 4);
+        break;
+      }
+      case detail::RedStrategy::Segments: {
+        const std::int64_t wanted_blocks = resident * detail::blocks_per_sm_scale();
+        settle((wanted_blocks + n_out - 1) / n_out, n_red / (std::int64_t{B} * spec.vec * 4),
+               spec.vec);
+        grid_x = nsplit;
+        grid_y = std::min<std::int64_t>(n_out, 65535);
+        grid2 = std::min(n_out, resident * 4);
+        break;
+      }
+    }
+  };
+  plan(resident_blocks, 0);
   spec.two_pass = nsplit > 1;
 
   // 7. The specialised kernel: a hash lookup after the first call.
@@ -549,11 +568,22 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
       made->pass2 = detail::find_function(*made->module, detail::reduction_pass2_symbol(def));
     }
     if (made->pass1 == nullptr || (spec.two_pass && made->pass2 == nullptr)) {
-      throw ArgumentError(who + ": compiled code lacks its kernels");
+      throw ArgumentError(who() + ": compiled code lacks its kernels");
     }
     made->sm_count = sm_count;
+    int active = 0;
+    if (detail::driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&active, made->pass1, B, 0) ==
+        CUDA_SUCCESS) {
+      made->blocks_per_sm = active;
+    }
     std::lock_guard<std::mutex> lock(im.mutex);
     specialized = im.specialized.emplace(key, std::move(made)).first->second;
+  }
+
+  // The grid for the occupancy the compiled kernel really has (registers, shared memory).
+  if (specialized->blocks_per_sm > 0) {
+    const std::int64_t resident = std::int64_t{sm_count} * specialized->blocks_per_sm;
+    if (resident != resident_blocks) plan(resident, spec.two_pass ? 2 : 1);
   }
 
   // 8. Kernel arguments, in the order generate_reduction documents.
@@ -590,10 +620,17 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   const std::size_t NO = co.shape.size(), NR = cr.shape.size();
   const std::size_t isz = spec.index64 ? 8 : 4;
   const std::size_t index_count = 4 + NO + NR + NA * NO + NA * NR + NB * NO;
-  std::vector<unsigned char> layout(
+  const std::size_t layout_bytes = static_cast<std::size_t>(
       detail::round_up(static_cast<std::int64_t>(isz * index_count + 4 * (2 * NO + 2 * NR)), 8));
+  alignas(8) unsigned char layout_inline[1024];
+  std::vector<unsigned char> layout_heap;
+  unsigned char* layout = layout_inline;
+  if (layout_bytes > sizeof(layout_inline)) {
+    layout_heap.resize(layout_bytes);
+    layout = layout_heap.data();
+  }
   {
-    unsigned char* at = layout.data();
+    unsigned char* at = layout;
     auto put = [&](std::int64_t v) {
       if (spec.index64) {
         std::memcpy(at, &v, 8);
@@ -620,26 +657,22 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
         put(b < layout_out.size() ? co.strides[na + b][d] : 0);
       }
     }
-    auto divisors = [&](const Shape& extents) {
-      std::vector<detail::FastDivisor> result;
-      for (std::int64_t e : extents) {
-        result.push_back(spec.index64 || e < 1 ? detail::FastDivisor{}
-                                               : detail::fast_divisor(static_cast<unsigned>(e)));
+    // Magic numbers of every extent, then the shifts, for the kept and the reduced group.
+    for (const Shape* extents : {&co.shape, &cr.shape}) {
+      unsigned* magic = reinterpret_cast<unsigned*>(at);
+      unsigned* shift = magic + extents->size();
+      for (std::size_t d = 0; d < extents->size(); ++d) {
+        const std::int64_t e = (*extents)[d];
+        const detail::FastDivisor f = spec.index64 || e < 1
+                                          ? detail::FastDivisor{}
+                                          : detail::fast_divisor(static_cast<unsigned>(e));
+        std::memcpy(magic + d, &f.magic, 4);
+        std::memcpy(shift + d, &f.shift, 4);
       }
-      return result;
-    };
-    for (const auto& group : {divisors(co.shape), divisors(cr.shape)}) {
-      for (const auto& f : group) {
-        std::memcpy(at, &f.magic, 4);
-        at += 4;
-      }
-      for (const auto& f : group) {
-        std::memcpy(at, &f.shift, 4);
-        at += 4;
-      }
+      at += 8 * extents->size();
     }
   }
-  params[p++] = layout.data();
+  params[p++] = layout;
   std::uint64_t scratch = 0;
   params[p++] = &scratch;
 
