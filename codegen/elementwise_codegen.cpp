@@ -52,7 +52,7 @@ std::string EwSpecialization::key() const {
     << ";i64=" << index64 << ";block=" << block_size << ";params=";
   for (const EwParam& p : params) {
     k << dtype_name(p.dtype) << (p.scalar ? "s" : "a") << p.used << p.raw_view_used << p.load_output
-      << p.raw_contiguous << p.transposed << ',';
+      << p.raw_contiguous << p.transposed << p.row_broadcast << ',';
   }
   return k.str();
 }
@@ -229,7 +229,8 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
   w << std::string(device_support_source());
   w.snippet("preamble", def.preamble, false);
 
-  const bool strided_like = s.layout == EwLayout::Strided || s.layout == EwLayout::Tiled2D;
+  const bool strided_like = s.layout == EwLayout::Strided || s.layout == EwLayout::Tiled2D ||
+                            s.layout == EwLayout::Rows2D;
   if (strided_like) {
     const std::string nd = std::to_string(s.ndim);
     w << "struct _cj_Layout { " + I + " shape[" + nd + "]; " + I + " strides[" +
@@ -375,6 +376,50 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
     w << "  for (" + I + " i = _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
     element_body("  ",
                  [&](int k, const std::string&) { return "_cj_p" + std::to_string(k) + "[i]"; });
+  } else if (s.layout == EwLayout::Rows2D) {
+    // One vector of `vec` elements of one row per iteration; L.magic[1] divides by C / vec.
+    const std::string V = std::to_string(s.vec);
+    w << "  const int _cj_C = _cj_L.shape[1], _cj_cv = _cj_C / " + V +
+             ", _cj_nv = _cj_L.shape[0] * _cj_cv;\n";
+    w << "  for (int _cj_v = _cj_tid; _cj_v < _cj_nv; _cj_v += _cj_stride_all) {\n";
+    w << "    const int _cj_r = (int)_cj_div((unsigned)_cj_v, _cj_L.magic[1], _cj_L.shift[1]);\n";
+    w << "    const int _cj_c = (_cj_v - _cj_r * _cj_cv) * " + V + ";\n";
+    for (std::size_t a = 0; a < strided.size(); ++a) {
+      const int k = strided[a];
+      const EwParam& e = s.params[k];
+      if (!e.used) continue;
+      const std::string T = cuda_type(e.dtype), id = std::to_string(k);
+      const std::string row =
+          "(_cj_p" + id + " + _cj_r * _cj_L.strides[" + std::to_string(a) + "][0])";
+      const bool input = k < static_cast<int>(n_in);
+      const std::string vec = "_cj_Vec<" + T + ", " + V + ">";
+      if (e.row_broadcast) {
+        w << "    const " + T + " _cj_b" + id + " = *reinterpret_cast<const " + T + "*>" + row +
+                 ";\n";
+      } else if (input || e.load_output) {
+        w << "    " + vec + " _cj_v" + id + " = *reinterpret_cast<const " + vec + "*>(" + row +
+                 " + _cj_c * sizeof(" + T + "));\n";
+      } else {
+        w << "    " + vec + " _cj_v" + id + ";\n";
+      }
+    }
+    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k) {\n";
+    w << "      const int i = _cj_r * _cj_C + _cj_c + _cj_k;\n      (void)i;\n";
+    element_body("      ", [&](int k, const std::string&) {
+      return s.params[k].row_broadcast ? "_cj_b" + std::to_string(k)
+                                       : "_cj_v" + std::to_string(k) + ".v[_cj_k]";
+    });
+    w << "    }\n";
+    for (std::size_t a = 0; a < strided.size(); ++a) {
+      const int k = strided[a];
+      const EwParam& e = s.params[k];
+      if (!e.used || k < static_cast<int>(n_in)) continue;
+      const std::string T = cuda_type(e.dtype), id = std::to_string(k);
+      w << "    *reinterpret_cast<_cj_Vec<" + T + ", " + V + ">*>(_cj_p" + id +
+               " + _cj_r * _cj_L.strides[" + std::to_string(a) + "][0] + _cj_c * sizeof(" + T +
+               ")) = _cj_v" + id + ";\n";
+    }
+    w << "  }\n";
   } else if (s.layout == EwLayout::Tiled2D) {
     generate_tiled_loop(w, s, strided, param, n_in, element_body);
   } else {

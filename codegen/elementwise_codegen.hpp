@@ -28,6 +28,8 @@ enum class EwLayout : unsigned char {
   Vectorized,  ///< every array contiguous and aligned: `vec` elements per 16-byte access
   Contiguous,  ///< every array contiguous: one element per access
   Strided,     ///< N-d byte strides (broadcast, transposed, sliced, negative)
+  Rows2D,      ///< two dimensions, every array contiguous or broadcast along each row:
+               ///< `vec` elements per 16-byte access, one fast division per vector
   Tiled2D,     ///< two dimensions after collapsing: 64x32 tiles, 32x8 threads, no division;
                ///< arrays whose first dimension is the faster one go through shared memory
 };
@@ -41,6 +43,7 @@ struct EwParam {
   bool load_output = false;    ///< output read before the operation (vectorised path)
   bool raw_contiguous = true;  ///< raw parameters: C-contiguous (else 1-d with a byte stride)
   bool transposed = false;     ///< Tiled2D: dimension 0 has the smaller stride (via a tile)
+  bool row_broadcast = false;  ///< Rows2D: one element per row (stride 0 along the row)
 };
 
 struct EwSpecialization {

@@ -51,7 +51,8 @@ std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
                       {"raw_view_used", p.raw_view_used},
                       {"load_output", p.load_output},
                       {"raw_contiguous", p.raw_contiguous},
-                      {"transposed", p.transposed}});
+                      {"transposed", p.transposed},
+                      {"row_broadcast", p.row_broadcast}});
   }
   nlohmann::json entry = {
       {"kind", "elementwise"},
@@ -104,6 +105,7 @@ std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
       e.load_output = p.at("load_output");
       e.raw_contiguous = p.at("raw_contiguous");
       e.transposed = p.at("transposed");
+      e.row_broadcast = p.at("row_broadcast");
       s.params.push_back(e);
     }
     if (s.params.size() != def.in.size() + def.out.size() || s.ndim < 1 || s.ndim > 64 ||

@@ -414,8 +414,29 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     collapsed = detail::collapse_dims(shape, strides, def.reduce_dims);
     ndim = static_cast<int>(collapsed.shape.size());
     layout = detail::EwLayout::Strided;
-    // Two dimensions: tiles, with a shared-memory transpose for column-major arrays.
-    if (ndim == 2 && !index64 && !im.uses_raw_views) {
+    // Two dimensions, every array contiguous or broadcast along the rows (a column against a
+    // row, a matrix against a row): 16-byte accesses along each row.
+    if (ndim == 2 && !index64 && !im.uses_raw_views && max_item <= 8) {
+      vec = static_cast<int>(16 / max_item);
+      bool rows = collapsed.shape[1] % vec == 0;
+      for (std::size_t a = 0; a < layout_arrays.size() && rows; ++a) {
+        const std::size_t k = static_cast<std::size_t>(layout_arrays[a]);
+        const Array& arr = array_of(k);
+        const auto item = static_cast<std::int64_t>(arr.itemsize());
+        const Shape& st = collapsed.strides[a];
+        if (st[1] == 0 && k < n_in) continue;
+        const std::int64_t width = vec * item;
+        rows = st[1] == item && st[0] % width == 0 &&
+               static_cast<std::int64_t>(arr.data() % static_cast<std::uint64_t>(width)) == 0;
+      }
+      if (rows) {
+        layout = detail::EwLayout::Rows2D;
+      } else {
+        vec = 1;
+      }
+    }
+    // Two dimensions otherwise: tiles, with a shared-memory transpose for column-major arrays.
+    if (layout == detail::EwLayout::Strided && ndim == 2 && !index64 && !im.uses_raw_views) {
       std::size_t tile_bytes = 0;
       for (std::size_t a = 0; a < layout_arrays.size(); ++a) {
         const Shape& st = collapsed.strides[a];
@@ -430,7 +451,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
       key.push(layout == detail::EwLayout::Tiled2D && st[0] != 0 &&
                        std::abs(st[0]) < std::abs(st[1])
                    ? 't'
-                   : 'n');
+                   : (layout == detail::EwLayout::Rows2D && st[1] == 0 ? 'b' : 'n'));
     }
   }
   const int effective_block = layout == detail::EwLayout::Tiled2D ? 256 : block_size;
@@ -467,6 +488,8 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     }
     for (std::size_t a = 0; a < layout_arrays.size(); ++a) {
       const Shape& st = collapsed.strides[a];
+      spec.params[layout_arrays[a]].row_broadcast =
+          layout == detail::EwLayout::Rows2D && st[1] == 0;
       spec.params[layout_arrays[a]].transposed =
           layout == detail::EwLayout::Tiled2D && st[0] != 0 && std::abs(st[0]) < std::abs(st[1]);
     }
@@ -516,7 +539,8 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     push(&n32, 4);
   }
   alignas(16) unsigned char layout_bytes[8 * (64 + 64 * 49)];
-  if (layout == detail::EwLayout::Strided || layout == detail::EwLayout::Tiled2D) {
+  if (layout == detail::EwLayout::Strided || layout == detail::EwLayout::Tiled2D ||
+      layout == detail::EwLayout::Rows2D) {
     const std::size_t nd = collapsed.shape.size();
     const std::size_t na = std::max<std::size_t>(layout_arrays.size(), 1);
     const std::size_t isz = index64 ? 8 : 4;
@@ -542,7 +566,9 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     for (std::size_t d = 0; d < nd; ++d) {
       const detail::FastDivisor f =
           index64 ? detail::FastDivisor{}
-                  : detail::fast_divisor(static_cast<unsigned>(collapsed.shape[d]));
+                  : detail::fast_divisor(static_cast<unsigned>(
+                        layout == detail::EwLayout::Rows2D && d == 1 ? collapsed.shape[d] / vec
+                                                                     : collapsed.shape[d]));
       std::memcpy(at + 4 * d, &f.magic, 4);
       std::memcpy(at + 4 * (nd + d), &f.shift, 4);
     }
@@ -558,7 +584,8 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     block_x = 32;
     block_y = 8;
   } else {
-    const std::int64_t work = layout == detail::EwLayout::Vectorized ? n / vec : n;
+    const std::int64_t work =
+        layout == detail::EwLayout::Vectorized || layout == detail::EwLayout::Rows2D ? n / vec : n;
     wanted = (work + effective_block - 1) / effective_block;
   }
   const std::int64_t cap = std::int64_t{kernel.sm_count} * detail::max_blocks_per_sm() *

@@ -91,6 +91,24 @@ TEST(Elementwise, EveryLayoutMatchesTheHost) {
       [&](std::int64_t i) { return bh[(i / 64) * C + 1 + 2 * (i % 64)]; }, "mismatch");
 }
 
+TEST(Elementwise, RowsOfBroadcastColumnsAndRows) {
+  CUJIT_REQUIRE_GPU();
+  const int R = 64, C = 96;
+  auto mh = test::random_vector<float>(R * C, -1, 1, 21);
+  auto ch = test::random_vector<float>(R, -1, 1, 22);
+  auto rh = test::random_vector<float>(C, -1, 1, 23);
+  ElementwiseKernel k("T m, T c, T r", "T z", "z = m * c + r", "rows_bcast");
+  Array z = k(Array::from_host(mh, {R, C}), Array::from_host(ch, {R, 1}), Array::from_host(rh));
+  auto zh = z.to_host<float>();
+  for (int i = 0; i < R * C; ++i) {
+    ASSERT_NEAR(zh[i], mh[i] * ch[i / C] + rh[i % C], 1e-6f) << i;
+  }
+  // Column against row only: (R, 1) + (1, C).
+  ElementwiseKernel add("T x, T y", "T z", "z = x + y", "outer_add");
+  auto oh = add(Array::from_host(ch, {R, 1}), Array::from_host(rh, {1, C})).to_host<float>();
+  for (int i = 0; i < R * C; ++i) ASSERT_EQ(oh[i], ch[i / C] + rh[i % C]) << i;
+}
+
 TEST(Elementwise, TransposedOutputsThroughTiles) {
   CUJIT_REQUIRE_GPU();
   const int R = 45, C = 70;

@@ -63,6 +63,17 @@ TEST(ElementwiseCodegen, TiledLayoutWithTransposedArraysCompiles) {
   }
 }
 
+TEST(ElementwiseCodegen, RowsLayoutWithBroadcastColumnsCompiles) {
+  const ElementwiseDefinition def =
+      make_elementwise_definition("T x, T y", "T z", "z = x * y + z", "rows", "", "", "", {}, true);
+  for (DType t : {DType::Float32, DType::Float64, DType::Float16, DType::Int8}) {
+    EwSpecialization s = spec_for(t, EwLayout::Rows2D, 3, static_cast<int>(16 / dtype_size(t)), 2);
+    s.params[0].row_broadcast = true;  // a (R, 1) column against (R, C) rows
+    s.params[2].load_output = true;
+    expect_compiles(def, s);
+  }
+}
+
 TEST(ElementwiseCodegen, EveryDtypeFamilyCompiles) {
   const ElementwiseDefinition def = squared_diff();
   for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::Float16, DType::BFloat16,
