@@ -985,8 +985,11 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
       if (is_reserved_local_name(name)) {
         findings.push_back({pos, "'" + name + reserved_message});
       } else if (std::any_of(set.snippets[k].variables.begin(), set.snippets[k].variables.end(),
-                             [&](const SnippetVariable& v) { return v.name == name; })) {
-        // The generated kernel declares the variable in the block the snippet goes into.
+                             [&](const SnippetVariable& v) {
+                               return v.name == name && v.kind == SnippetVariable::Kind::Element;
+                             })) {
+        // The generated kernel declares element variables in the block the snippet goes
+        // into (raw arrays live in an enclosing scope, where shadowing them is legal).
         findings.push_back({pos, "'" + name +
                                      "' is already a variable of this snippet (a kernel "
                                      "parameter); choose another name"});

@@ -176,6 +176,7 @@ inline const std::vector<ElementwiseCase>& valid_elementwise_corpus() {
       {"bf16_math", "bfloat16 x", "float32 y", "y = __bfloat162float(x) * 0.5f"},
       {"complex_accumulate_loop", "complex64 x", "complex64 y",
        "complex<float> acc(0, 0);\nfor (int k = 0; k < 3; ++k) acc = acc + x;\ny = acc;"},
+      {"shadow_raw_array", "raw float32 t", "float32 y", "float t = 1; y = t;"},
       {"uint_index_math", "raw float32 t", "float32 y",
        "unsigned int j = (unsigned int)(i % t.size()); y = t[j];"},
   };
