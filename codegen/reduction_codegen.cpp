@@ -463,11 +463,18 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
                " * _cj_step < _cj_end; _cj_j += " + UN + " * _cj_step) {\n";
       body(in + "  ", unroll, false);
       w << in + "}\n";
-      // Fewer than `unroll` elements remain for this thread: one guarded pass keeps their
-      // loads in flight together (short rows are all remainder).
-      w << in + "{\n";
-      body(in + "  ", unroll, true);
-      w << in + "}\n";
+      if (s.strategy == RedStrategy::Rows) {
+        // Fewer than `unroll` elements remain for this thread: one guarded pass keeps their
+        // loads in flight together (short rows are all remainder).
+        w << in + "{\n";
+        body(in + "  ", unroll, true);
+        w << in + "}\n";
+      } else {
+        // Long segments: the remainder is a sliver; a plain loop compiles faster.
+        w << in + "for (; _cj_j < _cj_end; _cj_j += _cj_step) {\n";
+        body(in + "  ", 1, false);
+        w << in + "}\n";
+      }
     } else {
       w << in + "for (; _cj_j < _cj_end; _cj_j += _cj_step) {\n";
       body(in + "  ", 1, false);
