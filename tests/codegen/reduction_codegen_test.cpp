@@ -1,5 +1,6 @@
 // Reduction code generation, compiled to cubins with NVRTC: no GPU needed.
 #include "codegen/reduction_codegen.hpp"
+#include "cache/kernel_cache.hpp"
 #include "codegen/reduction_manifest.hpp"
 
 #include <cujit/error.hpp>
@@ -182,6 +183,35 @@ TEST(ReductionManifest, RoundTrip) {
   EXPECT_EQ(generate_reduction(def2, s2).source, generate_reduction(def, s).source);
   EXPECT_EQ(def2.compile_options, def.compile_options);
   EXPECT_FALSE(def2.reduce_dims);
+}
+
+// `cujit-cache precompile` rebuilds a reduction from its manifest entry: analysis, source and
+// cubin, without a GPU.
+TEST(ReductionManifest, ReplayRebuildsTheKernel) {
+  const ReductionDefinition def = l2norm();
+  RedSpecialization s = spec_for(DType::Float32, RedStrategy::Segments, 2);
+  s.red_contiguous = true;
+  s.vec = 4;
+  s.two_pass = true;
+  const std::string entry = reduction_manifest_entry(def, s);
+  const ReplayedKernel replayed = replay(entry, Target::parse("sm_90"));
+  EXPECT_EQ(replayed.request.kind, "reduction");
+  EXPECT_EQ(replayed.request.spec, entry);
+  const SourceProgram program = replayed.generate();
+  EXPECT_EQ(program.source, generate_reduction(def, s).source);
+  const CompiledProgram compiled = replayed.compile(program);
+  EXPECT_EQ(compiled.binary.substr(1, 3), "ELF");
+  // A snippet error found by the analysis during replay names the snippet.
+  const ReductionDefinition bad = make_reduction_definition("T x", "T y", "x +* ", "a + b", "y = a",
+                                                            "0", "bad", "", "", {}, true);
+  const ReplayedKernel bad_replay =
+      replay(reduction_manifest_entry(bad, s), Target::parse("sm_90"));
+  try {
+    bad_replay.compile(bad_replay.generate());
+    FAIL() << "expected a CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("map_expr"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ReductionManifest, MalformedEntriesThrow) {
