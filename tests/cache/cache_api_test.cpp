@@ -80,6 +80,8 @@ TEST(CacheApi, PrefetchOpensTheConfiguredDatabase) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   EXPECT_TRUE(std::filesystem::exists(config.database_path));
+  // Waits for the background open to finish before the directory goes away.
+  EXPECT_NE(detail::KernelCache::global().writable_store(), nullptr);
 }
 
 TEST(CacheApi, AddDeploymentDatabase) {

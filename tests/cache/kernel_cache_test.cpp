@@ -446,8 +446,12 @@ TEST(KernelCache, PrefetchOpensTheDatabasesInTheBackground) {
     cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}));
     EXPECT_EQ(compiler.calls, 1);
   }
-  KernelCache unused(config);
-  unused.prefetch();  // the cache may be destroyed while its prefetch runs
+  // The cache may be destroyed while its prefetch runs (nothing on disk here: the thread
+  // would outlive the temporary directory).
+  CacheConfig memory_only;
+  memory_only.writable = false;
+  KernelCache unused(memory_only);
+  unused.prefetch();
 }
 
 TEST(KernelCache, DisabledCacheUsesNoFiles) {
