@@ -546,6 +546,62 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
       }
       break;
     case RedStrategy::Columns:
+      if (s.vec > 1) {
+        // V adjacent outputs per thread, one V-wide load per reduced index (the innermost
+        // output axis is contiguous and aligned in every loaded input).
+        w << "  const " + I + " o = ((" + I + ")blockIdx.x * blockDim.x + threadIdx.x) * " + V +
+                 ";\n";
+        w << "  if (o >= L.n_out) return;\n";
+        bases("  ", "o");
+        w << "  const " + I + " _cj_cb = (" + I + ")blockIdx.y * L.chunk;\n";
+        w << "  const " + I +
+                 " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
+        w << "  _cj_Acc acc[" + V + "];\n#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + V +
+                 "; ++_cj_k) acc[_cj_k].init();\n";
+        auto body = [&](const std::string& ind, int unroll) {
+          const std::string UU = std::to_string(unroll);
+          for (int k : loaded) {
+            w << ind + "_cj_Vec<" + T_of(k) + ", " + V + "> _cj_x" + id(k) + "[" + UU + "];\n";
+          }
+          w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU +
+                   "; ++_cj_u) {\n";
+          if (!loaded.empty()) {
+            w << ind + "  " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
+            w << ind + "  _cj_red_offsets(L, _cj_j + _cj_u, _cj_ro);\n";
+          }
+          for (int k : loaded) {
+            const std::string slot = std::to_string(in_slot(k));
+            w << ind + "  _cj_x" + id(k) + "[_cj_u] = *reinterpret_cast<const _cj_Vec<" + T_of(k) +
+                     ", " + V + ">*>(_cj_p" + id(k) + " + _cj_base[" + slot + "] + _cj_ro[" + slot +
+                     "]);\n";
+          }
+          w << ind + "}\n";
+          w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU +
+                   "; ++_cj_u) {\n";
+          w << ind + "#pragma unroll\n" + ind + "  for (int _cj_k = 0; _cj_k < " + V +
+                   "; ++_cj_k)\n";
+          w << ind + "    acc[_cj_k].add(" +
+                   map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u].v[_cj_k]"; },
+                            "_cj_j + _cj_u") +
+                   ");\n";
+          w << ind + "}\n";
+        };
+        w << "  " + I + " _cj_j = _cj_cb;\n";
+        w << "  for (; _cj_j + " + std::to_string(kUnrollVector - 1) +
+                 " < _cj_ce; _cj_j += " + std::to_string(kUnrollVector) + ") {\n";
+        body("    ", kUnrollVector);
+        w << "  }\n  for (; _cj_j < _cj_ce; ++_cj_j) {\n";
+        body("    ", 1);
+        w << "  }\n";
+        if (s.two_pass) {
+          w << "#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
+          w << "    _cj_part[(" + I + ")blockIdx.y * L.n_out + o + _cj_k] = acc[_cj_k];\n";
+        } else {
+          w << "#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
+          post("  ", "o + _cj_k", "acc[_cj_k]");
+        }
+        break;
+      }
       w << "  const " + I + " o = (" + I + ")blockIdx.x * blockDim.x + threadIdx.x;\n";
       w << "  if (o >= L.n_out) return;\n";
       bases("  ", "o");

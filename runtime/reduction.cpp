@@ -498,7 +498,24 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     }
   } else if (n_out > 1) {
     spec.strategy = detail::RedStrategy::Columns;
+    // V adjacent outputs per thread when the innermost kept axis is contiguous and aligned in
+    // every loaded input: one 16-byte load per reduced index.
     spec.vec = 1;
+    if (max_item > 0 && max_item <= 8) {
+      const int v = static_cast<int>(16 / max_item);
+      bool ok = co.shape.back() % v == 0;
+      for (std::size_t a = 0; a < na && ok; ++a) {
+        const detail::RedParam& e = spec.params[layout_in[a]];
+        if (!e.used) continue;
+        const auto item = static_cast<std::int64_t>(dtype_size(e.dtype));
+        const std::int64_t align = v * item;
+        ok = co.strides[a].back() == item && array_of(layout_in[a]).data() % align == 0;
+        for (std::size_t d = 0; d + 1 < co.shape.size(); ++d)
+          ok = ok && co.strides[a][d] % align == 0;
+        for (std::int64_t st : cr.strides[a]) ok = ok && st % align == 0;
+      }
+      if (ok) spec.vec = v;
+    }
   } else {
     spec.strategy = detail::RedStrategy::Segments;
   }
@@ -524,10 +541,11 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
       }
       case detail::RedStrategy::Columns: {
         const std::int64_t threads_wanted = resident * B * detail::blocks_per_sm_scale();
-        settle((threads_wanted + n_out - 1) / n_out, n_red / 64, 1);
+        const std::int64_t threads = n_out / spec.vec;  // one per V adjacent outputs
+        settle((threads_wanted + threads - 1) / threads, n_red / 64, 1);
         // Few outputs: a narrower block, so that threads are not left without a column.
-        block1 = static_cast<int>(std::min<std::int64_t>(B, detail::round_up(n_out, 32)));
-        grid_x = (n_out + block1 - 1) / block1;
+        block1 = static_cast<int>(std::min<std::int64_t>(B, detail::round_up(threads, 32)));
+        grid_x = (threads + block1 - 1) / block1;
         grid_y = nsplit;
         grid2 = std::min(grid_x, resident * 4);
         break;

@@ -60,6 +60,9 @@ std::vector<RedSpecialization> strategy_variants(DType t, int n_params) {
   RedSpecialization cols = spec_for(t, RedStrategy::Columns, n_params);
   cols.two_pass = true;
   out.push_back(cols);
+  cols.vec = vec;
+  out.push_back(cols);
+  cols.vec = 1;
   cols.two_pass = false;
   cols.out_ndim = 2;
   cols.red_ndim = 2;
