@@ -401,17 +401,24 @@ bool is_builtin_type_error(unsigned id) {
   }
 }
 
-// True for names in cujit's own namespace: `_ind`, `_raw_x`, `_J`, `_in_ind`, ... Names
-// starting with "__" belong to CUDA and the compiler; "_" plus an upper-case letter is the
-// C++ implementation's (only _J is cujit's).
-bool is_cujit_reserved_name(std::string_view name) {
-  if (name.size() < 2 || name[0] != '_' || name[1] == '_') return false;
-  return name == "_J" || std::islower(static_cast<unsigned char>(name[1])) != 0 ||
-         std::isdigit(static_cast<unsigned char>(name[1])) != 0;
+// The variables cujit documents for snippets: `_ind`, `_in_ind`, `_out_ind`, `_J` and
+// `_raw_<name>`. Using one that is not defined in a snippet's context is certainly an error.
+bool is_cujit_variable_name(std::string_view name) {
+  return name == "_ind" || name == "_in_ind" || name == "_out_ind" || name == "_J" ||
+         name.rfind("_raw_", 0) == 0;
 }
 
-bool is_reserved_local_name(std::string_view name) {
-  return name == "i" || name == "n" || is_cujit_reserved_name(name);
+// Names of the generated code's internals.
+bool is_cujit_internal_name(std::string_view name) {
+  return name.rfind("_cj", 0) == 0 || name.rfind("_cujit", 0) == 0 || name.rfind("__cujit", 0) == 0;
+}
+
+// Declaring one of these in a snippet's outermost scope (or the preamble's file scope) would
+// shadow or collide with what the generated kernel declares: certainly a mistake, even where
+// C++ would let it shadow silently (`int i = 0;` makes every element write one index).
+// Other names, `n` and `_tmp` included, are the user's: NVRTC accepts them.
+bool is_reserved_declaration_name(std::string_view name) {
+  return name == "i" || is_cujit_variable_name(name) || is_cujit_internal_name(name);
 }
 
 class Collector : public clang::DiagnosticConsumer {
@@ -451,7 +458,7 @@ class Collector : public clang::DiagnosticConsumer {
     const unsigned id = info.getID();
     if (id == clang::diag::err_undeclared_var_use) {
       std::string name = name_argument(info);
-      if (is_cujit_reserved_name(name)) d.reserved_name = name;
+      if (is_cujit_variable_name(name)) d.reserved_name = name;
       return false;
     }
     llvm::StringRef category = clang::DiagnosticIDs::getCategoryNameFromID(
@@ -972,17 +979,18 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
     for (const Diag& d : diags) {
       if (!d.reserved_name.empty()) {
         findings.push_back({d.pos, "'" + d.reserved_name +
-                                       "' is not defined here: names starting with '_' are "
-                                       "reserved for the variables cujit defines"});
+                                       "' is not defined here (cujit defines _ind, _raw_<name> "
+                                       "and the other reserved variables only where they "
+                                       "apply)"});
       }
     }
     const std::string reserved_message =
-        "' is reserved (i, n and names starting with '_' belong to cujit's generated code); "
-        "choose another name";
+        "' is reserved for cujit's generated code (i, _ind, _in_ind, _out_ind, _J, _raw_<name>, "
+        "_cj...); choose another name";
     for (const auto& [pos, name] : facts.local_decls) {
       const std::size_t k = static_cast<std::size_t>(pos.snippet);
       if (depth_at(lexed[k], pos) != 0) continue;
-      if (is_reserved_local_name(name)) {
+      if (is_reserved_declaration_name(name)) {
         findings.push_back({pos, "'" + name + reserved_message});
       } else if (std::any_of(set.snippets[k].variables.begin(), set.snippets[k].variables.end(),
                              [&](const SnippetVariable& v) {
@@ -996,7 +1004,9 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
       }
     }
     for (const auto& [pos, name] : facts.file_scope_decls) {
-      if (is_cujit_reserved_name(name)) findings.push_back({pos, "'" + name + reserved_message});
+      if (is_cujit_variable_name(name) || is_cujit_internal_name(name)) {
+        findings.push_back({pos, "'" + name + reserved_message});
+      }
     }
     for (std::size_t k = 0; k < count; ++k) {
       find_read_only_assignments(set, static_cast<int>(k), lexed[k], facts, diags, findings);

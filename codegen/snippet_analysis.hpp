@@ -66,9 +66,11 @@ struct SnippetReport {
 ///  - syntax and lexical errors, when no error about an unknown name, a template instantiation
 ///    or anything outside the snippets came first;
 ///  - writing a read-only variable (an input, `a`/`b`, `i`, `_ind`), where clang failed too;
-///  - declaring `i`, `n` or a name starting with '_' in a snippet's outermost scope (or at file
-///    scope in the preamble), or redeclaring one of the snippet's variables there;
-///  - using an undefined name in cujit's namespace (`_raw_q`, `_ind` in a reduction);
+///  - declaring `i`, `_ind`, `_in_ind`, `_out_ind`, `_J`, `_raw_<name>` or a `_cj`/`_cujit`
+///    name in a snippet's outermost scope (or at file scope in the preamble), or redeclaring
+///    one of the snippet's element variables there;
+///  - using one of cujit's variables where it is not defined (`_raw_q`, `_ind` in a
+///    reduction, `_J` in an elementwise kernel);
 ///  - clear type errors on built-in types only (float % float, member access on a float).
 /// Anything else is left to NVRTC (fully_checked false, no throw), as is everything when a
 /// preprocessor conditional tests a compiler macro (__CUDA_ARCH__, CUDART_VERSION, ...).

@@ -144,16 +144,22 @@ std::vector<InvalidCase> invalid_cases() {
       "  ^");
   add("reserved_i", elementwise_set(op(sig_in, sig_out, "int i = 0; z = x + i;")), "operation", 1,
       5,
-      "k: operation line 1, column 5: 'i' is reserved (i, n and names starting with '_' belong "
-      "to cujit's generated code); choose another name\n"
+      "k: operation line 1, column 5: 'i' is reserved for cujit's generated code (i, _ind, "
+      "_in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\n"
       "  int i = 0; z = x + i;\n"
       "      ^");
-  add("reserved_underscore", elementwise_set(op(sig_in, sig_out, "float _tmp = x; z = _tmp;")),
+  add("reserved_raw_view", elementwise_set(op(sig_in, sig_out, "float _raw_y = x; z = _raw_y;")),
       "operation", 1, 7,
-      "k: operation line 1, column 7: '_tmp' is reserved (i, n and names starting with '_' "
-      "belong to cujit's generated code); choose another name\n"
-      "  float _tmp = x; z = _tmp;\n"
+      "k: operation line 1, column 7: '_raw_y' is reserved for cujit's generated code (i, _ind, "
+      "_in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\n"
+      "  float _raw_y = x; z = _raw_y;\n"
       "        ^");
+  add("reserved_internal", elementwise_set(op(sig_in, sig_out, "int _cj_n = 1; z = x;")),
+      "operation", 1, 5,
+      "k: operation line 1, column 5: '_cj_n' is reserved for cujit's generated code (i, _ind, "
+      "_in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\n"
+      "  int _cj_n = 1; z = x;\n"
+      "      ^");
   add("redeclared_parameter", elementwise_set(op(sig_in, sig_out, "float y = 2; z = x * y;")),
       "operation", 1, 7,
       "k: operation line 1, column 7: 'y' is already a variable of this snippet (a kernel "
@@ -161,15 +167,22 @@ std::vector<InvalidCase> invalid_cases() {
       "  float y = 2; z = x * y;\n"
       "        ^");
   add("reserved_use", elementwise_set(op(sig_in, sig_out, "z = _raw_q[0]")), "operation", 1, 5,
-      "k: operation line 1, column 5: '_raw_q' is not defined here: names starting with '_' are "
-      "reserved for the variables cujit defines\n"
+      "k: operation line 1, column 5: '_raw_q' is not defined here (cujit defines _ind, "
+      "_raw_<name> and the other reserved variables only where they apply)\n"
       "  z = _raw_q[0]\n"
       "      ^");
-  add("reserved_preamble", elementwise_set(op(sig_in, sig_out, "z = x", "__device__ int _helper;")),
-      "preamble", 1, 16,
-      "k: preamble line 1, column 16: '_helper' is reserved (i, n and names starting with '_' "
-      "belong to cujit's generated code); choose another name\n"
-      "  __device__ int _helper;\n"
+  add("reduction_variable_in_elementwise", elementwise_set(op(sig_in, sig_out, "z = x + _J")),
+      "operation", 1, 9,
+      "k: operation line 1, column 9: '_J' is not defined here (cujit defines _ind, "
+      "_raw_<name> and the other reserved variables only where they apply)\n"
+      "  z = x + _J\n"
+      "          ^");
+  add("reserved_preamble",
+      elementwise_set(op(sig_in, sig_out, "z = x", "__device__ int _cj_counter;")), "preamble", 1,
+      16,
+      "k: preamble line 1, column 16: '_cj_counter' is reserved for cujit's generated code (i, "
+      "_ind, _in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\n"
+      "  __device__ int _cj_counter;\n"
       "                 ^");
   add("multi_line", elementwise_set(op(sig_in, sig_out, "float d = x - y;\nz = d * d +;\n")),
       "operation", 2, 12,
@@ -241,8 +254,8 @@ std::vector<InvalidCase> invalid_cases() {
   bad = l2;
   bad.map_expr = "x * _ind.size()";
   add("elementwise_variable_in_reduction", reduction_set(bad), "map_expr", 1, 5,
-      "l2norm: map_expr line 1, column 5: '_ind' is not defined here: names starting with '_' "
-      "are reserved for the variables cujit defines\n"
+      "l2norm: map_expr line 1, column 5: '_ind' is not defined here (cujit defines _ind, "
+      "_raw_<name> and the other reserved variables only where they apply)\n"
       "  x * _ind.size()\n"
       "      ^");
   return cases;
@@ -269,11 +282,13 @@ TEST(SnippetAnalysis, UncertainErrorsDeferToNvrtc) {
   const std::string in = "float32 x, float32 y";
   const std::string out = "float32 z";
   const std::vector<ElementwiseCase> cases = {
-      op(in, out, "z = foo(x) +* ;"),                                     // unknown function first
-      op(in, out, "z = undefined_thing<float>(x);"),                      // unknown template
-      op(in, out, "myint k = 3; z = x + k;"),                             // unknown type
-      op(in, out, "if (x > y) { z = x;"),                                 // breaks the scaffolding
-      op(in, out, "z = x", "#include <cub/cub.cuh>"),                     // header clang cannot see
+      op(in, out, "z = foo(x) +* ;"),                  // unknown function first
+      op(in, out, "z = undefined_thing<float>(x);"),   // unknown template
+      op(in, out, "myint k = 3; z = x + k;"),          // unknown type
+      op(in, out, "if (x > y) { z = x;"),              // breaks the scaffolding
+      op(in, out, "z = x", "#include <cub/cub.cuh>"),  // header clang cannot see
+      op(in, out, "z = x + _cj_n"),                    // a generated-code internal: NVRTC decides
+      op(in, out, "z = _helper(x)"),                   // a user name that merely starts with '_'
       op(in, out, "z = x +;", "#include \"snippet_analysis_test.cpp\""),  // nothing from disk
       op(in, out, "z = x +;", "#if __CUDA_ARCH__ >= 900\n#define FAST 1\n#endif"),
       op(in, out, "z = x", "#error unsupported"),    // #error may sit in an #if
