@@ -143,6 +143,54 @@ struct Resolved {
   std::string reduce_ctype;
 };
 
+// Plans kept per kernel object before the cache starts over.
+constexpr std::size_t kMaxPlans = 1024;
+
+// Appends raw bytes of `value` to `key`.
+template <class T>
+void put_bytes(std::string& key, const T& value) {
+  key.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+// Everything about a call that decides its plan (strategy, grid, layout, output shape):
+// dtypes, shapes, strides, devices and 16-byte alignment of the arrays, the block size, the
+// axes and keepdims. Returns the device of the first array (-1 when there is none).
+int call_signature(std::string& key, const Arg* args, std::size_t count,
+                   const LaunchOptions& options, const ReduceOptions& reduce) {
+  key.clear();
+  int device = -1;
+  put_bytes(key, static_cast<std::uint32_t>(count));
+  for (std::size_t k = 0; k < count; ++k) {
+    const Arg& arg = args[k];
+    key.push_back(static_cast<char>(arg.dtype()));
+    key.push_back(arg.is_array() ? 'a' : 's');
+    if (!arg.is_array()) continue;
+    const Array& a = arg.array();
+    if (device < 0) device = a.device_id();
+    put_bytes(key, a.device_id());
+    key.push_back(static_cast<char>(a.data() & 15));
+    key.push_back(static_cast<char>(a.ndim()));
+    for (std::int64_t e : a.shape()) put_bytes(key, e);
+    for (std::int64_t st : a.strides()) put_bytes(key, st);
+  }
+  put_bytes(key, options.block_size);
+  key.push_back(reduce.has_axes ? 'x' : '-');
+  key.push_back(reduce.keepdims ? 'k' : '-');
+  for (int a : reduce.axes) put_bytes(key, a);
+  return device;
+}
+
+// What a call signature needs besides addresses and scalar values.
+struct Plan {
+  std::shared_ptr<const Specialized> specialized;
+  Shape out_shape;
+  std::vector<DType> out_dtypes;
+  std::vector<unsigned char> layout;  ///< the layout struct's bytes
+  std::int64_t grid_x = 1, grid_y = 1, grid2 = 1;
+  int block1 = 256, block2 = 256;
+  std::size_t scratch_bytes = 0;  ///< partials of a two-pass launch; 0: one pass
+};
+
 std::int64_t product(const Shape& shape) {
   std::int64_t n = 1;
   for (std::int64_t e : shape) n *= e;
@@ -177,6 +225,7 @@ struct ReductionKernel::Impl {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const detail::Specialized>> specialized;
   std::unordered_map<std::string, std::shared_ptr<const detail::Resolved>> resolved;
+  std::unordered_map<std::string, std::shared_ptr<const detail::Plan>> plans;  // by call_signature
 
   std::size_t n_in() const { return def.in.size(); }
   std::size_t n_params() const { return def.in.size() + def.out.size(); }
@@ -184,6 +233,12 @@ struct ReductionKernel::Impl {
     return k < def.in.size() ? def.in[k] : def.out[k - def.in.size()];
   }
 };
+
+namespace {
+std::vector<Array> execute(const ReductionKernel::Impl& im, const detail::Plan& plan,
+                           const Arg* args, std::vector<Array> outputs,
+                           const LaunchOptions& options, int device);
+}  // namespace
 
 ReductionKernel::ReductionKernel(std::string in_params, std::string out_params,
                                  std::string map_expr, std::string reduce_expr,
@@ -226,6 +281,29 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
                         " output(s), but " + std::to_string(count) + " argument(s) were given");
   }
   const bool outputs_given = count == n_params;
+
+  // 0. A call signature seen before: its plan, the outputs to allocate, the launch.
+  thread_local std::string call_key;
+  const int first_device = detail::call_signature(call_key, args, count, options, reduce);
+  std::shared_ptr<const detail::Plan> known;
+  {
+    std::lock_guard<std::mutex> lock(im.mutex);
+    auto it = im.plans.find(call_key);
+    if (it != im.plans.end()) known = it->second;
+  }
+  if (known) {
+    std::vector<Array> outputs;
+    outputs.reserve(def.out.size());
+    if (outputs_given) {
+      for (std::size_t k = n_in; k < n_params; ++k) outputs.push_back(args[k].array());
+    } else {
+      const Device dev = Device::get(first_device);
+      const Stream stream = Stream::wrap(options.stream, dev);
+      for (DType t : known->out_dtypes)
+        outputs.push_back(Array::empty(known->out_shape, t, dev, stream));
+    }
+    return execute(im, *known, args, std::move(outputs), options, first_device);
+  }
 
   // 1. Types: resolved once per combination of argument dtypes.
   std::string type_key;
@@ -604,51 +682,30 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     if (resident != resident_blocks) plan(resident, spec.two_pass ? 2 : 1);
   }
 
-  // 8. Kernel arguments, in the order generate_reduction documents.
-  constexpr std::size_t kMaxParams = 3 * detail::CallArgs::kMaxArgs + 4;
-  void* params[kMaxParams];
-  alignas(16) unsigned char values[kMaxParams][16];
-  std::size_t p = 0;
-  auto push = [&](const void* bytes, std::size_t size) {
-    std::memcpy(values[p], bytes, size);
-    params[p] = values[p];
-    ++p;
-  };
-  for (std::size_t k = 0; k < n_params; ++k) {
-    const detail::RedParam& e = spec.params[k];
-    if (e.scalar) {
-      args[k].scalar().convert_to(e.dtype, values[p]);
-      params[p] = values[p];
-      ++p;
-      continue;
-    }
-    const Array& a = array_of(k);
-    const std::uint64_t address = a.data();
-    push(&address, 8);
-    if (im.param(k).raw) {
-      const std::int64_t size = a.size();
-      const std::int64_t stride =
-          a.ndim() == 1 ? a.strides()[0] : static_cast<std::int64_t>(a.itemsize());
-      push(&size, 8);
-      push(&stride, 8);
-    }
-  }
-  const std::size_t NA = std::max<std::size_t>(na, 1);
-  const std::size_t NB = std::max<std::size_t>(layout_out.size(), 1);
-  const std::size_t NO = co.shape.size(), NR = cr.shape.size();
-  const std::size_t isz = spec.index64 ? 8 : 4;
-  const std::size_t index_count = 4 + NO + NR + NA * NO + NA * NR + NB * NO;
-  const std::size_t layout_bytes = static_cast<std::size_t>(
-      detail::round_up(static_cast<std::int64_t>(isz * index_count + 4 * (2 * NO + 2 * NR)), 8));
-  alignas(8) unsigned char layout_inline[1024];
-  std::vector<unsigned char> layout_heap;
-  unsigned char* layout = layout_inline;
-  if (layout_bytes > sizeof(layout_inline)) {
-    layout_heap.resize(layout_bytes);
-    layout = layout_heap.data();
-  }
+  // 8. The plan of this call signature: everything but addresses and scalar values.
+  auto made_plan = std::make_shared<detail::Plan>();
+  detail::Plan& plan_out = *made_plan;
+  plan_out.specialized = specialized;
+  plan_out.out_shape = out_shape;
+  plan_out.out_dtypes = types.out;
+  plan_out.grid_x = grid_x;
+  plan_out.grid_y = grid_y;
+  plan_out.grid2 = grid2;
+  plan_out.block1 = block1;
+  plan_out.block2 = B;
+  plan_out.scratch_bytes = spec.two_pass ? static_cast<std::size_t>(nsplit * n_out) *
+                                               detail::reduction_partial_bytes(spec)
+                                         : 0;
   {
-    unsigned char* at = layout;
+    const std::size_t NA = std::max<std::size_t>(na, 1);
+    const std::size_t NB = std::max<std::size_t>(layout_out.size(), 1);
+    const std::size_t NO = co.shape.size(), NR = cr.shape.size();
+    const std::size_t isz = spec.index64 ? 8 : 4;
+    const std::size_t index_count = 4 + NO + NR + NA * NO + NA * NR + NB * NO;
+    plan_out.layout.assign(static_cast<std::size_t>(detail::round_up(
+                               static_cast<std::int64_t>(isz * index_count + 8 * (NO + NR)), 8)),
+                           0);
+    unsigned char* at = plan_out.layout.data();
     auto put = [&](std::int64_t v) {
       if (spec.index64) {
         std::memcpy(at, &v, 8);
@@ -677,24 +734,72 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     }
     // Magic numbers of every extent, then the shifts, for the kept and the reduced group.
     for (const Shape* extents : {&co.shape, &cr.shape}) {
-      unsigned* magic = reinterpret_cast<unsigned*>(at);
-      unsigned* shift = magic + extents->size();
+      unsigned char* magic = at;
+      unsigned char* shift = at + 4 * extents->size();
       for (std::size_t d = 0; d < extents->size(); ++d) {
         const std::int64_t e = (*extents)[d];
         const detail::FastDivisor f = spec.index64 || e < 1
                                           ? detail::FastDivisor{}
                                           : detail::fast_divisor(static_cast<unsigned>(e));
-        std::memcpy(magic + d, &f.magic, 4);
-        std::memcpy(shift + d, &f.shift, 4);
+        std::memcpy(magic + 4 * d, &f.magic, 4);
+        std::memcpy(shift + 4 * d, &f.shift, 4);
       }
       at += 8 * extents->size();
     }
   }
-  params[p++] = layout;
+  {
+    std::lock_guard<std::mutex> lock(im.mutex);
+    // Bounded: a program that reduces ever new shapes must not grow without limit.
+    if (im.plans.size() >= detail::kMaxPlans) im.plans.clear();
+    im.plans.emplace(call_key, made_plan);
+  }
+  return execute(im, plan_out, args, std::move(outputs), options, device);
+}
+
+namespace {
+
+// Packs the kernel arguments of one call and launches its plan.
+std::vector<Array> execute(const ReductionKernel::Impl& im, const detail::Plan& plan,
+                           const Arg* args, std::vector<Array> outputs,
+                           const LaunchOptions& options, int device) {
+  const detail::Specialized& specialized = *plan.specialized;
+  const detail::RedSpecialization& spec = specialized.spec;
+  const std::size_t n_in = im.n_in(), n_params = im.n_params();
+
+  // Kernel arguments, in the order generate_reduction documents.
+  constexpr std::size_t kMaxParams = 3 * detail::CallArgs::kMaxArgs + 4;
+  void* params[kMaxParams];
+  alignas(16) unsigned char values[kMaxParams][16];
+  std::size_t p = 0;
+  auto push = [&](const void* bytes, std::size_t size) {
+    std::memcpy(values[p], bytes, size);
+    params[p] = values[p];
+    ++p;
+  };
+  for (std::size_t k = 0; k < n_params; ++k) {
+    const detail::RedParam& e = spec.params[k];
+    if (e.scalar) {
+      args[k].scalar().convert_to(e.dtype, values[p]);
+      params[p] = values[p];
+      ++p;
+      continue;
+    }
+    const Array& a = k < n_in ? args[k].array() : outputs[k - n_in];
+    const std::uint64_t address = a.data();
+    push(&address, 8);
+    if (im.param(k).raw) {
+      const std::int64_t size = a.size();
+      const std::int64_t stride =
+          a.ndim() == 1 ? a.strides()[0] : static_cast<std::int64_t>(a.itemsize());
+      push(&size, 8);
+      push(&stride, 8);
+    }
+  }
+  params[p++] = const_cast<unsigned char*>(plan.layout.data());
   std::uint64_t scratch = 0;
   params[p++] = &scratch;
 
-  // 9. Launch: one kernel, or two with partials in stream-ordered scratch memory.
+  // One kernel, or two with partials in stream-ordered scratch memory.
   detail::ensure_context(device);
   const detail::Driver& drv = detail::driver();
   auto launch_one = [&](CUfunction f, std::int64_t gx, std::int64_t gy, int block,
@@ -705,28 +810,26 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
                            static_cast<unsigned>(block), 1, 1, 0, options.stream, params, nullptr);
     if (result != CUDA_SUCCESS) {
       detail::throw_cuda_error(result, "cuLaunchKernel",
-                               std::string(what) + " of reduction kernel '" + def.name +
+                               std::string(what) + " of reduction kernel '" + im.def.name +
                                    "' on device " + std::to_string(device));
     }
   };
-  if (!spec.two_pass) {
-    launch_one(specialized->pass1, grid_x, grid_y, block1, "the launch");
+  if (plan.scratch_bytes == 0) {
+    launch_one(specialized.pass1, plan.grid_x, plan.grid_y, plan.block1, "the launch");
     return outputs;
   }
-  const std::size_t scratch_bytes =
-      static_cast<std::size_t>(nsplit * n_out) * detail::reduction_partial_bytes(spec);
   // From the device's pool (configured by allocate), freed on the call's stream: the legacy
   // stream that a DeviceBuffer frees on is not ordered after a non-blocking stream.
   CUdeviceptr scratch_ptr = 0;
   {
-    const auto buffer = detail::allocate(device, scratch_bytes, options.stream);
+    const auto buffer = detail::allocate(device, plan.scratch_bytes, options.stream);
     scratch_ptr = buffer->address;
     buffer->address = 0;
   }
   scratch = scratch_ptr;
   try {
-    launch_one(specialized->pass1, grid_x, grid_y, block1, "the first pass");
-    launch_one(specialized->pass2, grid2, 1, B, "the second pass");
+    launch_one(specialized.pass1, plan.grid_x, plan.grid_y, plan.block1, "the first pass");
+    launch_one(specialized.pass2, plan.grid2, 1, plan.block2, "the second pass");
   } catch (...) {
     drv.cuMemFreeAsync(scratch_ptr, options.stream);
     throw;
@@ -735,4 +838,5 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   return outputs;
 }
 
+}  // namespace
 }  // namespace cujit
