@@ -422,6 +422,31 @@ TEST(Reduction, MeanArgmaxDotRawScalarsAndSeveralOutputs) {
   }
 }
 
+// Repeated calls with one call signature reuse a plan: new addresses, scalar values and
+// outputs must still be used; a different alignment or stride is a different plan.
+TEST(Reduction, RepeatedCallsReusePlans) {
+  CUJIT_REQUIRE_GPU();
+  const ReductionKernel scaled("T x, T s", "T y", "x * s", "a + b", "y = a", "0", "scaled_sum");
+  for (int round = 0; round < 3; ++round) {
+    auto xh = test::random_vector<float>(64 * 1000 + 1, -1, 1, 100 + round);
+    Array base = Array::from_host(xh);
+    for (int offset : {0, 1, 0, 1}) {
+      Array x = base.slice(0, offset, offset + 64 * 1000).reshape({64, 1000});
+      const float s = 0.5f + round + offset;
+      Array out = Array::zeros({64}, DType::Float32);
+      scaled(x, s, out, cujit::axis{1});
+      const auto given = out.to_host<float>();
+      const auto allocated = scaled(x, s, cujit::axis{1}).to_host<float>();
+      for (int r = 0; r < 64; ++r) {
+        double want = 0;
+        for (int c = 0; c < 1000; ++c) want += double(xh[offset + r * 1000 + c]) * s;
+        ASSERT_NEAR(given[r], want, 1e-3) << round << " " << offset << " " << r;
+        ASSERT_EQ(given[r], allocated[r]);
+      }
+    }
+  }
+}
+
 TEST(Reduction, ErrorsNameTheKernelAndTheArgument) {
   CUJIT_REQUIRE_GPU();
   Array x = Array::zeros({4, 5}, DType::Float32);
