@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <future>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -101,13 +103,34 @@ CompiledProgram compile_mapped(const ReductionDefinition& def, const SourceProgr
 std::shared_ptr<const CompiledProgram> compile_reduction(const ReductionDefinition& def,
                                                          const RedSpecialization& s,
                                                          const Target& target) {
+  // The clang analysis runs on another thread while NVRTC compiles: a cold first call costs
+  // the longer of the two, not their sum. Its error, being the more precise, wins.
+  std::future<void> analysis;
   return KernelCache::global().get_or_compile(
       request_for(def, s, target),
       [&] {
-        analyze_snippets(snippet_set(def, s));
+        analysis =
+            std::async(std::launch::async, [set = snippet_set(def, s)] { analyze_snippets(set); });
         return generate_reduction(def, s);
       },
-      [&](const SourceProgram& program) { return compile_mapped(def, program, target); });
+      [&](const SourceProgram& program) {
+        std::exception_ptr nvrtc_error;
+        CompiledProgram compiled;
+        try {
+          compiled = compile(program, target);
+        } catch (const CompileError&) {
+          nvrtc_error = std::current_exception();
+        }
+        if (analysis.valid()) analysis.get();
+        if (nvrtc_error) {
+          try {
+            std::rethrow_exception(nvrtc_error);
+          } catch (const CompileError& e) {
+            rethrow_snippet_error(e, def.name, snippet_texts(def));
+          }
+        }
+        return compiled;
+      });
 }
 
 // Rebuilds reduction kernels from manifest entries for `cujit-cache precompile`.

@@ -477,6 +477,16 @@ TEST(Reduction, ErrorsNameTheKernelAndTheArgument) {
     EXPECT_NE(std::string(e.what()).find("map_expr"), std::string::npos) << e.what();
     EXPECT_EQ(e.line(), 1);
   }
+  // A syntax error is found by the clang analysis (which runs beside NVRTC) with its column.
+  const ReductionKernel syntax("T x", "T y", "x", "a + * b", "y = a", "0", "syntax_red");
+  try {
+    syntax(x);
+    FAIL() << "expected CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("reduce_expr"), std::string::npos) << e.what();
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_GT(e.column(), 0);
+  }
 }
 
 TEST(Reduction, MoreThanTwoTo31Elements) {
