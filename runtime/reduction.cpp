@@ -592,8 +592,12 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     const std::int64_t enough = small_rows ? std::int64_t{sm_count} * 4 : resident_blocks;
     if (n_out >= enough || n_red == 0) {
       spec.strategy = detail::RedStrategy::Rows;
+      // Two loads per lane keep more bytes in flight than one, and lane pairs still fill
+      // whole 32-byte sectors.
       spec.group =
-          small_rows ? static_cast<int>(std::min<std::int64_t>(32, detail::next_pow2(per_row))) : B;
+          small_rows
+              ? static_cast<int>(std::min<std::int64_t>(32, detail::next_pow2((per_row + 1) / 2)))
+              : B;
     } else {
       spec.strategy = detail::RedStrategy::Segments;
     }
