@@ -404,14 +404,19 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     for (std::size_t k = 0; k < n_in; ++k) {
       if (args[k].is_array() && !im.param(k).raw) shapes.push_back(args[k].array().shape());
     }
-    shape = broadcast_shapes(shapes);
+    try {
+      shape = broadcast_shapes(shapes);
+    } catch (const ShapeError& e) {
+      throw ShapeError(who() + ": inputs: " + e.what());
+    }
   }
   const int ndim = static_cast<int>(shape.size());
 
   // 3. Axes: normalised, checked, a mask over the input's dimensions.
   std::uint64_t reduced_mask = 0;
-  if (ndim > 64)
+  if (ndim > 64) {
     throw ShapeError(who() + ": arrays with more than 64 dimensions are not supported");
+  }
   if (!reduce.has_axes) {
     reduced_mask = ndim == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ndim) - 1;
   } else {

@@ -468,6 +468,10 @@ TEST(Reduction, ErrorsNameTheKernelAndTheArgument) {
   Array wrong_type = Array::zeros({4}, DType::Float64);
   EXPECT_THROW(l2norm()(x, wrong_type, cujit::axis{1}), TypeError);
   EXPECT_THROW(l2norm()(x, cujit::block_size(100)), ArgumentError);
+  const ReductionKernel dot("T x, T y", "T z", "x * y", "a + b", "z = a", "0", "dot_err");
+  Array y3 = Array::zeros({3}, DType::Float32);
+  EXPECT_NE(message([&] { dot(x, y3); }).find("dot_err"), std::string::npos);
+  EXPECT_THROW(dot(x, y3), ShapeError);
   EXPECT_THROW(l2norm()(x, x, x), ArgumentError);
   const ReductionKernel bad("T x", "T y", "x * undefined_thing", "a + b", "y = a", "0", "bad_red");
   try {
