@@ -150,13 +150,11 @@ TEST(Reduction, EveryAxisCombinationWithRandomStrides) {
     for (int variant = 0; variant < 3; ++variant) {
       const int nd = static_cast<int>(shape.size());
       // A bigger base array, sliced with steps 1 or 2 and offsets, then permuted.
-      Shape base_shape, perm(nd);
+      Shape base_shape;
       std::vector<int> order(nd);
       std::iota(order.begin(), order.end(), 0);
       if (variant > 0) std::shuffle(order.begin(), order.end(), rng);
       std::vector<int> steps(nd);
-      Shape view_shape(nd);  // shape of the permuted view = `shape`
-      for (int d = 0; d < nd; ++d) view_shape[d] = shape[d];
       // base axis order[d] has extent shape[d] before slicing.
       Shape pre(nd);
       for (int d = 0; d < nd; ++d) pre[order[d]] = shape[d];
