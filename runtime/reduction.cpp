@@ -14,6 +14,7 @@
 #include "runtime/memory.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -40,6 +41,11 @@ int env_int(const char* name, int fallback) {
 }
 int blocks_per_sm_scale() {  // waves of resident blocks per SM for split reductions
   static const int value = env_int("CUJIT_RED_WAVES", 1);
+  return value;
+}
+// CUJIT_RED_DEBUG=1 prints each new plan (strategy, vector width, grids) to stderr.
+bool debug_plans() {
+  static const bool value = std::getenv("CUJIT_RED_DEBUG") != nullptr;
   return value;
 }
 
@@ -778,6 +784,19 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
       }
       at += 8 * extents->size();
     }
+  }
+  if (detail::debug_plans()) {
+    static const char* const names[] = {"segments", "rows", "columns"};
+    std::fprintf(stderr,
+                 "cujit: reduction '%s': n_out %lld n_red %lld -> %s vec %d group %d%s, grid "
+                 "(%lld, %lld) x %d, nsplit %lld, chunk %lld, pass 2 grid %lld, occupancy %d "
+                 "blocks/SM\n",
+                 def.name.c_str(), static_cast<long long>(n_out), static_cast<long long>(n_red),
+                 names[static_cast<int>(spec.strategy)], spec.vec, spec.group,
+                 spec.red_contiguous ? " contiguous" : "", static_cast<long long>(grid_x),
+                 static_cast<long long>(grid_y), block1, static_cast<long long>(nsplit),
+                 static_cast<long long>(chunk), static_cast<long long>(spec.two_pass ? grid2 : 0),
+                 specialized->blocks_per_sm);
   }
   {
     std::lock_guard<std::mutex> lock(im.mutex);
