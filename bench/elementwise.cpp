@@ -217,6 +217,7 @@ int run(const Options& options, const Device& device) {
 
   // Contiguous z = x + y, raw float4 kernel and cujit, rotating input sets to defeat L2.
   double cujit_small_ratio = 0;
+  std::int64_t cpu_crossover = 0;
   for (int log2 = 10; log2 <= (options.quick ? 24 : 28); log2 += 2) {
     const std::int64_t n = std::int64_t{1} << log2;
     const int sets = std::min(rotation_sets(12 * n, device), 64);
@@ -265,6 +266,28 @@ int run(const Options& options, const Device& device) {
     table.add({"add", size_label(n), "cujit", fixed(rc.gbps), fixed(rc.us, 2),
                fixed(rc.ratio, 3) + " of raw, " + fixed(rc.gbps / copy_gbps, 3) + " of copy",
                wrong ? "WRONG" : "ok"});
+
+    // The same loop on the host CPU (one thread, vectorised by the compiler), for the size
+    // where the GPU starts to win: compared with cujit's device time plus its host time per
+    // call, the cost a caller with host data on the GPU already pays.
+    if (log2 <= 24) {
+      std::vector<double> samples;
+      std::vector<float> hz(static_cast<std::size_t>(n));
+      for (int r = 0; r < 5; ++r) {
+        const double start = host_seconds();
+        for (std::int64_t i = 0; i < n; ++i) hz[i] = xh[i] + yh[i];
+        samples.push_back((host_seconds() - start) * 1e6);
+      }
+      volatile float sink = hz[static_cast<std::size_t>(n - 1)];
+      (void)sink;
+      Record cpu = make_record("cpu_loop", "add", n, "float32", 12.0 * n, summarize(samples));
+      cpu.note = "one host thread; ratio: cpu time / cujit device time";
+      cpu.ratio = cpu.us / rc.us;
+      if (cpu_crossover == 0 && cpu.us > rc.us) cpu_crossover = n;
+      json.write(cpu);
+      table.add({"add", size_label(n), "CPU loop", fixed(cpu.gbps), fixed(cpu.us, 2),
+                 fixed(cpu.ratio, 3) + " of cujit's time", "-"});
+    }
   }
 
   // Broadcast (8192, 1) + (1, 8192) -> (8192, 8192), and transposed inputs.
@@ -381,8 +404,11 @@ int run(const Options& options, const Device& device) {
   table.print();
   std::cout << "\nGB/s = 1e9 bytes/s of device time (CUDA events, median of " << repeats
             << " calls after warm-up; inputs rotated to defeat L2); add counts 3 arrays. "
-               "cujit at 2^20 = "
-            << fixed(cujit_small_ratio, 3) << " of the raw kernel.\n";
+               "GPU faster than one CPU thread from "
+            << (cpu_crossover ? size_label(static_cast<std::uint64_t>(cpu_crossover))
+                              : std::string("-"))
+            << " elements; cujit at 2^20 = " << fixed(cujit_small_ratio, 3)
+            << " of the raw kernel.\n";
   return 0;
 }
 
