@@ -78,6 +78,13 @@ struct SnippetReport {
 /// variable CUJIT_DEBUG_ANALYSIS=1 prints the analysed source and clang's verdicts to stderr.
 SnippetReport analyze_snippets(const SnippetSet& set);
 
+/// How analyze_snippets reads its prelude. Automatic: from a PCH built once per process on a
+/// background thread at first use, as text until that is ready (so a process that specialises
+/// one kernel never waits for it). Text and Precompiled (which waits for the PCH) exist for
+/// tests and benchmarks; all three give the same results.
+enum class PreludeMode { Automatic, Text, Precompiled };
+SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode);
+
 /// The snippets of an ElementwiseKernel, always four, in this order: 0 "preamble" (TopLevel),
 /// 1 "loop_prep" (Statements: raw parameters, `_raw_<name>` for every non-raw parameter,
 /// `_ind`), 2 "operation" (Statements in loop_prep's scope: also `i` and every non-raw

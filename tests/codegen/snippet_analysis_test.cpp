@@ -277,6 +277,35 @@ TEST(SnippetAnalysis, InvalidCorpusThrowsWithLineAndColumn) {
   }
 }
 
+// The prelude read as text and from the PCH give the same verdicts, positions and messages.
+std::string verdict(const SnippetSet& set, PreludeMode mode) {
+  try {
+    SnippetReport r = analyze_snippets(set, mode);
+    std::string out = r.fully_checked ? "checked" : "deferred";
+    for (const auto& ids : r.identifiers) {
+      out += " |";
+      for (const std::string& id : ids) out += " " + id;
+    }
+    return out;
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+}
+
+TEST(SnippetAnalysis, PreludeAsTextAndPrecompiledAgree) {
+  std::vector<SnippetSet> sets;
+  for (const ElementwiseCase& c : testing::valid_elementwise_corpus()) {
+    sets.push_back(elementwise_set(c));
+  }
+  for (const ReductionCase& c : testing::valid_reduction_corpus()) sets.push_back(reduction_set(c));
+  for (const InvalidCase& c : invalid_cases()) sets.push_back(c.set);
+  sets.push_back(elementwise_set(op("float32 x", "float32 z", "z = foo(x) +* ;")));
+  for (const SnippetSet& set : sets) {
+    SCOPED_TRACE(set.kernel_name + ": " + set.snippets[2].text);
+    EXPECT_EQ(verdict(set, PreludeMode::Text), verdict(set, PreludeMode::Precompiled));
+  }
+}
+
 // Errors clang cannot be sure of are left to NVRTC: no throw, fully_checked false.
 TEST(SnippetAnalysis, UncertainErrorsDeferToNvrtc) {
   const std::string in = "float32 x, float32 y";
@@ -492,13 +521,13 @@ double thread_cpu_ms() {
 
 // Median wall time and median CPU time of this thread (the latter unaffected by other
 // processes competing for the machine), in milliseconds.
-std::pair<double, double> median_ms(const SnippetSet& set, int runs) {
+std::pair<double, double> median_ms(const SnippetSet& set, int runs, PreludeMode mode) {
   std::vector<double> wall, cpu;
   for (int k = 0; k < runs; ++k) {
     auto start = std::chrono::steady_clock::now();
     double cpu_start = thread_cpu_ms();
     try {
-      analyze_snippets(set);
+      analyze_snippets(set, mode);
     } catch (const CompileError&) {
     }
     cpu.push_back(thread_cpu_ms() - cpu_start);
@@ -523,9 +552,12 @@ TEST(SnippetAnalysis, MedianTimePerSnippetSet) {
   };
   for (std::size_t k = 0; k < sets.size(); ++k) {
     const auto& [name, set] = sets[k];
-    auto [ms, cpu_ms] = median_ms(set, 100);
-    std::cout << "[ timing   ] analyze_snippets(" << name << "): median " << ms << " ms wall, "
-              << cpu_ms << " ms CPU over 100 runs\n";
+    auto [text_ms, text_cpu_ms] = median_ms(set, 100, PreludeMode::Text);
+    std::cout << "[ timing   ] analyze_snippets(" << name << ", prelude as text): median "
+              << text_ms << " ms wall, " << text_cpu_ms << " ms CPU over 100 runs\n";
+    auto [ms, cpu_ms] = median_ms(set, 100, PreludeMode::Precompiled);
+    std::cout << "[ timing   ] analyze_snippets(" << name << ", precompiled prelude): median " << ms
+              << " ms wall, " << cpu_ms << " ms CPU over 100 runs\n";
     RecordProperty("median_ms_" + std::to_string(k), std::to_string(ms));
     RecordProperty("median_cpu_ms_" + std::to_string(k), std::to_string(cpu_ms));
     // Generous bound for slow CI machines; measured values are in the report.
