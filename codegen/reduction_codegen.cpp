@@ -107,6 +107,8 @@ std::string RedSpecialization::key() const {
   num(";rc=", red_contiguous);
   num(";vec=", vec);
   num(";group=", group);
+  num(";rl=", row_loads);
+  num(";rpp=", rows_per_pass);
   num(";2p=", two_pass);
   num(";i64=", index64);
   num(";block=", block_size);
@@ -528,6 +530,93 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
         w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
         post("      ", "o", "acc");
         w << "    }\n  }\n";
+      } else if (s.row_loads > 0) {
+        // Short rows: each lane loads at most row_loads vectors (or elements) of a row, and
+        // a group takes rows_per_pass rows per pass so that their loads are in flight together.
+        const std::string G = std::to_string(s.group);
+        const std::string R = std::to_string(s.rows_per_pass);
+        const std::string P = std::to_string(s.row_loads);
+        const std::string row = "_cj_w0 + _cj_r * _cj_gstep + (threadIdx.x & 31u) / " + G;
+        w << "  const int _cj_lane = threadIdx.x & " + std::to_string(s.group - 1) + ";\n";
+        w << "  const " + I + " _cj_rpb = blockDim.x / " + G + ";\n";
+        w << "  const " + I + " _cj_gstep = (" + I + ")gridDim.x * _cj_rpb;\n";
+        w << "  const " + I + " _cj_nv = L.n_red" + (s.vec > 1 ? " / " + V : std::string()) + ";\n";
+        // The loop is uniform across each warp so that every lane takes part in shuffles.
+        w << "  for (" + I + " _cj_w0 = (" + I + ")blockIdx.x * _cj_rpb + (threadIdx.x & ~31u) / " +
+                 G + "; _cj_w0 < L.n_out; _cj_w0 += " + R + " * _cj_gstep) {\n";
+        w << "    _cj_Acc acc[" + R + "];\n";
+        w << "    " + I + " _cj_bases[" + R + "][" + std::to_string(NA) + "];\n";
+        for (int k : loaded) {
+          const std::string T = T_of(k);
+          w << "    " + (s.vec > 1 ? "_cj_Vec<" + T + ", " + V + ">" : T) + " _cj_x" + id(k) + "[" +
+                   R + "][" + P + "];\n";
+        }
+        w << "#pragma unroll\n    for (int _cj_r = 0; _cj_r < " + R + "; ++_cj_r) {\n";
+        w << "      acc[_cj_r].init();\n";
+        w << "      const " + I + " o = " + row + ";\n";
+        w << "      if (o < L.n_out) {\n";
+        w << "        " + I + " _cj_unused[" + std::to_string(NB) + "];\n";
+        w << "        _cj_out_offsets(L, o, _cj_bases[_cj_r], _cj_unused);\n";
+        w << "#pragma unroll\n        for (int _cj_u = 0; _cj_u < " + P + "; ++_cj_u) {\n";
+        w << "          const " + I + " _cj_q = _cj_lane + _cj_u * " + G + ";\n";
+        w << "          if (_cj_q < _cj_nv) {\n";
+        if (!s.red_contiguous && !loaded.empty()) {
+          w << "            " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
+          w << "            _cj_red_offsets(L, _cj_q, _cj_ro);\n";
+        }
+        for (int k : loaded) {
+          const std::string T = T_of(k);
+          const std::string slot = std::to_string(in_slot(k));
+          const std::string at = "_cj_p" + id(k) + " + _cj_bases[_cj_r][" + slot + "]";
+          std::string load;
+          if (s.vec > 1) {
+            load = "reinterpret_cast<const _cj_Vec<" + T + ", " + V + ">*>(" + at + ")[_cj_q]";
+          } else if (s.red_contiguous) {
+            load = "reinterpret_cast<const " + T + "*>(" + at + ")[_cj_q]";
+          } else {
+            load = "*reinterpret_cast<const " + T + "*>(" + at + " + _cj_ro[" + slot + "])";
+          }
+          w << "            _cj_x" + id(k) + "[_cj_r][_cj_u] = " + load + ";\n";
+        }
+        w << "          }\n        }\n      }\n    }\n";
+        // Accumulate in index order: the vectors, then (vectorised rows) the tail elements.
+        w << "#pragma unroll\n    for (int _cj_r = 0; _cj_r < " + R + "; ++_cj_r) {\n";
+        w << "      const " + I + " o = " + row + ";\n";
+        w << "      if (o < L.n_out) {\n";
+        w << "#pragma unroll\n        for (int _cj_u = 0; _cj_u < " + P + "; ++_cj_u) {\n";
+        w << "          const " + I + " _cj_q = _cj_lane + _cj_u * " + G + ";\n";
+        if (s.vec > 1) {
+          w << "          if (_cj_q < _cj_nv) {\n";
+          w << "#pragma unroll\n            for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
+          w << "              acc[_cj_r].add(" +
+                   map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_r][_cj_u].v[_cj_k]"; },
+                            "_cj_q * " + V + " + _cj_k") +
+                   ");\n";
+          w << "          }\n        }\n";
+          w << "        for (" + I + " _cj_j = _cj_nv * " + V +
+                   " + _cj_lane; _cj_j < L.n_red; _cj_j += " + G + ") {\n";
+          for (int k : loaded) {
+            const std::string T = T_of(k);
+            w << "          const " + T + " _cj_t" + id(k) + " = reinterpret_cast<const " + T +
+                     "*>(_cj_p" + id(k) + " + _cj_bases[_cj_r][" + std::to_string(in_slot(k)) +
+                     "])[_cj_j];\n";
+          }
+          w << "          acc[_cj_r].add(" +
+                   map_call([&](int k) { return "_cj_t" + id(k); }, "_cj_j") + ");\n";
+          w << "        }\n";
+        } else {
+          w << "          if (_cj_q < _cj_nv) acc[_cj_r].add(" +
+                   map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_r][_cj_u]"; }, "_cj_q") +
+                   ");\n";
+          w << "        }\n";
+        }
+        w << "      }\n    }\n";
+        w << "#pragma unroll\n    for (int _cj_r = 0; _cj_r < " + R + "; ++_cj_r) {\n";
+        w << "      _cj_group_reduce<" + G + ">(acc[_cj_r]);\n";
+        w << "      const " + I + " o = " + row + ";\n";
+        w << "      if (o < L.n_out && _cj_lane == 0) {\n";
+        post("        ", "o", "acc[_cj_r]");
+        w << "      }\n    }\n  }\n";
       } else {
         const std::string G = std::to_string(s.group);
         w << "  const int _cj_lane = threadIdx.x & " + std::to_string(s.group - 1) + ";\n";

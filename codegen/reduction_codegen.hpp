@@ -59,6 +59,10 @@ struct RedSpecialization {
   bool red_contiguous = false;
   int vec = 1;     ///< elements per 16-byte load along the reduced axis (red_contiguous)
   int group = 32;  ///< Rows: lanes per row (power of two <= 32) or block_size (block per row)
+  /// Rows with group < 32: 0 walks each row in a loop; 1 or 2 means every lane loads at most
+  /// that many vectors (elements) of a row, and a group takes rows_per_pass rows at once.
+  int row_loads = 0;
+  int rows_per_pass = 1;
   bool two_pass = false;  ///< Segments/Columns: partials in scratch plus a second kernel
   bool index64 = false;   ///< 64-bit index arithmetic
   int block_size = 256;   ///< multiple of 32, <= 1024

@@ -96,6 +96,8 @@ std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSp
         {"red_contiguous", s.red_contiguous},
         {"vec", s.vec},
         {"group", s.group},
+        {"row_loads", s.row_loads},
+        {"rows_per_pass", s.rows_per_pass},
         {"two_pass", s.two_pass},
         {"index64", s.index64},
         {"block_size", s.block_size},
@@ -129,6 +131,8 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
     s.red_contiguous = js.at("red_contiguous");
     s.vec = js.at("vec");
     s.group = js.at("group");
+    s.row_loads = js.at("row_loads");
+    s.rows_per_pass = js.at("rows_per_pass");
     s.two_pass = js.at("two_pass");
     s.index64 = js.at("index64");
     s.block_size = js.at("block_size");
@@ -148,7 +152,8 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
     if (s.params.size() != def.in.size() + def.out.size() || s.out_ndim < 1 || s.out_ndim > 64 ||
         s.red_ndim < 1 || s.red_ndim > 64 || s.vec < 1 || s.vec > 16 || !group_ok ||
         s.block_size < 32 || s.block_size > 1024 || s.block_size % 32 != 0 ||
-        s.reduce_ctype.empty()) {
+        s.reduce_ctype.empty() || s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 ||
+        s.rows_per_pass > 8) {
       throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");
     }
     return {std::move(def), std::move(s)};

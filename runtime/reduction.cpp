@@ -609,6 +609,13 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
           small_rows
               ? static_cast<int>(std::min<std::int64_t>(32, detail::next_pow2((per_row + 1) / 2)))
               : B;
+      // Rows a group covers in one or two loads per lane: several rows per pass.
+      const std::int64_t nv = spec.vec > 1 ? n_red / spec.vec : n_red;
+      const std::int64_t loads = (nv + spec.group - 1) / spec.group;
+      if (small_rows && spec.group < B && loads >= 1 && loads <= 2) {
+        spec.row_loads = static_cast<int>(loads);
+        spec.rows_per_pass = loads == 1 ? 4 : 2;
+      }
     } else {
       spec.strategy = detail::RedStrategy::Segments;
     }

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -210,10 +211,24 @@ TEST(Reduction, EveryStrategyMatchesTheHost) {
     std::vector<int> axes;
   };
   const std::vector<Case> cases = {
-      {{1 << 22}, {0}},          {{(1 << 22) + 3}, {0}},  {{4097}, {0}},       {{7}, {0}},
-      {{3000, 16}, {1}},         {{3000, 64}, {1}},       {{3001, 256}, {1}},  {{2500, 4000}, {1}},
-      {{4000, 2500}, {0}},       {{100000, 3}, {0}},      {{300, 50000}, {0}}, {{4, 1 << 20}, {1}},
-      {{3, (1 << 20) + 1}, {1}}, {{64, 4, 4096}, {0, 2}}, {{5000, 1}, {0}},    {{1, 5000}, {1}},
+      {{1 << 22}, {0}},
+      {{(1 << 22) + 3}, {0}},
+      {{4097}, {0}},
+      {{7}, {0}},
+      {{3000, 16}, {1}},
+      {{3000, 64}, {1}},
+      {{3000, 19}, {1}},
+      {{3000, 2}, {1}},
+      {{3001, 256}, {1}},
+      {{2500, 4000}, {1}},
+      {{4000, 2500}, {0}},
+      {{100000, 3}, {0}},
+      {{300, 50000}, {0}},
+      {{4, 1 << 20}, {1}},
+      {{3, (1 << 20) + 1}, {1}},
+      {{64, 4, 4096}, {0, 2}},
+      {{5000, 1}, {0}},
+      {{1, 5000}, {1}},
   };
   for (const Case& c : cases) {
     std::int64_t n = 1;
@@ -232,6 +247,24 @@ TEST(Reduction, EveryStrategyMatchesTheHost) {
       expect_near_all(sum64()(y).to_host<double>(),
                       host_sum(yd, {n - 1}, {0}, [](double v) { return v; }), 1e-9,
                       what + " offset by one");
+    }
+  }
+}
+
+// Short rows whose length is not a multiple of the vector width but whose row pitch is
+// (views of wider arrays): vector loads plus a scalar tail per row, several rows per pass.
+TEST(Reduction, ShortRowsWithVectorTails) {
+  CUJIT_REQUIRE_GPU();
+  for (const auto& [rows, pitch, len] : std::vector<std::array<std::int64_t, 3>>{
+           {3000, 40, 37}, {3000, 20, 17}, {5000, 12, 9}, {2999, 68, 66}, {4000, 132, 129}}) {
+    auto xh = test::random_vector<float>(static_cast<std::size_t>(rows * pitch), -1, 1, 31);
+    Array x = Array::from_host(xh, {rows, pitch}).slice(1, 0, len);
+    const auto got = sum64()(x, cujit::axis{1}).to_host<double>();
+    ASSERT_EQ(static_cast<std::int64_t>(got.size()), rows);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      double want = 0;
+      for (std::int64_t c = 0; c < len; ++c) want += xh[r * pitch + c];
+      ASSERT_NEAR(got[r], want, 1e-9) << rows << "x" << len << " row " << r;
     }
   }
 }
