@@ -37,6 +37,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -134,7 +135,13 @@ class Language {
   /// The precompiled prelude, or null while it is being built (or if building failed).
   /// Starts the build on first use; `wait` blocks until it is done.
   const clang::PrecompiledPreamble* precompiled(bool wait) {
-    std::call_once(started_, [this] { builder_ = std::thread([this] { build(); }); });
+    std::call_once(started_, [this] {
+      try {
+        builder_ = std::thread([this] { build(); });
+      } catch (const std::system_error&) {
+        finish();  // no thread to spare: the prelude stays text
+      }
+    });
     if (wait) {
       std::unique_lock<std::mutex> lock(mutex_);
       done_.wait(lock, [this] { return finished_; });
@@ -163,6 +170,10 @@ class Language {
       pch_.emplace(std::move(*built));
       ready_.store(&*pch_, std::memory_order_release);
     }
+    finish();
+  }
+
+  void finish() {
     std::lock_guard<std::mutex> lock(mutex_);
     finished_ = true;
     done_.notify_all();
