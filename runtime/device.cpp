@@ -1,5 +1,6 @@
 #include <cujit/device.hpp>
 
+#include <cujit/cache.hpp>
 #include <cujit/error.hpp>
 
 #include "runtime/context.hpp"
@@ -61,6 +62,9 @@ DeviceState& state(int device) {
     check(d.cuDeviceTotalMem(&p.total_memory, dev), "cuDeviceTotalMem");
     check(d.cuDevicePrimaryCtxRetain(&s.primary, dev), "cuDevicePrimaryCtxRetain",
           "device " + std::to_string(device));
+    // Open the kernel cache's databases in the background while the application sets up:
+    // the first kernel lookup then finds them open.
+    prefetch_cache();
   });
   return s;
 }

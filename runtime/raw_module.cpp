@@ -3,11 +3,10 @@
 #include <cujit/error.hpp>
 
 #include "cache/kernel_cache.hpp"
+#include "cache/raw_replay.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/module.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <sstream>
@@ -22,15 +21,6 @@ struct RawModule::State {
 };
 
 namespace {
-
-// The manifest entry and canonical spec of a raw module: everything that selects its code.
-std::string raw_entry(const SourceProgram& program) {
-  nlohmann::json entry = {{"kind", "raw"},
-                          {"source", program.source},
-                          {"options", program.options},
-                          {"name_expressions", program.name_expressions}};
-  return entry.dump();
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -77,11 +67,7 @@ RawModule RawModule::from_file(const std::string& path, std::vector<std::string>
 
 std::shared_ptr<const CompiledProgram> RawModule::compile_for(const Target& target) const {
   if (state_->binary) return state_->binary;
-  detail::KernelRequest request;
-  request.kind = "raw";
-  request.spec = raw_entry(state_->source);
-  request.target = target;
-  request.manifest_entry = request.spec;
+  const detail::KernelRequest request = detail::raw_kernel_request(state_->source, target);
   const SourceProgram& source = state_->source;
   return detail::KernelCache::global().get_or_compile(
       request, [&] { return source; },

@@ -18,12 +18,25 @@
 #ifndef CUJIT_CACHE_TOOL
 #define CUJIT_CACHE_TOOL ""
 #endif
-#define CUJIT_SKIP_WITHOUT_TOOL()            \
-  if (std::string(CUJIT_CACHE_TOOL).empty()) \
-  GTEST_SKIP() << "cujit-cache is not built (CUJIT_BUILD_TOOLS=OFF)"
+#define CUJIT_SKIP_WITHOUT_TOOL() \
+  if (tool_path().empty()) GTEST_SKIP() << "cujit-cache is not built (CUJIT_BUILD_TOOLS=OFF)"
 
 namespace cujit::detail {
 namespace {
+
+// The built tool; where the build tree was copied elsewhere (the GPU host gets tests/ and
+// tools/ side by side), the tool next to this test binary's folder.
+const std::string& tool_path() {
+  static const std::string path = [] {
+    const std::string built = CUJIT_CACHE_TOOL;
+    if (built.empty() || std::filesystem::exists(built)) return built;
+    std::error_code error;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+    const auto beside = self.parent_path().parent_path() / "tools" / "cujit-cache";
+    return !error && std::filesystem::exists(beside) ? beside.string() : built;
+  }();
+  return path;
+}
 
 using nlohmann::json;
 using test::TempDir;
@@ -35,7 +48,7 @@ struct ToolRun {
 };
 
 ToolRun tool(const std::string& args, const std::string& env = "") {
-  std::string command = env + " " CUJIT_CACHE_TOOL " " + args + " 2>/dev/null";
+  std::string command = env + " " + tool_path() + " " + args + " 2>/dev/null";
   ToolRun run;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
