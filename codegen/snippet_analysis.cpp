@@ -89,6 +89,12 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> make_file_system() {
   return fs;
 }
 
+// Serialises every use of clang's libraries (see analyze_snippets).
+std::mutex& clang_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 // Everything that depends on the C++ standard, built once per process and standard: the
 // compiler settings (parsed as clang -cc1 arguments so that every language default is
 // exactly clang's), the keywords, and the prelude precompiled into an in-memory PCH that an
@@ -99,6 +105,7 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> make_file_system() {
 class Language {
  public:
   explicit Language(const char* standard) {
+    std::lock_guard<std::mutex> lock(clang_mutex());
     invocation_ = std::make_shared<clang::CompilerInvocation>();
     const char* args[] = {
         "-triple", "x86_64-unknown-linux-gnu", "-fsyntax-only", "-x", "c++", standard,
@@ -163,6 +170,7 @@ class Language {
     llvm::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(
         new clang::DiagnosticsEngine(new clang::DiagnosticIDs, options.get(), &ignore, false));
     clang::PreambleCallbacks callbacks;
+    std::unique_lock<std::mutex> clang_lock(clang_mutex());
     auto built = clang::PrecompiledPreamble::Build(
         *make_invocation(), main.get(), bounds, *diags, fs_,
         std::make_shared<clang::PCHContainerOperations>(), /*StoreInMemory=*/true, callbacks);
@@ -1001,27 +1009,34 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
   }
 
   const std::string source = SourceBuilder(set, lexed).build();
-  auto ci = std::make_unique<clang::CompilerInstance>();
-  ci->setInvocation(lang.make_invocation());
-  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs = lang.file_system();
+  // Before taking the lock: waiting for the PCH means waiting for the thread that builds it.
   const clang::PrecompiledPreamble* pch =
       mode == PreludeMode::Text ? nullptr : lang.precompiled(mode == PreludeMode::Precompiled);
-  std::unique_ptr<llvm::MemoryBuffer> main =
-      llvm::MemoryBuffer::getMemBufferCopy(source, kMainFile);
-  if (pch != nullptr) {
-    // Takes the buffer (the SourceManager frees it) and overlays the PCH onto `fs`.
-    pch->AddImplicitPreamble(ci->getInvocation(), fs, main.release());
-  } else {
-    ci->getInvocation().getPreprocessorOpts().addRemappedFile(kMainFile, main.release());
-  }
-
-  Collector collector(*ci);
-  ci->createDiagnostics(&collector, /*ShouldOwnClient=*/false);
-  ci->createFileManager(fs);
+  std::vector<Diag> diags;
   AstFacts facts;
-  AnalysisAction action(facts);
-  ci->ExecuteAction(action);
-  const std::vector<Diag>& diags = collector.diagnostics();
+  {
+    // One clang run at a time: concurrent runs sharing the prelude's file system and PCH
+    // crashed rarely under stress, and an analysis takes a few milliseconds only once per
+    // kernel specialisation, so serialising costs nothing that matters.
+    std::lock_guard<std::mutex> lock(clang_mutex());
+    auto ci = std::make_unique<clang::CompilerInstance>();
+    ci->setInvocation(lang.make_invocation());
+    llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs = lang.file_system();
+    std::unique_ptr<llvm::MemoryBuffer> main =
+        llvm::MemoryBuffer::getMemBufferCopy(source, kMainFile);
+    if (pch != nullptr) {
+      // Takes the buffer (the SourceManager frees it) and overlays the PCH onto `fs`.
+      pch->AddImplicitPreamble(ci->getInvocation(), fs, main.release());
+    } else {
+      ci->getInvocation().getPreprocessorOpts().addRemappedFile(kMainFile, main.release());
+    }
+    Collector collector(*ci);
+    ci->createDiagnostics(&collector, /*ShouldOwnClient=*/false);
+    ci->createFileManager(fs);
+    AnalysisAction action(facts);
+    ci->ExecuteAction(action);
+    diags = collector.diagnostics();
+  }
 
   std::vector<Finding> findings;
   if (!config_dependent) {

@@ -74,7 +74,8 @@ struct SnippetReport {
 ///  - clear type errors on built-in types only (float % float, member access on a float).
 /// Anything else is left to NVRTC (fully_checked false, no throw), as is everything when a
 /// preprocessor conditional tests a compiler macro (__CUDA_ARCH__, CUDART_VERSION, ...).
-/// Throws ArgumentError for an invalid scope_parent. Thread-safe. Setting the environment
+/// Throws ArgumentError for an invalid scope_parent. Thread-safe (clang runs are serialised
+/// internally: one analysis at a time per process). Setting the environment
 /// variable CUJIT_DEBUG_ANALYSIS=1 prints the analysed source and clang's verdicts to stderr.
 SnippetReport analyze_snippets(const SnippetSet& set);
 
