@@ -634,19 +634,33 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
         w << "    }\n  }\n";
       }
       break;
-    case RedStrategy::Columns:
-      if (s.vec > 1) {
-        // V adjacent outputs per thread, one V-wide load per reduced index (the innermost
-        // output axis is contiguous and aligned in every loaded input).
+    case RedStrategy::Columns: {
+      // split: G = group (< 32) thread columns per block and blockDim.x / G threads along
+      // the reduced axis (few outputs: the reduced axis is split inside the block too);
+      // otherwise each thread walks its column alone.
+      const bool split = s.group < 32;
+      const std::string G = std::to_string(s.group);
+      const std::string step = split ? "_cj_rn" : "(" + I + ")1";
+      if (split) {
+        w << "  const int _cj_col = threadIdx.x & " + std::to_string(s.group - 1) + ";\n";
+        w << "  const " + I + " _cj_rn = blockDim.x / " + G + ";\n";
+        w << "  const " + I + " o = ((" + I + ")blockIdx.x * " + G + " + _cj_col) * " + V + ";\n";
+      } else {
         w << "  const " + I + " o = ((" + I + ")blockIdx.x * blockDim.x + threadIdx.x) * " + V +
                  ";\n";
         w << "  if (o >= L.n_out) return;\n";
-        bases("  ", "o");
-        w << "  const " + I + " _cj_cb = (" + I + ")blockIdx.y * L.chunk;\n";
-        w << "  const " + I +
-                 " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
-        w << "  _cj_Acc acc[" + V + "];\n#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + V +
-                 "; ++_cj_k) acc[_cj_k].init();\n";
+      }
+      const std::string NV = s.vec > 1 ? V : "1";
+      w << "  _cj_Acc _cj_acc[" + NV + "];\n#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + NV +
+               "; ++_cj_k) _cj_acc[_cj_k].init();\n";
+      w << (split ? "  if (o < L.n_out) {\n" : "  {\n");
+      bases("  ", "o");
+      w << "  const " + I + " _cj_cb = (" + I + ")blockIdx.y * L.chunk;\n";
+      w << "  const " + I + " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
+      const std::string first = split ? "_cj_cb + (" + I + ")(threadIdx.x / " + G + ")" : "_cj_cb";
+      if (s.vec > 1) {
+        // V adjacent outputs per thread, one V-wide load per reduced index (the innermost
+        // output axis is contiguous and aligned in every loaded input).
         auto body = [&](const std::string& ind, int unroll) {
           const std::string UU = std::to_string(unroll);
           for (int k : loaded) {
@@ -656,7 +670,7 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
                    "; ++_cj_u) {\n";
           if (!loaded.empty()) {
             w << ind + "  " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
-            w << ind + "  _cj_red_offsets(L, _cj_j + _cj_u, _cj_ro);\n";
+            w << ind + "  _cj_red_offsets(L, _cj_j + _cj_u * " + step + ", _cj_ro);\n";
           }
           for (int k : loaded) {
             const std::string slot = std::to_string(in_slot(k));
@@ -669,41 +683,57 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
                    "; ++_cj_u) {\n";
           w << ind + "#pragma unroll\n" + ind + "  for (int _cj_k = 0; _cj_k < " + V +
                    "; ++_cj_k)\n";
-          w << ind + "    acc[_cj_k].add(" +
+          w << ind + "    _cj_acc[_cj_k].add(" +
                    map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u].v[_cj_k]"; },
-                            "_cj_j + _cj_u") +
+                            "_cj_j + _cj_u * " + step) +
                    ");\n";
           w << ind + "}\n";
         };
-        w << "  " + I + " _cj_j = _cj_cb;\n";
-        w << "  for (; _cj_j + " + std::to_string(kUnrollVector - 1) +
-                 " < _cj_ce; _cj_j += " + std::to_string(kUnrollVector) + ") {\n";
+        w << "  " + I + " _cj_j = " + first + ";\n";
+        w << "  for (; _cj_j + " + std::to_string(kUnrollVector - 1) + " * " + step +
+                 " < _cj_ce; _cj_j += " + std::to_string(kUnrollVector) + " * " + step + ") {\n";
         body("    ", kUnrollVector);
-        w << "  }\n  for (; _cj_j < _cj_ce; ++_cj_j) {\n";
+        w << "  }\n  for (; _cj_j < _cj_ce; _cj_j += " + step + ") {\n";
         body("    ", 1);
         w << "  }\n";
-        if (s.two_pass) {
-          w << "#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
-          w << "    _cj_part[(" + I + ")blockIdx.y * L.n_out + o + _cj_k] = acc[_cj_k];\n";
-        } else {
-          w << "#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
-          post("  ", "o + _cj_k", "acc[_cj_k]");
-        }
-        break;
-      }
-      w << "  const " + I + " o = (" + I + ")blockIdx.x * blockDim.x + threadIdx.x;\n";
-      w << "  if (o >= L.n_out) return;\n";
-      bases("  ", "o");
-      w << "  const " + I + " _cj_cb = (" + I + ")blockIdx.y * L.chunk;\n";
-      w << "  const " + I + " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
-      w << "  _cj_Acc acc;\n  acc.init();\n";
-      loop("  ", "_cj_cb", "_cj_ce", "(" + I + ")1", false, true);
-      if (s.two_pass) {
-        w << "  _cj_part[(" + I + ")blockIdx.y * L.n_out + o] = acc;\n";
       } else {
-        post("  ", "o", "acc");
+        w << "  _cj_Acc& acc = _cj_acc[0];\n";
+        loop("  ", first, "_cj_ce", step, false, true);
+      }
+      w << "  }\n";
+      // Writes the combined value of output o + k: a partial, or the post-map.
+      auto finish = [&](const std::string& ind, const std::string& k, const std::string& a) {
+        if (s.two_pass) {
+          w << ind + "_cj_part[(" + I + ")blockIdx.y * L.n_out + o + " + k + "] = " + a + ";\n";
+        } else {
+          post(ind, "o + " + k, a);
+        }
+      };
+      if (split) {
+        // Lanes of one column combine by butterfly, then warps in order through shared memory:
+        // a fixed order, so the same bits on every run.
+        const std::string slots = std::to_string(s.block_size / 32 * s.group);
+        w << "  __shared__ __align__(16) unsigned char _cj_csm[" + slots + " * sizeof(_cj_Acc)];\n";
+        w << "  _cj_Acc* _cj_cs = reinterpret_cast<_cj_Acc*>(_cj_csm);\n";
+        w << "#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + NV + "; ++_cj_k) {\n";
+        w << "    _cj_Acc a = _cj_acc[_cj_k];\n";
+        w << "#pragma unroll\n    for (int m = 16; m >= " + G +
+                 "; m >>= 1) a.merge(_cj_shfl_xor(a, m));\n";
+        w << "    if ((threadIdx.x & 31u) < " + G + ") _cj_cs[(threadIdx.x >> 5) * " + G +
+                 " + (threadIdx.x & 31u)] = a;\n";
+        w << "    __syncthreads();\n";
+        w << "    if (threadIdx.x < " + G + " && o < L.n_out) {\n";
+        w << "      _cj_Acc v = _cj_cs[threadIdx.x];\n";
+        w << "      for (int _cj_w = 1; _cj_w < (int)(blockDim.x >> 5); ++_cj_w)\n";
+        w << "        v.merge(_cj_cs[_cj_w * " + G + " + threadIdx.x]);\n";
+        finish("      ", "_cj_k", "v");
+        w << "    }\n    __syncthreads();\n  }\n";
+      } else {
+        w << "#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + NV + "; ++_cj_k)\n";
+        finish("  ", "_cj_k", "_cj_acc[_cj_k]");
       }
       break;
+    }
   }
   w << "}\n";
 
@@ -711,19 +741,28 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
     w << "extern \"C\" __global__ void " + launch_bounds + reduction_pass2_symbol(def) + "(" +
              sig.str() + " {\n";
     prologue();
-    if (s.strategy == RedStrategy::Columns) {
+    if (s.strategy == RedStrategy::Columns && s.group >= 32) {
+      // A thread per output merges its column of partials in order; loads go out eight at
+      // a time so that the chain does not wait on each one.
       w << "  for (" + I + " o = (" + I +
                ")blockIdx.x * blockDim.x + threadIdx.x; o < L.n_out; o += (" + I +
                ")gridDim.x * blockDim.x) {\n";
-      w << "    _cj_Acc acc;\n    acc.init();\n";
-      w << "    for (" + I + " c = 0; c < L.nsplit; ++c) acc.merge(_cj_part[c * L.n_out + o]);\n";
+      w << "    _cj_Acc acc;\n    acc.init();\n    " + I + " c = 0;\n";
+      w << "    for (; c + 8 <= L.nsplit; c += 8) {\n      _cj_Acc t[8];\n";
+      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u) t[u] = _cj_part[(c + u) * L.n_out + "
+           "o];\n";
+      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u) acc.merge(t[u]);\n    }\n";
+      w << "    for (; c < L.nsplit; ++c) acc.merge(_cj_part[c * L.n_out + o]);\n";
       post("    ", "o", "acc");
       w << "  }\n";
     } else {
+      // A block per output (few outputs): strided over the partials, then the block reduction.
+      const std::string at =
+          s.strategy == RedStrategy::Columns ? "c * L.n_out + o" : "o * L.nsplit + c";
       w << "  for (" + I + " o = blockIdx.x; o < L.n_out; o += gridDim.x) {\n";
       w << "    _cj_Acc acc;\n    acc.init();\n";
       w << "    for (" + I + " c = threadIdx.x; c < L.nsplit; c += blockDim.x)\n";
-      w << "      acc.merge(_cj_part[o * L.nsplit + c]);\n";
+      w << "      acc.merge(_cj_part[" + at + "]);\n";
       w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
       post("      ", "o", "acc");
       w << "    }\n  }\n";

@@ -37,6 +37,8 @@ enum class RedStrategy : unsigned char {
   /// The reduced axis is strided and the outputs are the fastest-moving axis (axis 0 of a C
   /// matrix): each thread owns an output and walks the reduced axis, coalesced across
   /// threads; the reduced axis may be split over `nsplit` blocks with a second kernel.
+  /// With group < 32 (few outputs) a block has `group` thread columns and block_size / group
+  /// threads along the reduced axis, combined in a fixed order through shared memory.
   Columns,
 };
 
@@ -58,7 +60,8 @@ struct RedSpecialization {
   /// Every used input is contiguous along a single reduced dimension (direct indexing).
   bool red_contiguous = false;
   int vec = 1;     ///< elements per 16-byte load along the reduced axis (red_contiguous)
-  int group = 32;  ///< Rows: lanes per row (power of two <= 32) or block_size (block per row)
+  int group = 32;  ///< Rows: lanes per row (power of two <= 32) or block_size (block per row);
+                   ///< Columns: thread columns per block when < 32 (a power of two)
   /// Rows with group < 32: 0 walks each row in a loop; 1 or 2 means every lane loads at most
   /// that many vectors (elements) of a row, and a group takes rows_per_pass rows at once.
   int row_loads = 0;

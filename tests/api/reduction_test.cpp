@@ -301,6 +301,37 @@ TEST(Reduction, DeterministicBits) {
   }
 }
 
+// Few outputs with very long strided columns: the reduced axis is split over the block's
+// threads as well as over blocks (vector and scalar loads, block sizes, no identity).
+TEST(Reduction, FewLongColumns) {
+  CUJIT_REQUIRE_GPU();
+  for (const auto& [rows, cols] : std::vector<std::array<std::int64_t, 2>>{
+           {1 << 20, 4}, {200001, 8}, {50001, 16}, {30000, 64}, {70001, 5}, {100003, 2}}) {
+    const std::int64_t n = rows * cols;
+    auto xh = test::random_vector<float>(static_cast<std::size_t>(n), -1, 1, 17);
+    Array x = Array::from_host(xh, {rows, cols});
+    std::vector<double> xd(xh.begin(), xh.end());
+    const auto want = host_sum(xd, {rows, cols}, {0}, [](double v) { return v; });
+    const std::string what = std::to_string(rows) + "x" + std::to_string(cols);
+    for (int block : {32, 256, 1024}) {
+      expect_near_all(sum64()(x, cujit::axis{0}, cujit::block_size(block)).to_host<double>(), want,
+                      1e-9, what + " block " + std::to_string(block));
+    }
+  }
+  const ReductionKernel maxk("T x", "T y", "x", "a > b ? a : b", "y = a", "", "my_max_cols");
+  const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "sum_f32_cols");
+  auto xh = test::random_vector<float>(4 * 300001, -9, -1, 23);
+  Array x = Array::from_host(xh, {300001, 4});
+  const auto got = maxk(x, cujit::axis{0}).to_host<float>();
+  for (int o = 0; o < 4; ++o) {
+    float want = -1e30f;
+    for (std::int64_t j = 0; j < 300001; ++j) want = std::max(want, xh[j * 4 + o]);
+    EXPECT_EQ(got[o], want) << o;
+  }
+  const auto first = sum(x, cujit::axis{0}).to_host<float>();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(sum(x, cujit::axis{0}).to_host<float>(), first);
+}
+
 TEST(Reduction, IdentityAndEmptyCases) {
   CUJIT_REQUIRE_GPU();
   Array empty = Array::empty({0}, DType::Float32);

@@ -75,8 +75,14 @@ std::vector<RedSpecialization> strategy_variants(DType t, int n_params) {
   out.push_back(cols);
   cols.vec = vec;
   out.push_back(cols);
+  cols.group = 1;  // few outputs: the block splits the reduced axis too
+  out.push_back(cols);
   cols.vec = 1;
+  cols.group = 4;
+  out.push_back(cols);
   cols.two_pass = false;
+  out.push_back(cols);
+  cols.group = 32;
   cols.out_ndim = 2;
   cols.red_ndim = 2;
   cols.index64 = true;
