@@ -34,39 +34,18 @@ std::int64_t max_blocks_per_sm(bool streaming) {
   return streaming ? std::int64_t{1} << 24 : 32;
 }
 
-// The snippets as analysis and NVRTC error mapping see them.
+// The snippets as the analysis sees them, with the specialisation's resolved types (so a
+// snippet that names T is checked too).
 SnippetSet snippet_set(const ElementwiseDefinition& def, const EwSpecialization& s) {
-  SnippetSet set;
-  set.kernel_name = def.name;
-  if (!def.preamble.empty()) {
-    set.snippets.push_back({"preamble", def.preamble, Snippet::Form::TopLevel, {}});
+  ResolvedTypes types;
+  for (std::size_t k = 0; k < def.in.size() + def.out.size(); ++k) {
+    const bool input = k < def.in.size();
+    const Param& p = input ? def.in[k] : def.out[k - def.in.size()];
+    (input ? types.in : types.out).push_back(s.params[k].dtype);
+    if (p.is_generic) types.placeholders.emplace(p.placeholder, s.params[k].dtype);
   }
-  std::vector<SnippetVariable> thread_vars;  // visible in loop_prep and after_loop
-  std::vector<SnippetVariable> element_vars;
-  thread_vars.push_back({"_ind", "", SnippetVariable::Kind::Size, false});
-  const std::size_t n_in = def.in.size();
-  for (std::size_t k = 0; k < n_in + def.out.size(); ++k) {
-    const Param& p = k < n_in ? def.in[k] : def.out[k - n_in];
-    const std::string type(dtype_cuda_type(s.params[k].dtype));
-    if (p.raw) {
-      thread_vars.push_back({p.name, type, SnippetVariable::Kind::RawArray, true});
-    } else {
-      element_vars.push_back({p.name, type, SnippetVariable::Kind::Element, k >= n_in});
-      if (!s.params[k].scalar) {
-        thread_vars.push_back({"_raw_" + p.name, type, SnippetVariable::Kind::RawArray, true});
-      }
-    }
-  }
-  element_vars.insert(element_vars.end(), thread_vars.begin(), thread_vars.end());
-  element_vars.push_back({"i", "", SnippetVariable::Kind::Index, false});
-  if (!def.loop_prep.empty()) {
-    set.snippets.push_back({"loop_prep", def.loop_prep, Snippet::Form::Statements, thread_vars});
-  }
-  set.snippets.push_back({"operation", def.operation, Snippet::Form::Statements, element_vars});
-  if (!def.after_loop.empty()) {
-    set.snippets.push_back({"after_loop", def.after_loop, Snippet::Form::Statements, thread_vars});
-  }
-  return set;
+  return elementwise_snippet_set(def.name, def.in, def.out, types, def.operation, def.preamble,
+                                 def.loop_prep, def.after_loop);
 }
 
 std::vector<std::pair<std::string, std::string>> snippet_texts(const ElementwiseDefinition& def) {
@@ -197,9 +176,11 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
   const detail::ElementwiseDefinition& def = impl_->def;
   const std::set<std::string> ids = detail::referenced_identifiers(
       def.operation + "\n" + def.loop_prep + "\n" + def.after_loop + "\n" + def.preamble);
+  // A macro of the preamble may name parameters the snippets never spell: then load them all.
+  const bool macros = def.preamble.find("#define") != std::string::npos;
   for (std::size_t k = 0; k < impl_->n_params(); ++k) {
     const std::string& param_name = impl_->param(k).name;
-    impl_->used.push_back(ids.count(param_name) != 0);
+    impl_->used.push_back(macros || ids.count(param_name) != 0);
     impl_->raw_view_used.push_back(ids.count("_raw_" + param_name) != 0);
     impl_->uses_raw_views |= impl_->raw_view_used.back() != 0;
     impl_->write_only.push_back(detail::output_is_write_only(def.operation, param_name));

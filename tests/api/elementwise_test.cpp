@@ -240,6 +240,15 @@ TEST(Elementwise, LoopPrepAfterLoopPreambleAndRawViews) {
   for (int i = 0; i < 1000; ++i) EXPECT_FLOAT_EQ(y[i], 2.0f * xh[i] + 0.25f + xh[0]);
 }
 
+TEST(Elementwise, ParametersNamedOnlyThroughPreambleMacros) {
+  CUJIT_REQUIRE_GPU();
+  ElementwiseOptions options;
+  options.preamble = "#define TWICE_X (x * 2)";
+  ElementwiseKernel k("float32 x", "float32 y", "y = TWICE_X", "macro_use", options);
+  auto y = k(Array::from_host(std::vector<float>(300, 1.5f))).to_host<float>();
+  EXPECT_EQ(y[299], 3.0f);
+}
+
 TEST(Elementwise, SeveralOutputsAndInPlaceOutputs) {
   CUJIT_REQUIRE_GPU();
   ElementwiseKernel divmod("int32 a, int32 b", "int32 q, int32 r", "q = a / b; r = a % b",
