@@ -48,8 +48,8 @@ class Writer {
 
 std::string EwSpecialization::key() const {
   std::ostringstream k;
-  k << "layout=" << static_cast<int>(layout) << ";vec=" << vec << ";nd=" << ndim
-    << ";i64=" << index64 << ";block=" << block_size << ";params=";
+  k << "layout=" << static_cast<int>(layout) << ";vec=" << vec << ";tile=" << tile_rows
+    << ";nd=" << ndim << ";i64=" << index64 << ";block=" << block_size << ";params=";
   for (const EwParam& p : params) {
     k << dtype_name(p.dtype) << (p.scalar ? "s" : "a") << p.used << p.raw_view_used << p.load_output
       << p.raw_contiguous << p.transposed << p.row_broadcast << ',';
@@ -127,10 +127,10 @@ bool output_is_write_only(const std::string& operation, const std::string& name)
 
 namespace {
 
-// Tiled2D: each block walks 64x32 tiles (rows x columns) of the 2-d iteration space with
-// 32x8 threads, eight rows each. Arrays stored column-major (transposed) are read and written
-// through a padded shared-memory tile so that every global access is coalesced; the rest are read
-// in place.
+// Tiled2D: each block walks tile_rows x 32 tiles (rows x columns) of the 2-d iteration space
+// with 32x8 threads, tile_rows / 8 rows each. Arrays stored column-major (transposed) are read and
+// written through a padded shared-memory tile so that every global access is coalesced; the rest
+// are read in place.
 template <class ParamOf, class Body>
 void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector<int>& arrays,
                          ParamOf&& param, std::size_t n_in, Body&& element_body) {
@@ -144,6 +144,9 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
     return "*reinterpret_cast<" + T + "*>(_cj_p" + std::to_string(k) + " + " + r +
            " * _cj_L.strides[" + slot(k) + "][0] + " + c + " * _cj_L.strides[" + slot(k) + "][1])";
   };
+  // Tiles of tile_rows x 32: tile_rows / 8 elements per thread; tiles padded by one.
+  const std::string TR = std::to_string(s.tile_rows), TRm1 = std::to_string(s.tile_rows - 1),
+                    TP = std::to_string(s.tile_rows + 1), K = std::to_string(s.tile_rows / 8);
   bool any_load = false, any_store = false;
   for (int k : arrays) {
     const EwParam& e = s.params[k];
@@ -151,18 +154,19 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
     const bool input = k < static_cast<int>(n_in);
     // Raw bytes: a __shared__ array of a class type (complex, half) would need a constructor.
     const std::string T = cuda_type(e.dtype), id = std::to_string(k);
-    w << "  __shared__ __align__(16) unsigned char _cj_tile" + id + "_bytes[32 * 65 * sizeof(" + T +
-             ")];\n  " + T + " (*_cj_tile" + id + ")[65] = reinterpret_cast<" + T +
-             " (*)[65]>(_cj_tile" + id + "_bytes);\n";
+    w << "  __shared__ __align__(16) unsigned char _cj_tile" + id + "_bytes[32 * " + TP +
+             " * sizeof(" + T + ")];\n  " + T + " (*_cj_tile" + id + ")[" + TP +
+             "] = reinterpret_cast<" + T + " (*)[" + TP + "]>(_cj_tile" + id + "_bytes);\n";
     any_load |= input || e.load_output;
     any_store |= !input;
   }
   w << "  const int _cj_R = _cj_L.shape[0], _cj_C = _cj_L.shape[1];\n";
-  w << "  const int _cj_tc = (_cj_C + 31) / 32, _cj_tiles = _cj_tc * ((_cj_R + 63) / 64);\n";
+  w << "  const int _cj_tc = (_cj_C + 31) / 32, _cj_tiles = _cj_tc * ((_cj_R + " + TRm1 + ") / " +
+           TR + ");\n";
   w << "  for (int _cj_t = blockIdx.x; _cj_t < _cj_tiles; _cj_t += gridDim.x) {\n";
-  w << "    const int _cj_r0 = (_cj_t / _cj_tc) * 64, _cj_c0 = (_cj_t % _cj_tc) * 32;\n";
+  w << "    const int _cj_r0 = (_cj_t / _cj_tc) * " + TR + ", _cj_c0 = (_cj_t % _cj_tc) * 32;\n";
   auto transposed_pass = [&](bool load) {
-    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < 8; ++_cj_k) {\n";
+    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
     w << "      const int _cj_rr = _cj_r0 + threadIdx.x + 32 * (_cj_k >> 2), _cj_cc = _cj_c0 + "
          "threadIdx.y + 8 * (_cj_k & 3);\n";
     w << "      if (_cj_rr < _cj_R && _cj_cc < _cj_C) {\n";
@@ -185,7 +189,7 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
     transposed_pass(true);
     w << "    __syncthreads();\n";
   }
-  w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < 8; ++_cj_k) {\n";
+  w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
   w << "      const int _cj_r = _cj_r0 + threadIdx.y + 8 * _cj_k, _cj_c = _cj_c0 + threadIdx.x;\n";
   w << "      if (_cj_r < _cj_R && _cj_c < _cj_C) {\n";
   w << "        const int i = _cj_r * _cj_C + _cj_c;\n        (void)i;\n";

@@ -53,6 +53,7 @@ struct EwSpecialization {
   int ndim = 1;          ///< dimensions after collapsing (Strided)
   bool index64 = false;  ///< 64-bit index arithmetic
   int block_size = 256;
+  int tile_rows = 64;  ///< Tiled2D: rows per tile (32, 64 or 128)
 
   /// Canonical text naming everything above (part of the cache key).
   std::string key() const;

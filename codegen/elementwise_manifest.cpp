@@ -71,6 +71,7 @@ std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
         {"ndim", s.ndim},
         {"index64", s.index64},
         {"block_size", s.block_size},
+        {"tile_rows", s.tile_rows},
         {"params", params}}},
   };
   return entry.dump();
@@ -94,6 +95,7 @@ std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
     s.ndim = js.at("ndim");
     s.index64 = js.at("index64");
     s.block_size = js.at("block_size");
+    s.tile_rows = js.value("tile_rows", 64);
     for (const nlohmann::json& p : js.at("params")) {
       EwParam e;
       if (!parse_dtype(p.at("dtype").get<std::string>(), e.dtype)) {
@@ -109,7 +111,8 @@ std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
       s.params.push_back(e);
     }
     if (s.params.size() != def.in.size() + def.out.size() || s.ndim < 1 || s.ndim > 64 ||
-        s.vec < 1 || s.vec > 16 || s.block_size < 1 || s.block_size > 1024) {
+        s.vec < 1 || s.vec > 16 || s.block_size < 1 || s.block_size > 1024 ||
+        (s.tile_rows != 32 && s.tile_rows != 64 && s.tile_rows != 128)) {
       throw ArgumentError("cujit: manifest entry for '" + def.name + "' is inconsistent");
     }
     return {std::move(def), std::move(s)};

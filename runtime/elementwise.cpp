@@ -34,6 +34,16 @@ std::int64_t max_blocks_per_sm(bool streaming) {
   return streaming ? std::int64_t{1} << 24 : 32;
 }
 
+// Rows per Tiled2D tile: 64 (CUJIT_EW_TILE_ROWS=32 or 128 to experiment).
+int tile_rows() {
+  static const int value = [] {
+    const char* env = std::getenv("CUJIT_EW_TILE_ROWS");
+    const int v = env ? std::atoi(env) : 64;
+    return v == 32 || v == 128 ? v : 64;
+  }();
+  return value;
+}
+
 // The snippets as the analysis sees them, with the specialisation's resolved types (so a
 // snippet that names T is checked too).
 SnippetSet snippet_set(const ElementwiseDefinition& def, const EwSpecialization& s) {
@@ -424,7 +434,8 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
       for (std::size_t a = 0; a < layout_arrays.size(); ++a) {
         const Shape& st = collapsed.strides[a];
         if (st[0] != 0 && std::abs(st[0]) < std::abs(st[1])) {
-          tile_bytes += 32 * 65 * array_of(static_cast<std::size_t>(layout_arrays[a])).itemsize();
+          tile_bytes += 32 * (detail::tile_rows() + 1) *
+                        array_of(static_cast<std::size_t>(layout_arrays[a])).itemsize();
         }
       }
       if (tile_bytes <= 40 * 1024) layout = detail::EwLayout::Tiled2D;
@@ -440,6 +451,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   const int effective_block = layout == detail::EwLayout::Tiled2D ? 256 : block_size;
   key.push(static_cast<unsigned char>(layout));
   key.push(static_cast<unsigned char>(vec));
+  key.push(static_cast<unsigned char>(detail::tile_rows()));
   key.push(static_cast<unsigned char>(ndim));
   key.push(index64 ? 1 : 0);
   key.push16(static_cast<unsigned>(effective_block));
@@ -459,6 +471,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     spec.ndim = ndim;
     spec.index64 = index64;
     spec.block_size = effective_block;
+    spec.tile_rows = detail::tile_rows();
     spec.params.resize(n_params);
     for (std::size_t k = 0; k < n_params; ++k) {
       detail::EwParam& e = spec.params[k];
@@ -563,7 +576,8 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   std::int64_t wanted;
   unsigned block_x = static_cast<unsigned>(effective_block), block_y = 1;
   if (layout == detail::EwLayout::Tiled2D) {
-    wanted = ((collapsed.shape[0] + 63) / 64) * ((collapsed.shape[1] + 31) / 32);
+    wanted = ((collapsed.shape[0] + detail::tile_rows() - 1) / detail::tile_rows()) *
+             ((collapsed.shape[1] + 31) / 32);
     block_x = 32;
     block_y = 8;
   } else {

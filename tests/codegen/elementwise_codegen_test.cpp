@@ -60,6 +60,12 @@ TEST(ElementwiseCodegen, TiledLayoutWithTransposedArraysCompiles) {
     const SourceProgram program = generate_elementwise(def, s);
     EXPECT_NE(program.source.find("__shared__"), std::string::npos);
     expect_compiles(def, s);
+    if (t == DType::Float32) {
+      for (int rows : {32, 128}) {
+        s.tile_rows = rows;
+        expect_compiles(def, s);
+      }
+    }
   }
 }
 
