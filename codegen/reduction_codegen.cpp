@@ -757,12 +757,19 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
       w << "  }\n";
     } else {
       // A block per output (few outputs): strided over the partials, then the block reduction.
-      const std::string at =
-          s.strategy == RedStrategy::Columns ? "c * L.n_out + o" : "o * L.nsplit + c";
+      auto at = [&](const std::string& c) {
+        return s.strategy == RedStrategy::Columns ? "(" + c + ") * L.n_out + o"
+                                                  : "o * L.nsplit + " + c;
+      };
+      // Eight loads in flight per thread, merged in the order of the plain loop.
       w << "  for (" + I + " o = blockIdx.x; o < L.n_out; o += gridDim.x) {\n";
       w << "    _cj_Acc acc;\n    acc.init();\n";
-      w << "    for (" + I + " c = threadIdx.x; c < L.nsplit; c += blockDim.x)\n";
-      w << "      acc.merge(_cj_part[" + at + "]);\n";
+      w << "    const " + I + " cs = blockDim.x;\n    " + I + " c = threadIdx.x;\n";
+      w << "    for (; c + 7 * cs < L.nsplit; c += 8 * cs) {\n      _cj_Acc t[8];\n";
+      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u) t[u] = _cj_part[" + at("c + u * cs") +
+               "];\n";
+      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u) acc.merge(t[u]);\n    }\n";
+      w << "    for (; c < L.nsplit; c += cs) acc.merge(_cj_part[" + at("c") + "]);\n";
       w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
       post("      ", "o", "acc");
       w << "    }\n  }\n";
