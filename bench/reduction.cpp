@@ -7,22 +7,17 @@
 #include <cujit/cujit.hpp>
 #include <cujit/reduction.hpp>
 
+#include "bench/bench_process.hpp"
 #include "bench/bench_util.hpp"
 #include "codegen/reduction_codegen.hpp"
 #include "codegen/reduction_manifest.hpp"
 #include "runtime/driver.hpp"
-
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-
-extern char** environ;
 
 namespace cujit::bench {
 namespace {
@@ -57,58 +52,6 @@ extern "C" __global__ void raw_tiny(const float* x, float* out, int n) {
 const detail::Driver& drv() { return detail::driver(); }
 
 // Host microseconds per call, median over batches of `batch` calls (the GPU drains between
-// batches, so the launch queue never fills and blocks the host).
-double host_us_per_call(const Device& device, const std::function<void()>& call, int batches,
-                        int batch) {
-  for (int i = 0; i < 200; ++i) call();
-  device.synchronize();
-  std::vector<double> samples;
-  for (int b = 0; b < batches; ++b) {
-    const double start = host_seconds();
-    for (int i = 0; i < batch; ++i) call();
-    samples.push_back((host_seconds() - start) * 1e6 / batch);
-    device.synchronize();
-  }
-  return summarize(samples).median_us;
-}
-
-// Runs this program again with `mode` in a fresh process and reads the number it prints.
-double child_ms(const char* mode, const std::string& cache_dir) {
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) return -1;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    if (std::strncmp(*e, "CUJIT_CACHE", 11) != 0) env_strings.emplace_back(*e);
-  }
-  env_strings.push_back("CUJIT_CACHE_DIR=" + cache_dir);
-  std::vector<char*> env;
-  for (auto& s : env_strings) env.push_back(s.data());
-  env.push_back(nullptr);
-  char self[] = "/proc/self/exe";
-  std::string mode_arg = mode;
-  char* argv[] = {self, mode_arg.data(), nullptr};
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, env.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  if (rc != 0) {
-    close(pipe_fds[0]);
-    return -1;
-  }
-  std::string out;
-  char buffer[256];
-  ssize_t got;
-  while ((got = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) out.append(buffer, got);
-  close(pipe_fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return out.empty() ? -1 : std::atof(out.c_str());
-}
-
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
