@@ -9,6 +9,7 @@
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/kernel_loader.hpp"
+#include "runtime/kernel_params.hpp"
 #include "runtime/layout.hpp"
 
 #include <algorithm>
@@ -500,39 +501,19 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   const detail::EwSpecialization& spec = specialized->spec;
 
   // 6. Kernel arguments, in the order generate_elementwise documents.
-  constexpr std::size_t kMaxParams = 3 * detail::CallArgs::kMaxArgs + 2;
-  void* params[kMaxParams];
-  alignas(16) unsigned char values[kMaxParams][16];
-  std::size_t p = 0;
-  auto push = [&](const void* bytes, std::size_t size) {
-    std::memcpy(values[p], bytes, size);
-    params[p] = values[p];
-    ++p;
-  };
+  detail::KernelParams params;
   for (std::size_t k = 0; k < n_params; ++k) {
-    const detail::EwParam& e = spec.params[k];
-    if (e.scalar) {
-      args[k].scalar().convert_to(e.dtype, values[p]);
-      params[p] = values[p];
-      ++p;
-      continue;
-    }
-    const Array& a = array_of(k);
-    const std::uint64_t address = a.data();
-    push(&address, 8);
-    if (im.param(k).raw) {
-      const std::int64_t size = a.size();
-      const std::int64_t stride =
-          a.ndim() == 1 ? a.strides()[0] : static_cast<std::int64_t>(a.itemsize());
-      push(&size, 8);
-      push(&stride, 8);
+    if (spec.params[k].scalar) {
+      params.push_scalar(args[k].scalar(), spec.params[k].dtype);
+    } else {
+      params.push_array(array_of(k), im.param(k).raw);
     }
   }
   if (index64) {
-    push(&n, 8);
+    params.push_value(&n, 8);
   } else {
     const auto n32 = static_cast<std::int32_t>(n);
-    push(&n32, 4);
+    params.push_value(&n32, 4);
   }
   alignas(16) unsigned char layout_bytes[8 * (64 + 64 * 49)];
   if (layout == detail::EwLayout::Strided || layout == detail::EwLayout::Tiled2D ||
@@ -568,7 +549,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
       std::memcpy(at + 4 * d, &f.magic, 4);
       std::memcpy(at + 4 * (nd + d), &f.shift, 4);
     }
-    params[p++] = layout_bytes;
+    params.push_external(layout_bytes);
   }
 
   // 7. Launch: a grid-stride loop over at most a few waves of blocks.
@@ -596,7 +577,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(wanted, cap)));
   detail::ensure_context(device);
   const CUresult result = detail::driver().cuLaunchKernel(
-      kernel.function, grid, 1, 1, block_x, block_y, 1, 0, options.stream, params, nullptr);
+      kernel.function, grid, 1, 1, block_x, block_y, 1, 0, options.stream, params.data(), nullptr);
   if (result != CUDA_SUCCESS) {
     detail::throw_cuda_error(
         result, "cuLaunchKernel",

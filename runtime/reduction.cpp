@@ -10,6 +10,7 @@
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/kernel_loader.hpp"
+#include "runtime/kernel_params.hpp"
 #include "runtime/layout.hpp"
 #include "runtime/memory.hpp"
 
@@ -849,47 +850,27 @@ std::vector<Array> execute(const ReductionKernel::Impl& im, const detail::Plan& 
   const std::size_t n_in = im.n_in(), n_params = im.n_params();
 
   // Kernel arguments, in the order generate_reduction documents.
-  constexpr std::size_t kMaxParams = 3 * detail::CallArgs::kMaxArgs + 4;
-  void* params[kMaxParams];
-  alignas(16) unsigned char values[kMaxParams][16];
-  std::size_t p = 0;
-  auto push = [&](const void* bytes, std::size_t size) {
-    std::memcpy(values[p], bytes, size);
-    params[p] = values[p];
-    ++p;
-  };
+  detail::KernelParams params;
   for (std::size_t k = 0; k < n_params; ++k) {
-    const detail::RedParam& e = spec.params[k];
-    if (e.scalar) {
-      args[k].scalar().convert_to(e.dtype, values[p]);
-      params[p] = values[p];
-      ++p;
-      continue;
-    }
-    const Array& a = k < n_in ? args[k].array() : outputs[k - n_in];
-    const std::uint64_t address = a.data();
-    push(&address, 8);
-    if (im.param(k).raw) {
-      const std::int64_t size = a.size();
-      const std::int64_t stride =
-          a.ndim() == 1 ? a.strides()[0] : static_cast<std::int64_t>(a.itemsize());
-      push(&size, 8);
-      push(&stride, 8);
+    if (spec.params[k].scalar) {
+      params.push_scalar(args[k].scalar(), spec.params[k].dtype);
+    } else {
+      params.push_array(k < n_in ? args[k].array() : outputs[k - n_in], im.param(k).raw);
     }
   }
-  params[p++] = const_cast<unsigned char*>(plan.layout.data());
+  params.push_external(const_cast<unsigned char*>(plan.layout.data()));
   std::uint64_t scratch = 0;
-  params[p++] = &scratch;
+  params.push_external(&scratch);
 
   // One kernel, or two with partials in stream-ordered scratch memory.
   detail::ensure_context(device);
   const detail::Driver& drv = detail::driver();
   auto launch_one = [&](CUfunction f, std::int64_t gx, std::int64_t gy, int block,
                         const char* what) {
-    const CUresult result =
-        drv.cuLaunchKernel(f, static_cast<unsigned>(std::max<std::int64_t>(gx, 1)),
-                           static_cast<unsigned>(std::max<std::int64_t>(gy, 1)), 1,
-                           static_cast<unsigned>(block), 1, 1, 0, options.stream, params, nullptr);
+    const CUresult result = drv.cuLaunchKernel(
+        f, static_cast<unsigned>(std::max<std::int64_t>(gx, 1)),
+        static_cast<unsigned>(std::max<std::int64_t>(gy, 1)), 1, static_cast<unsigned>(block), 1, 1,
+        0, options.stream, params.data(), nullptr);
     if (result != CUDA_SUCCESS) {
       detail::throw_cuda_error(result, "cuLaunchKernel",
                                std::string(what) + " of reduction kernel '" + im.def.name +
