@@ -13,6 +13,8 @@
 #include "runtime/layout.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -490,11 +492,25 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
       spec.params[layout_arrays[a]].transposed =
           layout == detail::EwLayout::Tiled2D && st[0] != 0 && std::abs(st[0]) < std::abs(st[1]);
     }
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point t0 = Clock::now();
     const Target target = target_for_arch(detail::device_properties(device).compute_capability);
+    const Clock::time_point t1 = Clock::now();
     auto program = detail::compile_elementwise(def, spec, target);
+    const Clock::time_point t2 = Clock::now();
     auto made = std::make_shared<detail::Specialized>();
     made->spec = std::move(spec);
     made->kernel = detail::load_kernel(std::move(program), detail::elementwise_symbol(def), device);
+    // CUJIT_TRACE_SPECIALIZE=1: where a kernel's first call spends its time.
+    static const bool trace = std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr;
+    if (trace) {
+      auto ms = [](Clock::time_point a, Clock::time_point b) {
+        return std::chrono::duration<double, std::milli>(b - a).count();
+      };
+      std::fprintf(stderr,
+                   "cujit: specialised '%s': target %.3f ms, cache/compile %.3f ms, load %.3f ms\n",
+                   def.name.c_str(), ms(t0, t1), ms(t1, t2), ms(t2, Clock::now()));
+    }
     std::lock_guard<std::mutex> lock(im.mutex);
     specialized = im.specialized.emplace(key, std::move(made)).first->second;
   }
