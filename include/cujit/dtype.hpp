@@ -49,10 +49,10 @@ bool parse_dtype(std::string_view name, DType& out) noexcept;
 template <class T>
 constexpr DType dtype_of() noexcept;
 
-#define CUJIT_DTYPE_OF(type, value)            \
-  template <>                                  \
-  constexpr DType dtype_of<type>() noexcept {  \
-    return DType::value;                       \
+#define CUJIT_DTYPE_OF(type, value)           \
+  template <>                                 \
+  constexpr DType dtype_of<type>() noexcept { \
+    return DType::value;                      \
   }
 CUJIT_DTYPE_OF(bool, Bool)
 CUJIT_DTYPE_OF(std::int8_t, Int8)
