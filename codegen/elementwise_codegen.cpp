@@ -163,6 +163,33 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
   w << "  const int _cj_R = _cj_L.shape[0], _cj_C = _cj_L.shape[1];\n";
   w << "  const int _cj_tc = (_cj_C + 31) / 32, _cj_tiles = _cj_tc * ((_cj_R + " + TRm1 + ") / " +
            TR + ");\n";
+  // Column-major inputs are loaded one tile ahead into registers, so their loads overlap the
+  // previous tile's compute and stores instead of waiting behind a barrier.
+  auto load_ahead = [&](const std::string& indent, const std::string& tile) {
+    w << indent + "{\n" + indent + "  const int _cj_q = " + tile + ";\n";
+    w << indent + "  const int _cj_qr0 = (_cj_q / _cj_tc) * " + TR +
+             ", _cj_qc0 = (_cj_q % _cj_tc) * 32;\n";
+    w << "#pragma unroll\n" + indent + "  for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
+    w << indent + "    const int _cj_rr = _cj_qr0 + threadIdx.x + 32 * (_cj_k >> 2), _cj_cc = " +
+             "_cj_qc0 + threadIdx.y + 8 * (_cj_k & 3);\n";
+    w << indent + "    if (_cj_rr < _cj_R && _cj_cc < _cj_C) {\n";
+    for (int k : arrays) {
+      const EwParam& e = s.params[k];
+      if (!e.transposed || !e.used || !(k < static_cast<int>(n_in) || e.load_output)) continue;
+      w << indent + "      _cj_n" + std::to_string(k) +
+               "[_cj_k] = " + address(k, cuda_type(e.dtype), "_cj_rr", "_cj_cc") + ";\n";
+    }
+    w << indent + "    }\n" + indent + "  }\n" + indent + "}\n";
+  };
+  if (any_load) {
+    for (int k : arrays) {
+      const EwParam& e = s.params[k];
+      if (!e.transposed || !e.used || !(k < static_cast<int>(n_in) || e.load_output)) continue;
+      w << "  " + cuda_type(e.dtype) + " _cj_n" + std::to_string(k) + "[" + K + "];\n";
+    }
+    w << "  if (blockIdx.x < _cj_tiles)\n";
+    load_ahead("  ", "blockIdx.x");
+  }
   w << "  for (int _cj_t = blockIdx.x; _cj_t < _cj_tiles; _cj_t += gridDim.x) {\n";
   w << "    const int _cj_r0 = (_cj_t / _cj_tc) * " + TR + ", _cj_c0 = (_cj_t % _cj_tc) * 32;\n";
   auto transposed_pass = [&](bool load) {
@@ -186,8 +213,18 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
     w << "      }\n    }\n";
   };
   if (any_load) {
-    transposed_pass(true);
-    w << "    __syncthreads();\n";
+    // This tile's registers into shared memory, then the next tile's loads.
+    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
+    for (int k : arrays) {
+      const EwParam& e = s.params[k];
+      if (!e.transposed || !e.used || !(k < static_cast<int>(n_in) || e.load_output)) continue;
+      w << "      _cj_tile" + std::to_string(k) +
+               "[threadIdx.y + 8 * (_cj_k & 3)][threadIdx.x + 32 * (_cj_k >> 2)] = _cj_n" +
+               std::to_string(k) + "[_cj_k];\n";
+    }
+    w << "    }\n    __syncthreads();\n";
+    w << "    if (_cj_t + (int)gridDim.x < _cj_tiles)\n";
+    load_ahead("    ", "_cj_t + (int)gridDim.x");
   }
   w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
   w << "      const int _cj_r = _cj_r0 + threadIdx.y + 8 * _cj_k, _cj_c = _cj_c0 + threadIdx.x;\n";
