@@ -192,26 +192,22 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
   }
   w << "  for (int _cj_t = blockIdx.x; _cj_t < _cj_tiles; _cj_t += gridDim.x) {\n";
   w << "    const int _cj_r0 = (_cj_t / _cj_tc) * " + TR + ", _cj_c0 = (_cj_t % _cj_tc) * 32;\n";
-  auto transposed_pass = [&](bool load) {
+  // Column-major outputs go from their tile to memory, coalesced along the rows.
+  auto store_transposed_outputs = [&] {
     w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
     w << "      const int _cj_rr = _cj_r0 + threadIdx.x + 32 * (_cj_k >> 2), _cj_cc = _cj_c0 + "
          "threadIdx.y + 8 * (_cj_k & 3);\n";
     w << "      if (_cj_rr < _cj_R && _cj_cc < _cj_C) {\n";
     for (int k : arrays) {
       const EwParam& e = s.params[k];
-      if (!e.transposed || !e.used) continue;
-      const bool input = k < static_cast<int>(n_in);
-      const std::string T = cuda_type(e.dtype);
+      if (!e.transposed || !e.used || k < static_cast<int>(n_in)) continue;
       const std::string tile = "_cj_tile" + std::to_string(k) +
                                "[threadIdx.y + 8 * (_cj_k & 3)][threadIdx.x + 32 * (_cj_k >> 2)]";
-      if (load && (input || e.load_output)) {
-        w << "        " + tile + " = " + address(k, T, "_cj_rr", "_cj_cc") + ";\n";
-      } else if (!load && !input) {
-        w << "        " + address(k, T, "_cj_rr", "_cj_cc") + " = " + tile + ";\n";
-      }
+      w << "        " + address(k, cuda_type(e.dtype), "_cj_rr", "_cj_cc") + " = " + tile + ";\n";
     }
     w << "      }\n    }\n";
   };
+
   if (any_load) {
     // This tile's registers into shared memory, then the next tile's loads.
     w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
@@ -239,7 +235,7 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
   w << "      }\n    }\n";
   if (any_store) {
     w << "    __syncthreads();\n";
-    transposed_pass(false);
+    store_transposed_outputs();
   }
   if (any_load || any_store) w << "    __syncthreads();\n";
   w << "  }\n";
