@@ -385,6 +385,12 @@ void SqliteStore::open_locked() {
   }
   if (!network_fs_) db_->exec("PRAGMA mmap_size=268435456");
   db_->exec("PRAGMA synchronous=NORMAL");
+  // The process-wide cache is never closed, so SQLite's checkpoint-on-close never runs and
+  // every new process rebuilds the WAL index by reading the whole WAL: keep the WAL short
+  // (measured on the build machine: a warm hit in a fresh process took 2.0-2.4 ms with a
+  // 120 KiB WAL, growing with every run up to the default 1000-page checkpoint).
+  db_->exec("PRAGMA wal_autocheckpoint=16");
+  db_->exec("PRAGMA journal_size_limit=262144");
   if (version < kSchemaVersion) create_schema_locked();
   prepare_lookups_locked();
   struct stat st {};
