@@ -131,9 +131,9 @@ namespace {
 // with 32x8 threads, tile_rows / 8 rows each. Arrays stored column-major (transposed) are read and
 // written through a padded shared-memory tile so that every global access is coalesced; the rest
 // are read in place.
-template <class ParamOf, class Body>
+template <class Body>
 void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector<int>& arrays,
-                         ParamOf&& param, std::size_t n_in, Body&& element_body) {
+                         std::size_t n_in, Body&& element_body) {
   auto slot = [&](int k) {
     for (std::size_t a = 0; a < arrays.size(); ++a) {
       if (arrays[a] == k) return std::to_string(a);
@@ -239,7 +239,6 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
   }
   if (any_load || any_store) w << "    __syncthreads();\n";
   w << "  }\n";
-  (void)param;
 }
 
 }  // namespace
@@ -458,7 +457,7 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
     }
     w << "  }\n";
   } else if (s.layout == EwLayout::Tiled2D) {
-    generate_tiled_loop(w, s, strided, param, n_in, element_body);
+    generate_tiled_loop(w, s, strided, n_in, element_body);
   } else {
     w << "  for (" + I + " i = _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
     element_body("  ", [&](int k, const std::string& T) {

@@ -74,11 +74,6 @@ std::vector<int> strided_array_params(const ElementwiseDefinition& def, const Ew
 /// launched with 32x8 threads per block.
 SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpecialization& s);
 
-/// Names of parameters a snippet set refers to; and whether `_raw_<name>` is used.
-struct SnippetUse {
-  std::set<std::string> identifiers;
-};
-
 /// True when `operation` writes output `name` before reading it on every path we can see
 /// cheaply: the operation starts with "name = " and mentions name nowhere else.
 bool output_is_write_only(const std::string& operation, const std::string& name);
