@@ -2,38 +2,31 @@
 
 #include <cujit/error.hpp>
 
-#include <openssl/evp.h>
+// OpenSSL's low-level SHA-256 functions are deprecated in favour of EVP, but EVP's first use
+// initialises OpenSSL's provider machinery, which costs about 1 ms in a fresh process, and
+// the first kernel lookup of a process hashes its request key: the low-level functions run
+// the same assembly with no initialisation (13 us for the first hash).
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
 namespace cujit::detail {
 namespace {
 
-// Fetching the algorithm once avoids OpenSSL 3's per-call provider lookup (microseconds).
-const EVP_MD* sha256_md() {
-  static const EVP_MD* md = [] {
-    const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-    return fetched != nullptr ? fetched : EVP_sha256();
-  }();
-  return md;
-}
-
-EVP_MD_CTX* as_ctx(const std::unique_ptr<void, Sha256::Free>& p) {
-  return static_cast<EVP_MD_CTX*>(p.get());
+SHA256_CTX* as_ctx(const std::unique_ptr<void, Sha256::Free>& p) {
+  return static_cast<SHA256_CTX*>(p.get());
 }
 
 }  // namespace
 
-void Sha256::Free::operator()(void* ctx) const noexcept {
-  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx));
-}
+void Sha256::Free::operator()(void* ctx) const noexcept { delete static_cast<SHA256_CTX*>(ctx); }
 
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (!ctx_ || EVP_DigestInit_ex(as_ctx(ctx_), sha256_md(), nullptr) != 1) {
+Sha256::Sha256() : ctx_(new SHA256_CTX) {
+  if (SHA256_Init(as_ctx(ctx_)) != 1)
     throw CacheError("cujit: OpenSSL could not initialise SHA-256");
-  }
 }
 
 Sha256& Sha256::update(std::string_view bytes) {
-  if (!bytes.empty()) EVP_DigestUpdate(as_ctx(ctx_), bytes.data(), bytes.size());
+  if (!bytes.empty()) SHA256_Update(as_ctx(ctx_), bytes.data(), bytes.size());
   return *this;
 }
 
@@ -46,24 +39,20 @@ Sha256& Sha256::field(std::int64_t value) {
   unsigned char le[8];
   auto v = static_cast<std::uint64_t>(value);
   for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(v >> (8 * i));
-  EVP_DigestUpdate(as_ctx(ctx_), le, sizeof le);
+  SHA256_Update(as_ctx(ctx_), le, sizeof le);
   return *this;
 }
 
 std::string Sha256::finish() {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_DigestFinal_ex(as_ctx(ctx_), out, &size);
-  return std::string(reinterpret_cast<const char*>(out), size);
+  unsigned char out[SHA256_DIGEST_LENGTH];
+  SHA256_Final(out, as_ctx(ctx_));
+  return std::string(reinterpret_cast<const char*>(out), sizeof out);
 }
 
 std::string sha256(std::string_view bytes) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), out, &size, sha256_md(), nullptr) != 1) {
-    throw CacheError("cujit: OpenSSL SHA-256 failed");
-  }
-  return std::string(reinterpret_cast<const char*>(out), size);
+  unsigned char out[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), out);
+  return std::string(reinterpret_cast<const char*>(out), sizeof out);
 }
 
 std::string to_hex(std::string_view bytes) {

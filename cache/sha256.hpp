@@ -1,5 +1,6 @@
 #pragma once
-// SHA-256 through OpenSSL's EVP interface, used for cache keys and binary checksums.
+// SHA-256 through OpenSSL's low-level functions (sha256.cpp says why not EVP), used for
+// cache keys and binary checksums.
 
 #include <array>
 #include <cstdint>
@@ -24,7 +25,7 @@ class Sha256 {
   /// The digest (32 bytes); the hasher must not be used afterwards.
   std::string finish();
 
-  /// Frees the OpenSSL context.
+  /// Frees the hashing state.
   struct Free {
     void operator()(void* ctx) const noexcept;
   };

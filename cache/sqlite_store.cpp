@@ -526,6 +526,18 @@ void SqliteStore::flush_locked() {
 void SqliteStore::flush() {
   std::lock_guard lock(mutex_);
   flush_locked();
+  if (read_only_ || network_fs_ || !db_) return;
+  // The next process to open the database rebuilds the WAL index from every frame in the WAL
+  // (recovery forgets which frames were checkpointed), so a WAL left behind slows every
+  // fresh process's first lookup and grows by each process's last-used writes. Truncate it
+  // now if nobody else is using it; never wait for that.
+  try {
+    db_->set_busy_timeout(0);
+    db_->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  } catch (const SqliteError&) {
+    // Busy or failing: the WAL stays and is checkpointed later.
+  }
+  db_->set_busy_timeout(options_.busy_timeout_ms);
 }
 
 void SqliteStore::put(const CacheRecord& record, const std::string& request_key) {

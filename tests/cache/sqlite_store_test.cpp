@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -61,6 +62,35 @@ TEST(SqliteStore, PutThenFindByRequestAndContent) {
   EXPECT_EQ(store->find_by_request(rkey("other")).status, Lookup::Status::Miss);
   EXPECT_EQ(store->find_by_content(std::string(64, '0')).status, Lookup::Status::Miss);
   EXPECT_EQ(store->journal_mode(), "wal");
+  EXPECT_EQ(store->integrity_check(), "ok");
+}
+
+// A fresh process rebuilds the WAL index from every frame in the WAL, so flushing (done at
+// exit) truncates the WAL when nobody else uses the database, and leaves it when someone does.
+TEST(SqliteStore, FlushTruncatesTheWalUnlessAnotherConnectionReads) {
+  TempDir dir;
+  const std::string path = dir.file("kernels.db");
+  auto store = SqliteStore::open_writable(path, {});
+  for (int i = 0; i < 8; ++i)
+    store->put(record_for("k" + std::to_string(i)), rkey("k" + std::to_string(i)));
+  ASSERT_GT(std::filesystem::file_size(path + "-wal"), 0u);
+  store->flush();
+  EXPECT_EQ(std::filesystem::file_size(path + "-wal"), 0u);
+
+  auto other = SqliteStore::open_writable(path, {});
+  store->put(record_for("late"), rkey("late"));
+  EXPECT_EQ(other->find_by_request(rkey("late")).status, Lookup::Status::Hit);
+  // `other` is idle, so the truncation may go ahead; a reader inside a transaction would
+  // block it, and flush() must then return at once rather than wait for the busy timeout.
+  auto reader = SqliteStore::open_writable(path, {});
+  reader->exec("BEGIN; SELECT count(*) FROM kernels;");
+  store->put(record_for("later"), rkey("later"));
+  const auto start = std::chrono::steady_clock::now();
+  store->flush();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_GT(std::filesystem::file_size(path + "-wal"), 0u);
+  reader->exec("COMMIT");
+  EXPECT_EQ(store->find_by_request(rkey("later")).status, Lookup::Status::Hit);
   EXPECT_EQ(store->integrity_check(), "ok");
 }
 
