@@ -13,6 +13,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string_view>
 #include <thread>
@@ -70,6 +71,9 @@ struct Layers {
   std::vector<std::shared_ptr<Store>> deployments;
   std::unique_ptr<ManifestRecorder> recorder;
   bool recorder_failed = false;
+  // Damaged deployment entries already reported ("store\ncontent key"): they cannot be
+  // deleted, and a lookup by request key then by content key would find them twice.
+  std::set<std::string> damaged_reported;
 
   StoreOptions store_options() const {
     StoreOptions o;
@@ -249,6 +253,12 @@ struct KernelCache::Impl {
 
   void handle_damaged(Layers& l, const std::shared_ptr<Store>& store, const Lookup& lookup) {
     if (store->read_only()) {
+      {
+        std::lock_guard lock(l.mutex);
+        if (!l.damaged_reported.insert(store->name() + "\n" + lookup.record.content_key).second) {
+          return;
+        }
+      }
       warn("cache entry " + lookup.record.content_key + " in deployment database " + store->name() +
            " failed its checksum or field checks; ignored");
       return;
