@@ -497,15 +497,21 @@ void KernelCache::add_deployment_database(const std::string& path) {
 }
 
 void KernelCache::prefetch() {
-  // The thread owns what it touches (the layers), so it may outlive this cache.
-  std::thread([l = impl_->current_layers()] {
+  // One lookup of a key that is never stored brings the code of hashing and of an SQLite
+  // lookup into memory: in a fresh process the first real lookup otherwise spends about
+  // 0.1 ms in page faults. The key is computed here, not in the detached thread: it reads
+  // nvrtc_version_string(), a static that exit() destroys (ThreadSanitizer saw the race).
+  std::string key;
+  try {
+    key = request_key("prefetch", "", Target{});
+  } catch (const Error&) {
+    // No NVRTC: the first real lookup meets the same failure.
+  }
+  // The thread owns what it touches (the layers and the key), so it may outlive this cache.
+  std::thread([l = impl_->current_layers(), key = std::move(key)] {
     std::vector<std::shared_ptr<Store>> stores = Impl::deployments(*l);
     stores.push_back(Impl::writable(*l));
-    // One lookup of a key that is never stored brings the code of hashing and of an SQLite
-    // lookup into memory: in a fresh process the first real lookup otherwise spends about
-    // 0.1 ms in page faults.
     try {
-      const std::string key = request_key("prefetch", "", Target{});
       for (const auto& store : stores) {
         if (store) store->find_by_request(key);
       }
