@@ -152,6 +152,14 @@ std::optional<std::string> decompress(std::string_view frame, std::uint64_t expe
       declared != expected_size) {
     return std::nullopt;
   }
+  // The size fields agree but are not trusted with memory: the frame must be whole (this walks
+  // the block headers only), and its blocks, each at least 3 bytes and decoding to at most
+  // ZSTD_BLOCKSIZE_MAX bytes, must be able to produce the declared size. Otherwise a dozen
+  // damaged bytes would allocate and clear up to kMaxSourceSize before decoding fails.
+  if (ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != frame.size() ||
+      expected_size > (frame.size() / 3 + 1) * std::uint64_t{ZSTD_BLOCKSIZE_MAX}) {
+    return std::nullopt;
+  }
   std::string out(expected_size, '\0');
   std::size_t n = ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size());
   if (ZSTD_isError(n) || n != expected_size) return std::nullopt;

@@ -37,8 +37,10 @@ Statement& Statement::bind(int index, std::int64_t value) {
 }
 
 Statement& Statement::bind_text(int index, std::string_view text) {
-  check(sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT,
-                            SQLITE_UTF8),
+  // As for blobs: an empty view may have a null pointer, which SQLite stores as NULL.
+  static const char empty = 0;
+  check(sqlite3_bind_text64(stmt_.get(), index, text.empty() ? &empty : text.data(), text.size(),
+                            SQLITE_TRANSIENT, SQLITE_UTF8),
         db_, "binding", *path_);
   return *this;
 }

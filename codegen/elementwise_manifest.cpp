@@ -1,5 +1,7 @@
 #include "codegen/elementwise_manifest.hpp"
 
+#include "codegen/manifest_json.hpp"
+
 #include <cujit/error.hpp>
 
 #include <nlohmann/json.hpp>
@@ -86,16 +88,16 @@ std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
         j.at("loop_prep"), j.at("after_loop"), j.at("options"), j.at("reduce_dims"));
     const nlohmann::json& js = j.at("specialization");
     EwSpecialization s;
-    const int layout = js.at("layout");
+    const int layout = manifest_int(js, "layout");
     if (layout < 0 || layout > static_cast<int>(EwLayout::Tiled2D)) {
       throw ArgumentError("cujit: manifest entry has an unknown layout " + std::to_string(layout));
     }
     s.layout = static_cast<EwLayout>(layout);
-    s.vec = js.at("vec");
-    s.ndim = js.at("ndim");
+    s.vec = manifest_int(js, "vec");
+    s.ndim = manifest_int(js, "ndim");
     s.index64 = js.at("index64");
-    s.block_size = js.at("block_size");
-    s.tile_rows = js.value("tile_rows", 64);
+    s.block_size = manifest_int(js, "block_size");
+    s.tile_rows = js.contains("tile_rows") ? manifest_int(js, "tile_rows") : 64;
     for (const nlohmann::json& p : js.at("params")) {
       EwParam e;
       if (!parse_dtype(p.at("dtype").get<std::string>(), e.dtype)) {

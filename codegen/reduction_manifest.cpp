@@ -1,5 +1,7 @@
 #include "codegen/reduction_manifest.hpp"
 
+#include "codegen/manifest_json.hpp"
+
 #include <cujit/error.hpp>
 
 #include <nlohmann/json.hpp>
@@ -119,23 +121,23 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
         j.at("preamble"), j.at("options"), j.at("reduce_dims"));
     const nlohmann::json& js = j.at("specialization");
     RedSpecialization s;
-    const int strategy = js.at("strategy");
+    const int strategy = manifest_int(js, "strategy");
     if (strategy < 0 || strategy > static_cast<int>(RedStrategy::Columns)) {
       throw ArgumentError("cujit: manifest entry has an unknown reduction strategy " +
                           std::to_string(strategy));
     }
     s.strategy = static_cast<RedStrategy>(strategy);
     s.reduce_ctype = js.at("reduce_ctype");
-    s.out_ndim = js.at("out_ndim");
-    s.red_ndim = js.at("red_ndim");
+    s.out_ndim = manifest_int(js, "out_ndim");
+    s.red_ndim = manifest_int(js, "red_ndim");
     s.red_contiguous = js.at("red_contiguous");
-    s.vec = js.at("vec");
-    s.group = js.at("group");
-    s.row_loads = js.at("row_loads");
-    s.rows_per_pass = js.at("rows_per_pass");
+    s.vec = manifest_int(js, "vec");
+    s.group = manifest_int(js, "group");
+    s.row_loads = manifest_int(js, "row_loads");
+    s.rows_per_pass = manifest_int(js, "rows_per_pass");
     s.two_pass = js.at("two_pass");
     s.index64 = js.at("index64");
-    s.block_size = js.at("block_size");
+    s.block_size = manifest_int(js, "block_size");
     for (const nlohmann::json& p : js.at("params")) {
       RedParam e;
       if (!parse_dtype(p.at("dtype").get<std::string>(), e.dtype)) {

@@ -1062,8 +1062,10 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
       if (is_reserved_declaration_name(name)) {
         findings.push_back({pos, "'" + name + reserved_message});
       } else if (std::any_of(set.snippets[k].variables.begin(), set.snippets[k].variables.end(),
-                             [&](const SnippetVariable& v) {
-                               return v.name == name && v.kind == SnippetVariable::Kind::Element;
+                             // Captured by name: C++17 lambdas cannot capture a structured
+                             // binding (g++ allows it, clang does not).
+                             [&decl = name](const SnippetVariable& v) {
+                               return v.name == decl && v.kind == SnippetVariable::Kind::Element;
                              })) {
         // The generated kernel declares element variables in the block the snippet goes
         // into (raw arrays live in an enclosing scope, where shadowing them is legal).
