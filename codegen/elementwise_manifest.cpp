@@ -4,6 +4,8 @@
 
 #include <cujit/error.hpp>
 
+#include "codegen/validation.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace cujit::detail {
@@ -15,23 +17,19 @@ ElementwiseDefinition make_elementwise_definition(std::string in_params, std::st
                                                   std::vector<std::string> options,
                                                   bool reduce_dims) {
   if (!is_valid_kernel_name(name)) {
-    throw ArgumentError("cujit: invalid kernel name '" + name +
+    throw ArgumentError("cujit: invalid kernel name '" + printable(name) +
                         "': expected a C identifier that is not reserved");
   }
   if (operation.find_first_not_of(" \t\r\n") == std::string::npos) {
     throw ArgumentError("cujit: kernel '" + name + "': the operation is empty");
   }
-  for (const std::string& option : options) {
-    if (option.empty() || option[0] != '-') {
-      throw ArgumentError("cujit: kernel '" + name + "': compile option '" + option +
-                          "' does not start with '-'");
-    }
-  }
+  check_compile_options(options, "cujit: kernel '" + name + "'", "compile_options");
   ElementwiseDefinition def;
   def.name = std::move(name);
   def.in = parse_signature(in_params, def.name, "in_params");
   def.out = parse_signature(out_params, def.name, "out_params");
   check_signatures(def.in, def.out, def.name);
+  check_param_count(def.in.size() + def.out.size(), "cujit: kernel '" + def.name + "'");
   def.in_signature = std::move(in_params);
   def.out_signature = std::move(out_params);
   def.operation = std::move(operation);

@@ -10,8 +10,8 @@
 namespace cujit::detail {
 
 /// Parses and checks the constructor arguments of an ElementwiseKernel. Throws
-/// SignatureError for bad signatures, ArgumentError for an invalid kernel name or an empty
-/// operation.
+/// SignatureError for bad signatures, ArgumentError for an invalid kernel name, an empty
+/// operation or a compile option that is not one NVRTC option.
 ElementwiseDefinition make_elementwise_definition(std::string in_params, std::string out_params,
                                                   std::string operation, std::string name,
                                                   std::string preamble, std::string loop_prep,

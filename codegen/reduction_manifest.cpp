@@ -4,6 +4,8 @@
 
 #include <cujit/error.hpp>
 
+#include "codegen/validation.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace cujit::detail {
@@ -22,7 +24,7 @@ ReductionDefinition make_reduction_definition(std::string in_params, std::string
                                               std::string preamble,
                                               std::vector<std::string> options, bool reduce_dims) {
   if (!is_valid_kernel_name(name)) {
-    throw ArgumentError("cujit: invalid kernel name '" + name +
+    throw ArgumentError("cujit: invalid kernel name '" + printable(name) +
                         "': expected a C identifier that is not reserved");
   }
   for (const auto& [label, text] :
@@ -33,17 +35,14 @@ ReductionDefinition make_reduction_definition(std::string in_params, std::string
       throw ArgumentError("cujit: reduction kernel '" + name + "': " + label + " is empty");
     }
   }
-  for (const std::string& option : options) {
-    if (option.empty() || option[0] != '-') {
-      throw ArgumentError("cujit: reduction kernel '" + name + "': compile option '" + option +
-                          "' does not start with '-'");
-    }
-  }
+  check_compile_options(options, "cujit: reduction kernel '" + name + "'", "compile_options");
+  check_type_name(reduce_type, "cujit: reduction kernel '" + name + "'", "reduce_type");
   ReductionDefinition def;
   def.name = std::move(name);
   def.in = parse_signature(in_params, def.name, "in_params");
   def.out = parse_signature(out_params, def.name, "out_params");
   check_signatures(def.in, def.out, def.name);
+  check_param_count(def.in.size() + def.out.size(), "cujit: reduction kernel '" + def.name + "'");
   if (def.out.empty()) {
     throw ArgumentError("cujit: reduction kernel '" + def.name +
                         "': out_params declares no output; a reduction needs at least one");
@@ -128,6 +127,9 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
     }
     s.strategy = static_cast<RedStrategy>(strategy);
     s.reduce_ctype = js.at("reduce_ctype");
+    // The accumulator type is pasted into the generated source: a type name, never code.
+    check_type_name(s.reduce_ctype, "cujit: manifest entry for reduction '" + def.name + "'",
+                    "reduce_ctype");
     s.out_ndim = manifest_int(js, "out_ndim");
     s.red_ndim = manifest_int(js, "red_ndim");
     s.red_contiguous = js.at("red_contiguous");

@@ -12,7 +12,8 @@ namespace cujit::detail {
 
 /// Parses and checks the constructor arguments of a ReductionKernel. Throws SignatureError
 /// for bad signatures, ArgumentError for an invalid kernel name, no output, an empty
-/// map_expr, reduce_expr or post_map_expr, or a compile option not starting with '-'.
+/// map_expr, reduce_expr or post_map_expr, a compile option that is not one NVRTC option, or
+/// a reduce_type that is not a type name (see check_type_name).
 ReductionDefinition make_reduction_definition(std::string in_params, std::string out_params,
                                               std::string map_expr, std::string reduce_expr,
                                               std::string post_map_expr, std::string identity,

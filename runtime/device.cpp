@@ -5,6 +5,7 @@
 
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/memory.hpp"
 
 #include <memory>
 #include <mutex>
@@ -142,6 +143,8 @@ std::pair<std::size_t, std::size_t> Device::memory_info() const {
   detail::check(detail::driver().cuMemGetInfo(&free, &total), "cuMemGetInfo");
   return {free, total};
 }
+
+void Device::release_cached_memory() const { detail::release_device_memory(id_); }
 
 void Device::make_current() const { detail::ensure_context(id_); }
 

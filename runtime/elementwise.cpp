@@ -6,6 +6,7 @@
 #include "codegen/elementwise_codegen.hpp"
 #include "codegen/elementwise_manifest.hpp"
 #include "codegen/snippet_analysis.hpp"
+#include "codegen/validation.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/kernel_loader.hpp"
@@ -22,6 +23,9 @@
 namespace cujit {
 namespace detail {
 namespace {
+
+// Definitions with more parameters are refused, so the fixed buffers below cannot overflow.
+static_assert(kMaxKernelParams == CallArgs::kMaxArgs);
 
 constexpr int kDefaultBlock = 256;
 constexpr std::int64_t kInt32Limit = (std::int64_t{1} << 31) - 1;
@@ -287,6 +291,10 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
       same_shapes = false;
     }
   }
+  if (options.size < -1) {
+    throw ArgumentError("cujit: kernel '" + def.name + "': size " + std::to_string(options.size) +
+                        " is negative");
+  }
   Shape computed_shape;
   const Shape* shape_ptr = first_shape;
   if (first_shape == nullptr) {
@@ -301,7 +309,24 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     for (std::size_t k = 0; k < count; ++k) {
       if (args[k].is_array() && !im.param(k).raw) shapes.push_back(args[k].array().shape());
     }
-    computed_shape = broadcast_shapes(shapes);
+    try {
+      computed_shape = broadcast_shapes(shapes);
+    } catch (const ShapeError& e) {
+      // Name the first argument whose shape does not broadcast with the ones before it.
+      std::vector<Shape> earlier;
+      for (std::size_t k = 0; k < count; ++k) {
+        if (!args[k].is_array() || im.param(k).raw) continue;
+        earlier.push_back(args[k].array().shape());
+        try {
+          broadcast_shapes(earlier);
+        } catch (const ShapeError&) {
+          throw ShapeError("cujit: kernel '" + def.name +
+                           "': " + (k < n_in ? "input '" : "output '") + im.param(k).name +
+                           "' does not broadcast with the arguments before it: " + e.what());
+        }
+      }
+      throw;
+    }
     shape_ptr = &computed_shape;
   }
   const Shape& shape = *shape_ptr;
@@ -319,8 +344,14 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     for (std::size_t k = n_in; k < n_params; ++k) {
       const Array& out = args[k].array();
       if (!im.param(k).raw && out.shape() != shape) {
+        auto text = [](const Shape& s) {
+          std::string t = "(";
+          for (std::size_t d = 0; d < s.size(); ++d) t += (d ? ", " : "") + std::to_string(s[d]);
+          return t + (s.size() == 1 ? ",)" : ")");
+        };
         throw ShapeError("cujit: kernel '" + def.name + "': output '" + im.param(k).name +
-                         "' has the wrong shape for the broadcast of the inputs");
+                         "' has shape " + text(out.shape()) +
+                         " but the broadcast of the inputs is " + text(shape));
       }
     }
   } else if (!def.out.empty()) {
@@ -345,9 +376,10 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
 
   // 4. Layout class and index width.
   const int block_size = options.block_size > 0 ? options.block_size : detail::kDefaultBlock;
-  if (block_size > 1024) {
+  if (options.block_size < 0 || block_size > 1024) {
     throw ArgumentError("cujit: kernel '" + def.name + "': block size " +
-                        std::to_string(block_size) + " exceeds 1024 threads");
+                        std::to_string(options.block_size) +
+                        " is not between 1 and 1024 threads (0 chooses)");
   }
   std::size_t max_item = 1, layout_count = 0;
   bool contiguous = true;

@@ -85,19 +85,54 @@ DeviceBuffer::~DeviceBuffer() {
   }
 }
 
-void release_cached_blocks() noexcept {
-  BlockCache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto& [key, blocks] : c.free) {
+namespace {
+
+// Frees the cached blocks whose key `select` accepts; the caller holds the cache's lock.
+template <class Select>
+void release_where(BlockCache& c, Select select) noexcept {
+  for (auto it = c.free.begin(); it != c.free.end();) {
+    const BlockKey& key = it->first;
+    if (!select(key)) {
+      ++it;
+      continue;
+    }
     try {
       ensure_context(key.device);
-      for (CUdeviceptr block : blocks) driver().cuMemFreeAsync(block, key.stream);
+      for (CUdeviceptr block : it->second) driver().cuMemFreeAsync(block, key.stream);
     } catch (...) {
       // Best effort: the blocks stay in the pool.
     }
+    c.cached_bytes -= key.capacity * it->second.size();
+    it = c.free.erase(it);
   }
-  c.free.clear();
-  c.cached_bytes = 0;
+}
+
+}  // namespace
+
+void release_cached_blocks() noexcept {
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  release_where(c, [](const BlockKey&) { return true; });
+}
+
+void release_cached_blocks(CUstream stream) noexcept {
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  release_where(c, [stream](const BlockKey& key) { return key.stream == stream; });
+}
+
+void release_device_memory(int device) {
+  {
+    BlockCache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    release_where(c, [device](const BlockKey& key) { return key.device == device; });
+  }
+  ensure_context(device);
+  check(driver().cuCtxSynchronize(), "cuCtxSynchronize", "device " + std::to_string(device));
+  CUmemoryPool pool = nullptr;
+  check(driver().cuDeviceGetDefaultMemPool(&pool, device), "cuDeviceGetDefaultMemPool",
+        "device " + std::to_string(device));
+  check(driver().cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo", "device " + std::to_string(device));
 }
 
 std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream stream) {

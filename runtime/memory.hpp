@@ -36,4 +36,15 @@ std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream s
 /// Returns every cached block to the driver's pool (all devices). Thread-safe.
 void release_cached_blocks() noexcept;
 
+/// Returns the blocks cached for `stream` to the driver's pool, ordered on that stream. Called
+/// before cujit destroys a stream it owns: blocks cached under a destroyed stream's handle
+/// could never be freed, and would be handed to a new stream that reuses the handle while the
+/// old stream's work may still use them. Thread-safe.
+void release_cached_blocks(CUstream stream) noexcept;
+
+/// Returns device memory cujit keeps for reuse on `device`: its cached blocks, then, after
+/// synchronising the device, the unused memory of the device's default pool (cuMemPoolTrimTo).
+/// Throws CudaError.
+void release_device_memory(int device);
+
 }  // namespace cujit::detail

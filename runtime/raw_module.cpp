@@ -4,6 +4,7 @@
 
 #include "cache/kernel_cache.hpp"
 #include "cache/raw_replay.hpp"
+#include "codegen/validation.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/module.hpp"
@@ -40,6 +41,10 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 RawModule::RawModule(std::string source, std::vector<std::string> options,
                      std::vector<std::string> name_expressions)
     : state_(std::make_shared<State>()) {
+  detail::check_compile_options(options, "cujit: RawModule", "options");
+  for (std::size_t k = 0; k < name_expressions.size(); ++k) {
+    detail::check_name_expression(name_expressions[k], k, "cujit: RawModule", "name_expressions");
+  }
   state_->source.name = "raw_module.cu";
   state_->source.source = std::move(source);
   state_->source.options = std::move(options);
@@ -75,6 +80,13 @@ std::shared_ptr<const CompiledProgram> RawModule::compile_for(const Target& targ
 }
 
 RawKernel RawModule::get_function(const std::string& name, const Device& device) const {
+  // A NUL would truncate the name the driver looks up; no kernel name holds a control byte.
+  for (char c : name) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      throw ArgumentError("cujit: get_function: name '" + detail::printable(name) +
+                          "' contains a control character");
+    }
+  }
   std::shared_ptr<const detail::LoadedModule> loaded;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
@@ -87,7 +99,7 @@ RawKernel RawModule::get_function(const std::string& name, const Device& device)
   }
   CUfunction function = detail::find_function(*loaded, name);
   if (function == nullptr) {
-    throw ArgumentError("cujit: the module has no kernel named '" + name +
+    throw ArgumentError("cujit: the module has no kernel named '" + detail::printable(name) +
                         "' (declare it extern \"C\", or pass it as a name expression)");
   }
   return RawKernel(std::move(loaded), function, name, device.id());
@@ -134,6 +146,10 @@ void RawKernel::launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::si
                                           : "a " + std::to_string(arg.size()) + "-byte scalar") +
                           " but parameter " + std::to_string(i) + " takes " +
                           std::to_string(param_sizes_[i]) + " bytes");
+    }
+    if (arg.is_array() && arg.device() < 0) {
+      throw ArgumentError("cujit: kernel '" + name_ + "': argument " + std::to_string(i) +
+                          " is a null array");
     }
     if (arg.is_array() && arg.device() != device_) {
       throw DeviceError("cujit: kernel '" + name_ + "': argument " + std::to_string(i) +

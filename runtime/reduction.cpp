@@ -493,8 +493,8 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   spec.params.resize(n_params);
   spec.reduce_ctype = resolved->reduce_ctype;
   spec.block_size = options.block_size > 0 ? options.block_size : detail::kDefaultBlock;
-  if (spec.block_size > 1024 || spec.block_size % 32 != 0) {
-    throw ArgumentError(who() + ": block size " + std::to_string(spec.block_size) +
+  if (options.block_size < 0 || spec.block_size > 1024 || spec.block_size % 32 != 0) {
+    throw ArgumentError(who() + ": block size " + std::to_string(options.block_size) +
                         " is not a multiple of 32 up to 1024");
   }
   std::int64_t max_span = n_out * std::max<std::int64_t>(n_red, 1);

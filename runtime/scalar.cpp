@@ -2,6 +2,8 @@
 
 #include <cujit/kernel_args.hpp>
 
+#include <cujit/error.hpp>
+
 #include <complex>
 #include <cstring>
 
@@ -239,7 +241,8 @@ namespace detail {
 
 void CallArgs::push(const Arg& arg) {
   if (count_ == kMaxArgs) {
-    throw std::length_error("cujit: more than 48 arguments in one kernel call");
+    throw ArgumentError("cujit: more than " + std::to_string(kMaxArgs) +
+                        " arguments in one kernel call");
   }
   new (storage_ + count_ * sizeof(Arg)) Arg(arg);
   ++count_;

@@ -2,6 +2,7 @@
 
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/memory.hpp"
 
 #include <utility>
 
@@ -39,7 +40,10 @@ Stream& Stream::operator=(Stream&& other) noexcept {
 }
 
 Stream::~Stream() {
-  if (owned_ && stream_ != nullptr) detail::driver().cuStreamDestroy(stream_);
+  if (owned_ && stream_ != nullptr) {
+    detail::release_cached_blocks(stream_);
+    detail::driver().cuStreamDestroy(stream_);
+  }
 }
 
 void Stream::synchronize() const {

@@ -21,7 +21,9 @@ using Shape = std::vector<std::int64_t>;
 /// NumPy view); views share the owner. Views of external memory (from_pointer) keep whatever
 /// owner the caller passes. An Array may be used from several threads at once as long as no
 /// thread writes the elements others read; the Array object itself is immutable except for
-/// assignment.
+/// assignment (which, like destruction, needs exclusive access to that Array object; other
+/// views of the same memory are separate objects). Allocation (empty, zeros, from_host, a
+/// kernel's outputs) is thread-safe.
 class Array {
  public:
   /// A null array: no data, not valid().

@@ -31,8 +31,16 @@ class Device {
   std::size_t total_memory() const;
   std::size_t l2_cache_size() const;
   int max_threads_per_block() const;
-  /// Free and total device memory in bytes, as cuMemGetInfo reports them now.
+  /// Free and total device memory in bytes, as cuMemGetInfo reports them now. Memory of
+  /// freed arrays that cujit keeps for reuse counts as used; see release_cached_memory().
   std::pair<std::size_t, std::size_t> memory_info() const;
+  /// Returns the device memory cujit keeps for reuse to the driver: the blocks of freed
+  /// arrays cached per stream, then (after waiting for the device) the unused memory of the
+  /// device's default memory pool, which cujit otherwise never shrinks. Afterwards
+  /// memory_info() counts only live arrays, loaded kernels and other users' memory, so
+  /// comparing it before and after some work shows leaks. Costs later allocations a driver
+  /// call; thread-safe. Throws CudaError.
+  void release_cached_memory() const;
   /// Makes this device's context (the application's, else the primary one) current.
   void make_current() const;
   /// Waits for all work on the device.
@@ -48,6 +56,11 @@ class Device {
 
 /// A CUDA stream. Owns the stream it creates; wraps an application's stream without owning
 /// it (Stream::wrap). Move-only. The default-constructed Stream is the legacy default stream.
+/// Several threads may launch on one Stream and synchronize it at once (the driver runs the
+/// work in the order the calls reach it, so launches from different threads interleave in no
+/// set order); moving, assigning or destroying it needs exclusive access and must wait until
+/// other threads are done with it. Destroying a Stream returns the memory cujit cached for
+/// it to the device's pool.
 class Stream {
  public:
   /// The legacy default stream (CUstream 0); never destroyed.
@@ -73,7 +86,9 @@ class Stream {
   bool owned_ = false;
 };
 
-/// A CUDA event for ordering and timing. Move-only.
+/// A CUDA event for ordering and timing. Move-only. record() and wait_on() from several
+/// threads are safe but race in the order they reach the driver; moving or destroying it
+/// needs exclusive access.
 class Event {
  public:
   /// Creates an event on `device` (timing enabled).

@@ -41,19 +41,31 @@ struct ElementwiseOptions {
 /// C-contiguous; given outputs must have the broadcast shape and the resolved dtype. Types
 /// resolve as CuPy does (no silent casts of arrays; scalars are cast to the parameter type).
 ///
-/// Construction parses the signatures (throws SignatureError, ArgumentError for a bad name).
-/// The first call with new argument types or layouts specialises: it analyses the snippets
-/// with clang (CompileError with the snippet's line and column), generates CUDA source and
-/// compiles it through the kernel cache. Later calls with the same specialisation are a hash
-/// lookup and a launch. A kernel object may be shared and called from several threads.
+/// Construction parses and checks the definition without touching a device: SignatureError
+/// for a malformed signature; ArgumentError for a name that is not a C identifier (names are
+/// never pasted into code unchecked), an empty operation, more than 48 parameters, or a
+/// compile option that is not one NVRTC option (no '-', a newline or NUL). The operation,
+/// preamble, loop_prep and after_loop are code by design. The first call with new argument
+/// types or layouts specialises: it analyses the snippets with clang (CompileError with the
+/// snippet's line and column), generates CUDA source and compiles it through the kernel cache.
+/// Later calls with the same specialisation are a hash lookup and a launch.
+///
+/// Thread safety: a kernel object may be shared, and its const members called from several
+/// threads at once, on one stream or on different streams. Its type and specialisation
+/// caches are locked; when several threads need the same missing specialisation, the kernel
+/// cache compiles it once and the others wait for it. Only destruction and assignment need
+/// exclusive access.
 class ElementwiseKernel {
  public:
   ElementwiseKernel(std::string in_params, std::string out_params, std::string operation,
                     std::string name = "kernel", ElementwiseOptions options = {});
 
   /// Launches on the arguments; returns the first output (a null Array when there is none
-  /// or no_return is set). Throws TypeError, ShapeError, DeviceError, ArgumentError,
-  /// CompileError or CudaError.
+  /// or no_return is set). Throws TypeError (a dtype mismatch), ShapeError (shapes that do not
+  /// broadcast, a wrong output shape), DeviceError (arrays on different devices),
+  /// ArgumentError (a wrong argument count, more than 48 arguments, a null array, a block
+  /// size outside 1..1024, a negative size), CompileError or CudaError; each message names
+  /// the kernel and the argument.
   template <class... Ts>
   Array operator()(const Ts&... args) const {
     detail::CallArgs call;

@@ -5,12 +5,13 @@
 
 #include <cujit/array.hpp>
 #include <cujit/dtype.hpp>
+#include <cujit/error.hpp>
 
 #include <complex>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
-#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace cujit {
@@ -68,13 +69,14 @@ inline StreamOption on(const Stream& stream) noexcept { return {stream.handle()}
 /// The axes a reduction reduces, written inline in a call: `norm(x, cujit::axis{1})`,
 /// `norm(x, cujit::axis{0, 2})`; negative axes count from the end. `cujit::axis{}` reduces no
 /// axis. Without an axis tag a reduction reduces every axis. Holds up to kMaxAxes axes inline
-/// (no heap allocation); more throw std::length_error.
+/// (no heap allocation); more throw ArgumentError.
 class Axes {
  public:
   static constexpr int kMaxAxes = 32;
   Axes(std::initializer_list<int> axes) {  // NOLINT: implicit on purpose
     if (axes.size() > static_cast<std::size_t>(kMaxAxes)) {
-      throw std::length_error("cujit: more than 32 axes in cujit::axis");
+      throw ArgumentError("cujit: cujit::axis: " + std::to_string(axes.size()) +
+                          " axes given; at most 32");
     }
     for (int a : axes) values_[count_++] = a;
   }

@@ -71,12 +71,14 @@ struct LoadedModule;
 }
 
 /// A kernel loaded on one device. Cheap to copy; keeps its module loaded. Launching is
-/// thread-safe.
+/// thread-safe: copies, or one object, may launch from several threads at once, on one
+/// stream or on different streams.
 class RawKernel {
  public:
   /// Launches with `args` checked against the kernel's parameters (count and sizes) and the
-  /// kernel's device. Throws ArgumentError for a mismatch or a zero/oversized grid or block,
-  /// DeviceError for an array on another device, CudaError when the launch fails.
+  /// kernel's device. Throws ArgumentError for a mismatch, a null array or a zero/oversized
+  /// grid or block, DeviceError for an array on another device, CudaError when the launch
+  /// fails.
   void operator()(Dim3 grid, Dim3 block, std::initializer_list<KernelArg> args,
                   std::size_t shared_mem = 0, const Stream& stream = Stream()) const;
   /// The same with arguments in a vector.
@@ -108,12 +110,19 @@ class RawKernel {
 };
 
 /// CUDA source or device code, compiled on first use for each device's exact architecture
-/// (through the kernel cache), and loaded once per device. Thread-safe.
+/// (through the kernel cache), and loaded once per device. Thread-safe: get_function and
+/// compile_for may be called from several threads at once; the first call per device
+/// compiles and loads while the others wait, and threads compiling the same source in
+/// different modules share one compilation through the kernel cache.
 class RawModule {
  public:
-  /// A module from CUDA C++ source. `options` are extra NVRTC options; `name_expressions`
-  /// name template instantiations to make available ("my_kernel<float>"). Nothing is
-  /// compiled until a kernel is requested or compile_for() is called.
+  /// A module from CUDA C++ source. `options` are extra NVRTC options, one option per entry
+  /// ("-use_fast_math", "-DN=4"); `name_expressions` name template instantiations to make
+  /// available ("my_kernel<float>"). Nothing is compiled until a kernel is requested or
+  /// compile_for() is called. Throws ArgumentError naming the entry for an option that does
+  /// not start with '-' or holds a control character (newline, NUL), or a name expression
+  /// that is blank or holds a control character or one of ; { } # " ' ` \ (the source
+  /// itself is code by design; options and name expressions are not).
   explicit RawModule(std::string source, std::vector<std::string> options = {},
                      std::vector<std::string> name_expressions = {});
   /// A module from compiled code (a cubin or PTX; no compilation happens).
@@ -125,7 +134,7 @@ class RawModule {
 
   /// The kernel named `name` (an extern "C" name, or a registered name expression) on
   /// `device`, compiling and loading the module there on first use. Throws ArgumentError when
-  /// the module has no such kernel.
+  /// the module has no such kernel, CompileError when the source does not compile.
   RawKernel get_function(const std::string& name, const Device& device = Device::current()) const;
   /// Compiles the source for `target` (through the kernel cache), with no GPU needed.
   std::shared_ptr<const CompiledProgram> compile_for(const Target& target) const;

@@ -59,12 +59,20 @@ struct ReductionOptions {
 /// atomics. Floating-point results may differ in the last bits between different shapes,
 /// layouts, block sizes or GPUs with another SM count, because the reduction tree changes.
 ///
-/// Construction parses the signatures (SignatureError; ArgumentError for a bad name, an empty
-/// expression or no output). The first call with new argument types or layouts specialises:
-/// it analyses the snippets with clang (CompileError with the snippet's line and column),
-/// generates CUDA source and compiles it through the kernel cache. Later calls are a hash
-/// lookup and one or two launches. A kernel object may be shared and called from several
-/// threads.
+/// Construction parses and checks the definition without touching a device (SignatureError;
+/// ArgumentError for a name that is not a C identifier, an empty expression, no output, more
+/// than 48 parameters, a compile option that is not one NVRTC option, or a reduce_type that
+/// is not a type name: identifiers, '::', '<...>', ',', '*', '&' and spaces only, so that it
+/// cannot close the declaration it is placed in). The expressions and the preamble are code by
+/// design. The first call with new argument types or layouts specialises: it analyses the
+/// snippets with clang (CompileError with the snippet's line and column), generates CUDA
+/// source and compiles it through the kernel cache. Later calls are a hash lookup and one or
+/// two launches.
+///
+/// Thread safety: as for ElementwiseKernel, a kernel object may be shared and its const
+/// members called from several threads at once, on one stream or on different streams; a
+/// missing specialisation is compiled once. Only destruction and assignment need exclusive
+/// access.
 class ReductionKernel {
  public:
   ReductionKernel(std::string in_params, std::string out_params, std::string map_expr,
@@ -72,8 +80,9 @@ class ReductionKernel {
                   std::string name = "reduce", ReductionOptions options = {});
 
   /// Launches on the arguments; returns the first output. Throws TypeError, ShapeError (a bad
-  /// or repeated axis, a wrong output shape), DeviceError, ArgumentError, CompileError or
-  /// CudaError.
+  /// or repeated axis, a wrong output shape), DeviceError, ArgumentError (a wrong argument
+  /// count, a null array, a block size that is negative or not a multiple of 32 up to 1024),
+  /// CompileError or CudaError; each message names the kernel and the argument.
   template <class... Ts>
   Array operator()(const Ts&... args) const {
     detail::CallArgs call;
