@@ -40,6 +40,16 @@ std::string io_error(const std::string& what, const std::string& path) {
   return "cujit: manifest " + path + ": " + what + ": " + std::strerror(errno);
 }
 
+// The canonical text of a line, or the line itself when it is not an entry (not ours to judge;
+// kept so that it is not duplicated either).
+std::string canonical_or_line(const std::string& line) {
+  try {
+    return parse_entry(line).dump();
+  } catch (const ArgumentError&) {
+    return line;
+  }
+}
+
 }  // namespace
 
 std::string canonical_manifest_entry(const std::string& entry) { return parse_entry(entry).dump(); }
@@ -84,12 +94,7 @@ void ManifestRecorder::read_new_lines(int fd) {
   std::string text = partial_ + chunk;
   std::size_t start = 0;
   for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
-    std::string line = text.substr(start, nl - start);
-    try {
-      seen_.insert(canonical_manifest_entry(line));
-    } catch (const ArgumentError&) {
-      seen_.insert(line);  // not ours to judge; keep it so that it is not duplicated
-    }
+    seen_.insert(canonical_or_line(text.substr(start, nl - start)));
   }
   partial_ = text.substr(start);
 }
@@ -105,6 +110,9 @@ bool ManifestRecorder::record(const std::string& entry) {
   }
   read_new_lines(file.fd);
   if (seen_.count(canonical) != 0) return false;
+  // A last line without its newline (its writer died before finishing the line) may still
+  // hold the whole entry: then the file holds it.
+  if (!partial_.empty() && canonical_or_line(partial_) == canonical) return false;
   // A line some other writer left unterminated must not swallow ours.
   std::string line = (partial_.empty() ? "" : "\n") + canonical + "\n";
   std::size_t written = 0;
@@ -115,11 +123,7 @@ bool ManifestRecorder::record(const std::string& entry) {
     written += static_cast<std::size_t>(n);
   }
   if (!partial_.empty()) {
-    try {
-      seen_.insert(canonical_manifest_entry(partial_));
-    } catch (const ArgumentError&) {
-      seen_.insert(partial_);
-    }
+    seen_.insert(canonical_or_line(partial_));
     partial_.clear();
   }
   known_size_ += line.size();

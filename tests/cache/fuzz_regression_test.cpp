@@ -1,5 +1,7 @@
-// Inputs the fuzzers (tests/fuzz/record_fuzz.cpp) found mishandled in the cache's decoders.
+// Inputs the fuzzers (tests/fuzz/record_fuzz.cpp, manifest_fuzz.cpp) found mishandled in the
+// cache's decoders and in the manifest recorder.
 
+#include "cache/manifest.hpp"
 #include "cache/record.hpp"
 #include "cache/sqlite.hpp"
 
@@ -7,8 +9,11 @@
 
 #include <sqlite3.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -67,6 +72,24 @@ TEST(RecordFuzzRegression, EmptyTextIsNotNull) {
   EXPECT_FALSE(select.column_null(0));
   EXPECT_EQ(select.column_bytes(0), "");
   EXPECT_FALSE(select.column_null(1));
+}
+
+// A manifest whose last line holds the entry but lacks its newline (a writer that died before
+// finishing the line): the entry is in the file, so recording it again must not duplicate it.
+TEST(ManifestFuzzRegression, UnterminatedLastLineHoldsItsEntry) {
+  std::string dir = (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                    std::string("/cujit_manifest_regression.XXXXXX");
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/manifest.jsonl";
+  const std::string entry = R"({"kind":"raw","options":[],"source":"k"})";
+  std::ofstream(path, std::ios::binary) << R"({"kind":"raw","source":"k","options":[]})";
+  EXPECT_FALSE(ManifestRecorder(path).record(entry));
+  EXPECT_EQ(read_manifest(path).size(), 1u);
+  // Another entry still goes on a line of its own after it.
+  EXPECT_TRUE(ManifestRecorder(path).record(R"({"kind":"raw","source":"j"})"));
+  EXPECT_EQ(read_manifest(path).size(), 2u);
+  ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace
