@@ -6,6 +6,7 @@ packages=(
   cmake g++ make
   libsqlite3-dev libssl-dev libzstd-dev
   libclang-14-dev llvm-14-dev
+  clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and the sanitizers
   libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libdlpack-dev
 )
 missing=()

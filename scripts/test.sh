@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds cujit with its tests, and runs every test (GPU tests skip
-# with a reason when no device is present). Usage: bash scripts/test.sh [build-dir]
+# with a reason when no device is present), then fuzzes briefly (scripts/fuzz.sh).
+# Usage: bash scripts/test.sh [build-dir]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
@@ -13,3 +14,15 @@ CUJIT_CACHE_DIR="$(mktemp -d)"
 export CUJIT_CACHE_DIR
 trap 'rm -rf "$CUJIT_CACHE_DIR"' EXIT
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 900
+# Then a short fuzzing run of every libFuzzer target (scripts/fuzz.sh, tests/fuzz/README.md):
+# CUJIT_CI_FUZZ_SECONDS per target, default 30 (with the ~3.5 min build of the fuzzers on two
+# cores, about 4.5 min in all); 0 skips it.
+fuzz_seconds="${CUJIT_CI_FUZZ_SECONDS:-30}"
+if [[ $fuzz_seconds == 0 ]]; then
+  echo "test.sh: fuzzing skipped (CUJIT_CI_FUZZ_SECONDS=0)"
+elif ! command -v clang++-14 >/dev/null ||
+  ! compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; then
+  echo "test.sh: fuzzing skipped: clang-14 and libclang-rt-14-dev (libFuzzer) are not installed"
+else
+  CUJIT_FUZZ_BUILD_DIR="$build-fuzz" bash "$root/scripts/fuzz.sh" "$fuzz_seconds"
+fi
