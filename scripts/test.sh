@@ -26,3 +26,8 @@ elif ! command -v clang++-14 >/dev/null ||
 else
   CUJIT_FUZZ_BUILD_DIR="$build-fuzz" bash "$root/scripts/fuzz.sh" "$fuzz_seconds"
 fi
+# CI (.ci/run) sets CUJIT_CI_SANITIZERS=1: the suite again under ASan+UBSan, and the
+# multi-thread tests under TSan (scripts/sanitize.sh; about 6.5 min more on two cores).
+if [[ ${CUJIT_CI_SANITIZERS:-0} == 1 ]]; then
+  CUJIT_ASAN_BUILD="$build-asan" CUJIT_TSAN_BUILD="$build-tsan" bash "$root/scripts/sanitize.sh"
+fi
