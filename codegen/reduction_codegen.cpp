@@ -502,6 +502,13 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
 
   w << "extern \"C\" __global__ void " + launch_bounds + reduction_symbol(def) + "(" + sig.str() +
            " {\n";
+  if (s.two_pass) {
+    // Programmatic dependent launch (sm_90+, when the host launches the second pass with
+    // programmatic stream serialisation): the second pass may be scheduled as soon as every
+    // block of this one has started, hiding its launch latency; it waits for our results.
+    w << "#if __CUDA_ARCH__ >= 900\n  asm volatile(\"griddepcontrol.launch_dependents;\");\n"
+         "#endif\n";
+  }
   prologue();
   switch (s.strategy) {
     case RedStrategy::Segments:
@@ -740,6 +747,10 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
   if (s.two_pass) {
     w << "extern \"C\" __global__ void " + launch_bounds + reduction_pass2_symbol(def) + "(" +
              sig.str() + " {\n";
+    // Waits for the first pass to complete with its writes visible (a no-op when launched
+    // without programmatic dependent launch).
+    w << "#if __CUDA_ARCH__ >= 900\n  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+         "#endif\n";
     prologue();
     if (s.strategy == RedStrategy::Columns && s.group >= 32) {
       // A thread per output merges its column of partials in order; loads go out eight at

@@ -62,6 +62,7 @@ namespace cujit::detail {
   X(cuModuleUnload) \
   X(cuModuleGetFunction) \
   X(cuLaunchKernel) \
+  X(cuLaunchKernelEx) \
   X(cuFuncGetAttribute) \
   X(cuFuncSetAttribute) \
   X(cuFuncGetParamInfo) \

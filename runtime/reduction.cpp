@@ -48,6 +48,15 @@ int blocks_per_sm_scale() {
   static const int value = env_int("CUJIT_RED_WAVES", 2);
   return value;
 }
+// Programmatic dependent launch of the second pass on sm_90+ (CUJIT_RED_PDL=0 turns it off,
+// to measure what it buys).
+bool dependent_launch(int device) {
+  static const bool enabled = [] {
+    const char* value = std::getenv("CUJIT_RED_PDL");
+    return value == nullptr || std::string(value) != "0";
+  }();
+  return enabled && detail::device_properties(device).compute_capability >= 90;
+}
 // CUJIT_RED_DEBUG=1 prints each new plan (strategy, vector width, grids) to stderr.
 bool debug_plans() {
   static const bool value = std::getenv("CUJIT_RED_DEBUG") != nullptr;
@@ -865,14 +874,34 @@ std::vector<Array> execute(const ReductionKernel::Impl& im, const detail::Plan& 
   // One kernel, or two with partials in stream-ordered scratch memory.
   detail::ensure_context(device);
   const detail::Driver& drv = detail::driver();
+  // `dependent`: launched with programmatic stream serialisation, so that it is scheduled
+  // while the previous kernel's last blocks run (it waits with griddepcontrol.wait).
   auto launch_one = [&](CUfunction f, std::int64_t gx, std::int64_t gy, int block,
-                        const char* what) {
-    const CUresult result = drv.cuLaunchKernel(
-        f, static_cast<unsigned>(std::max<std::int64_t>(gx, 1)),
-        static_cast<unsigned>(std::max<std::int64_t>(gy, 1)), 1, static_cast<unsigned>(block), 1, 1,
-        0, options.stream, params.data(), nullptr);
+                        const char* what, bool dependent = false) {
+    const auto grid_x = static_cast<unsigned>(std::max<std::int64_t>(gx, 1));
+    const auto grid_y = static_cast<unsigned>(std::max<std::int64_t>(gy, 1));
+    CUresult result;
+    if (dependent) {
+      CUlaunchAttribute attribute{};
+      attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attribute.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = grid_x;
+      config.gridDimY = grid_y;
+      config.gridDimZ = 1;
+      config.blockDimX = static_cast<unsigned>(block);
+      config.blockDimY = 1;
+      config.blockDimZ = 1;
+      config.hStream = options.stream;
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      result = drv.cuLaunchKernelEx(&config, f, params.data(), nullptr);
+    } else {
+      result = drv.cuLaunchKernel(f, grid_x, grid_y, 1, static_cast<unsigned>(block), 1, 1, 0,
+                                  options.stream, params.data(), nullptr);
+    }
     if (result != CUDA_SUCCESS) {
-      detail::throw_cuda_error(result, "cuLaunchKernel",
+      detail::throw_cuda_error(result, dependent ? "cuLaunchKernelEx" : "cuLaunchKernel",
                                std::string(what) + " of reduction kernel '" + im.def.name +
                                    "' on device " + std::to_string(device));
     }
@@ -892,7 +921,8 @@ std::vector<Array> execute(const ReductionKernel::Impl& im, const detail::Plan& 
   scratch = scratch_ptr;
   try {
     launch_one(specialized.pass1, plan.grid_x, plan.grid_y, plan.block1, "the first pass");
-    launch_one(specialized.pass2, plan.grid2, 1, plan.block2, "the second pass");
+    launch_one(specialized.pass2, plan.grid2, 1, plan.block2, "the second pass",
+               detail::dependent_launch(device));
   } catch (...) {
     drv.cuMemFreeAsync(scratch_ptr, options.stream);
     throw;
