@@ -46,14 +46,17 @@ struct Options {
   std::string json_path;  ///< --json PATH: append JSON lines here (empty: none)
   int repeats = 200;      ///< --repeats N: timed samples per measurement
   bool quick = false;     ///< --quick: fewer sizes and repeats, for a smoke test
+  std::string only;       ///< --only GROUP: measure one group of cases (the bench names them)
+  /// Whether the cases of `group` are measured (every group without --only).
+  bool wants(const std::string& group) const { return only.empty() || only == group; }
 };
 
-/// Parses --json PATH (or --json=PATH), --repeats N, --quick and --help. Prints usage and
+/// Parses --json PATH (or --json=PATH), --repeats N, --quick, --only GROUP and --help. Prints usage and
 /// exits with 0 for --help, 2 for an unknown argument.
 inline Options parse_options(int argc, char** argv, const char* description) {
   Options options;
   auto usage = [&](std::ostream& os) {
-    os << "usage: " << argv[0] << " [--json PATH] [--repeats N] [--quick]\n" << description << "\n";
+    os << "usage: " << argv[0] << " [--json PATH] [--repeats N] [--quick] [--only GROUP]\n" << description << "\n";
   };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -63,6 +66,8 @@ inline Options parse_options(int argc, char** argv, const char* description) {
       options.json_path = arg.substr(7);
     } else if (arg == "--repeats" && i + 1 < argc) {
       options.repeats = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--only" && i + 1 < argc) {
+      options.only = argv[++i];
     } else if (arg == "--quick") {
       options.quick = true;
       options.repeats = std::min(options.repeats, 30);

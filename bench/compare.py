@@ -472,14 +472,21 @@ def cold_child():
     print(json.dumps({"n": n, "first_us": first * 1e6, "second_us": second * 1e6, "ok": ok}))
 
 
+SECTIONS = [
+    ("copy", "copy", bench_copy),
+    ("add", "add z = x + y, float32, contiguous", bench_add),
+    ("strided", "add: broadcast and transposed", bench_add_strided),
+    ("host", "host time per call", bench_host_call),
+    ("reductions", "reductions", bench_reductions),
+    ("cold", "cold first call", bench_cold_call),
+]
+
+
 def measure(args):
     b = Bench(args)
-    b.section("copy", lambda: bench_copy(b))
-    b.section("add z = x + y, float32, contiguous", lambda: bench_add(b))
-    b.section("add: broadcast and transposed", lambda: bench_add_strided(b))
-    b.section("host time per call", lambda: bench_host_call(b))
-    b.section("reductions", lambda: bench_reductions(b))
-    b.section("cold first call", lambda: bench_cold_call(b))
+    for key, title, body in SECTIONS:
+        if not args.only or key in args.only.split(","):
+            b.section(title, lambda body=body: body(b))
     if b.failures:
         print("\ncompare.py: FAILED: " + "; ".join(b.failures))
         return 1
@@ -631,6 +638,8 @@ def main():
     parser.add_argument("--summary", action="store_true", help="print the key figures")
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--only", help="comma-separated sections to measure: " +
+                        ", ".join(key for key, _, _ in SECTIONS))
     parser.add_argument("--cold-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cold_child:

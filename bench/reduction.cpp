@@ -151,7 +151,7 @@ int run(const Options& options, const Device& device) {
   auto verdict = [](bool ok) { return std::string(ok ? "ok" : "WRONG"); };
 
   // Full reductions: raw kernel, cujit sum (twice: same bits), cujit l2norm.
-  {
+  if (options.wants("full")) {
     Array out = Array::empty({}, DType::Float32, device);
     const long long n4 = n / 4;
     const unsigned grid = static_cast<unsigned>(device.sm_count()) * 8;
@@ -200,6 +200,7 @@ int run(const Options& options, const Device& device) {
       {"sum_columns4", {n / 4, 4}, 0},
   };
   for (const AxisCase& c : axis_cases) {
+    if (!options.wants("axes")) break;
     const std::int64_t rows = c.shape[0], cols = c.shape[1];
     Array a = x.slice(0, 0, rows * cols).reshape(c.shape);
     const std::int64_t n_out = c.axis == 0 ? cols : rows;
@@ -221,7 +222,7 @@ int run(const Options& options, const Device& device) {
 
   // Host time per call of a tiny reduction (256 elements, one launch) against a bare
   // cuLaunchKernel of a one-thread kernel.
-  {
+  if (options.wants("host")) {
     Array t = x.slice(0, 0, 256);
     Array out = Array::empty({}, DType::Float32, device);
     std::uint64_t pt = t.data(), po = out.data();
@@ -265,7 +266,7 @@ int run(const Options& options, const Device& device) {
   }
 
   // Cold first call in a fresh process (empty cache) against NVRTC alone, also fresh.
-  {
+  if (options.wants("first")) {
     char dir_template[] = "/tmp/cujit-cold.XXXXXX";
     const std::string dir = mkdtemp(dir_template) ? dir_template : "/tmp";
     const double nvrtc_ms = child_ms("--cold-nvrtc", dir);
@@ -311,6 +312,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
   if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
   return cujit::bench::bench_main(argc, argv, "reduction",
-                                  "ReductionKernel throughput, launch overhead and cold start.",
+                                  "ReductionKernel throughput, launch overhead and cold start. Groups "
+                                  "for --only: full, axes, host, first.",
                                   cujit::bench::run);
 }

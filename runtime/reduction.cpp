@@ -48,6 +48,14 @@ int blocks_per_sm_scale() {
   static const int value = env_int("CUJIT_RED_WAVES", 2);
   return value;
 }
+// Threads per block unless the call asks (CUJIT_RED_BLOCK: a tuning knob, multiple of 32).
+int default_block() {
+  static const int value = [] {
+    const int b = env_int("CUJIT_RED_BLOCK", kDefaultBlock);
+    return b % 32 == 0 && b <= 1024 ? b : kDefaultBlock;
+  }();
+  return value;
+}
 // Programmatic dependent launch of the second pass on sm_90+ (CUJIT_RED_PDL=0 turns it off,
 // to measure what it buys).
 bool dependent_launch(int device) {
@@ -501,7 +509,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   detail::RedSpecialization spec;
   spec.params.resize(n_params);
   spec.reduce_ctype = resolved->reduce_ctype;
-  spec.block_size = options.block_size > 0 ? options.block_size : detail::kDefaultBlock;
+  spec.block_size = options.block_size > 0 ? options.block_size : detail::default_block();
   if (options.block_size < 0 || spec.block_size > 1024 || spec.block_size % 32 != 0) {
     throw ArgumentError(who() + ": block size " + std::to_string(options.block_size) +
                         " is not a multiple of 32 up to 1024");

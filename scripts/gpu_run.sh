@@ -22,10 +22,18 @@
 #       GPU_RUN_BUDGET_S seconds (default 510). Exit status: 1 if a test binary failed or
 #       timed out, else 2 if another step failed, else 0. --quick: smaller sizes, fewer
 #       repeats (a smoke test).
+#
+#   scripts/gpu_run.sh sanitize
+#       On the GPU host, like run: every test binary under compute-sanitizer's memcheck
+#       (out-of-bounds and misaligned accesses, API errors), then the reduction and tiled
+#       elementwise tests under racecheck (shared-memory hazards); a summary table of the
+#       checkers' error counts last. The >2^31-element tests and the multi-process cache
+#       tests are left out (minutes under the checker; their children do not use the GPU).
+#       Exit status 1 if a checker found an error or a test failed.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build_dir="$root/build-gpu"
+build_dir="${CUJIT_GPU_BUILD_DIR:-$root/build-gpu}"  # another tree: CUJIT_GPU_BUILD_DIR
 stage="$root/.devbuild"
 max_stage_mib=60
 
@@ -236,11 +244,64 @@ run() {
   exit 0
 }
 
+# Every checker step: its log's gtest totals and compute-sanitizer's error count.
+sanitize() {
+  cd "$root"
+  OUT=${OUT:-$root/out}
+  mkdir -p "$OUT"
+  [[ -f "$stage/libcujit.so.0" ]] || { echo "error: $stage/libcujit.so.0 not found" >&2; exit 2; }
+  export LD_LIBRARY_PATH="$stage:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  CUJIT_CACHE_DIR="$(mktemp -d /tmp/cujit-cache.XXXXXX)"
+  export CUJIT_CACHE_DIR
+  local cs=/usr/local/cuda/bin/compute-sanitizer
+  local skip='*MoreThanTwoTo31*:ConcurrencyTest.*:Concurrency.*:FaultInjection.*'
+  echo "== compute-sanitizer, $(date -u '+%Y-%m-%d %H:%M UTC'), budget ${budget_s}s"
+  cat "$stage/BUILD_INFO" 2>/dev/null
+  "$cs" --version | tail -1
+  local rows=() bad=0 t name log errors passed ran
+  checked() {  # TOOL NAME CAP FILTER BINARY
+    local tool=$1 name=$2 cap=$3 filter=$4 bin=$5
+    log="$OUT/${tool}_$name.log"
+    step "$tool $name" "$cap" "$log" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 50 \
+      "$bin" --gtest_brief=1 --gtest_filter="$filter"
+    errors=$(grep -oP 'ERROR SUMMARY: \K[0-9]+' "$log" | awk '{ s += $1 } END { print s + 0 }')
+    ran=$(grep -oP '^\[==========\] \K[0-9]+(?= tests? from .* ran)' "$log" | tail -1)
+    passed=$(grep -oP '^\[  PASSED  \] \K[0-9]+' "$log" | tail -1)
+    rows+=("$(printf '%-10s %-28s %-22s %6s %6s %7s %6ss' "$tool" "$name" "${step_status[-1]}" \
+      "${ran:-0}" "${passed:-0}" "$errors" "${step_seconds[-1]}")")
+    [[ ${step_status[-1]} == ok && $errors == 0 ]] || bad=1
+  }
+  for t in "$stage"/tests/cujit_*_tests; do
+    [[ -x $t ]] || continue
+    name=$(basename "$t")
+    checked memcheck "$name" 300 "-$skip" "$t"
+  done
+  [[ -x "$stage/tests/cujit_api_tests" ]] &&
+    checked racecheck cujit_api_tests 240 \
+      "Reduction.*:Elementwise.TransposedOutputsThroughTiles:Elementwise.EveryLayoutMatchesTheHost:Elementwise.RowsOfBroadcastColumnsAndRows-$skip" \
+      "$stage/tests/cujit_api_tests"
+  rm -rf "$CUJIT_CACHE_DIR"
+  echo
+  echo "============================ compute-sanitizer ============================"
+  head -2 "$stage/BUILD_INFO" 2>/dev/null
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1
+  printf '%-10s %-28s %-22s %6s %6s %7s %7s\n' tool "test binary" status ran passed errors time
+  local row
+  for row in "${rows[@]}"; do echo "$row"; done
+  echo "total ${SECONDS}s"
+  if ((bad)); then
+    echo "RESULT: checker errors or test failures"
+    exit 1
+  fi
+  echo "RESULT: clean"
+}
+
 case "${1:-}" in
   build) build ;;
   run) run "${2:-}" ;;
+  sanitize) sanitize ;;
   *)
-    sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
