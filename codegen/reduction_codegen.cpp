@@ -112,6 +112,7 @@ std::string RedSpecialization::key() const {
   num(";2p=", two_pass);
   num(";i64=", index64);
   num(";block=", block_size);
+  num(";b2=", pass2_block);
   k += ";params=";
   for (const RedParam& p : params) {
     k += dtype_name(p.dtype);
@@ -122,6 +123,10 @@ std::string RedSpecialization::key() const {
     k += ',';
   }
   return k;
+}
+
+std::int64_t reduction_tile(const RedSpecialization& s) {
+  return std::int64_t{s.block_size} * s.vec * (s.vec > 1 ? kUnrollVector : kUnrollScalar);
 }
 
 std::string reduction_symbol(const ReductionDefinition& def) { return "cujit_red_" + def.name; }
@@ -745,7 +750,8 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
   w << "}\n";
 
   if (s.two_pass) {
-    w << "extern \"C\" __global__ void " + launch_bounds + reduction_pass2_symbol(def) + "(" +
+    w << "extern \"C\" __global__ void __launch_bounds__(" +
+             std::to_string(s.second_pass_block()) + ") " + reduction_pass2_symbol(def) + "(" +
              sig.str() + " {\n";
     // Waits for the first pass to complete with its writes visible (a no-op when launched
     // without programmatic dependent launch).
@@ -772,15 +778,16 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
         return s.strategy == RedStrategy::Columns ? "(" + c + ") * L.n_out + o"
                                                   : "o * L.nsplit + " + c;
       };
-      // Eight loads in flight per thread, merged in the order of the plain loop.
+      // Eight guarded loads in flight per thread (the last pass too: no chain of single
+      // loads), merged in the order of the plain loop.
       w << "  for (" + I + " o = blockIdx.x; o < L.n_out; o += gridDim.x) {\n";
       w << "    _cj_Acc acc;\n    acc.init();\n";
-      w << "    const " + I + " cs = blockDim.x;\n    " + I + " c = threadIdx.x;\n";
-      w << "    for (; c + 7 * cs < L.nsplit; c += 8 * cs) {\n      _cj_Acc t[8];\n";
-      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u) t[u] = _cj_part[" + at("c + u * cs") +
-               "];\n";
-      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u) acc.merge(t[u]);\n    }\n";
-      w << "    for (; c < L.nsplit; c += cs) acc.merge(_cj_part[" + at("c") + "]);\n";
+      w << "    const " + I + " cs = blockDim.x;\n";
+      w << "    for (" + I + " c = threadIdx.x; c < L.nsplit; c += 8 * cs) {\n      _cj_Acc t[8];\n";
+      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u)\n        if (c + u * cs < L.nsplit) t[u] = "
+           "_cj_part[" + at("c + u * cs") + "];\n";
+      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u)\n        if (c + u * cs < L.nsplit) "
+           "acc.merge(t[u]);\n    }\n";
       w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
       post("      ", "o", "acc");
       w << "    }\n  }\n";

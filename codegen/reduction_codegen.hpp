@@ -4,6 +4,7 @@
 // output and reduced dimensions after collapsing, vector width and index width. Pure text
 // generation; no CUDA headers, testable without a GPU.
 
+#include <cstdint>
 #include <cujit/dtype.hpp>
 #include <cujit/program.hpp>
 
@@ -69,10 +70,18 @@ struct RedSpecialization {
   bool two_pass = false;  ///< Segments/Columns: partials in scratch plus a second kernel
   bool index64 = false;   ///< 64-bit index arithmetic
   int block_size = 256;   ///< multiple of 32, <= 1024
+  int pass2_block = 0;    ///< threads per block of the second pass (0: block_size)
+
+  /// Threads per block of the second pass.
+  int second_pass_block() const { return pass2_block > 0 ? pass2_block : block_size; }
 
   /// Canonical text naming everything above (part of the cache key).
   std::string key() const;
 };
+
+/// Elements one unrolled pass of a block covers when it walks a contiguous segment: chunks of
+/// a split segment are whole tiles, so every thread runs full unrolled passes.
+std::int64_t reduction_tile(const RedSpecialization& s);
 
 /// Kernel symbols: "cujit_red_<name>" (the first pass, or the only one) and
 /// "cujit_red2_<name>" (the second pass of a two-pass specialisation).

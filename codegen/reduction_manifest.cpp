@@ -102,6 +102,7 @@ std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSp
         {"two_pass", s.two_pass},
         {"index64", s.index64},
         {"block_size", s.block_size},
+        {"pass2_block", s.pass2_block},
         {"params", params}}},
   };
   return entry.dump();
@@ -140,6 +141,7 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
     s.two_pass = js.at("two_pass");
     s.index64 = js.at("index64");
     s.block_size = manifest_int(js, "block_size");
+    s.pass2_block = js.contains("pass2_block") ? manifest_int(js, "pass2_block") : 0;
     for (const nlohmann::json& p : js.at("params")) {
       RedParam e;
       if (!parse_dtype(p.at("dtype").get<std::string>(), e.dtype)) {
@@ -156,6 +158,7 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
     if (s.params.size() != def.in.size() + def.out.size() || s.out_ndim < 1 || s.out_ndim > 64 ||
         s.red_ndim < 1 || s.red_ndim > 64 || s.vec < 1 || s.vec > 16 || !group_ok ||
         s.block_size < 32 || s.block_size > 1024 || s.block_size % 32 != 0 ||
+        s.pass2_block < 0 || s.pass2_block > 1024 || s.pass2_block % 32 != 0 ||
         s.reduce_ctype.empty() || s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 ||
         s.rows_per_pass > 8) {
       throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");

@@ -40,14 +40,26 @@ int env_int(const char* name, int fallback) {
   const char* value = std::getenv(name);
   return value ? std::max(1, std::atoi(value)) : fallback;
 }
-// Waves of resident blocks for split reductions: two keep every SM busy while the slowest
-// blocks of the first wave finish (H200, 2026-11-22: full sum of 2^28 float32 4276 -> 4467
-// GB/s, axis 0 of 16384^2 3914 -> 4309, 67108864 x 4 over axis 0 4247 -> 4446; four waves
-// were slower than two on each).
+// Waves of resident blocks for split columns: two keep every SM busy while the slowest
+// blocks of the first wave finish (H200, 2026-11-22: axis 0 of 16384^2 3914 -> 4309 GB/s,
+// 67108864 x 4 over axis 0 4247 -> 4446; four waves were slower than two on each).
 int blocks_per_sm_scale() {
   static const int value = env_int("CUJIT_RED_WAVES", 2);
   return value;
 }
+// Split segments (a full reduction among them) aim for this many blocks per resident block
+// slot, in chunks of whole tiles, and at most kMaxSegmentSplit chunks per segment. H100,
+// 2026-11-23, full sum of 2^28 float32, first pass alone (us): 2112 chunks of 127104
+// elements 349.2, 8192 x 32768 346.7, 16384 x 16384 345.5, 21846 x 12288 344.0; chunks that
+// are not whole tiles were slower (16896 x 15888: 351.3, 5280 x 50840: 361.5).
+int segment_waves() {
+  static const int value = env_int("CUJIT_RED_SEG_WAVES", 32);
+  return value;
+}
+constexpr std::int64_t kMaxSegmentSplit = 24576;
+// Threads per block of the second pass of split segments: its loads of up to
+// kMaxSegmentSplit partials go out together in three rounds at most.
+constexpr int kSegmentPass2Block = 1024;
 // Threads per block unless the call asks (CUJIT_RED_BLOCK: a tuning knob, multiple of 32).
 int default_block() {
   static const int value = [] {
@@ -716,9 +728,10 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
         break;
       }
       case detail::RedStrategy::Segments: {
-        const std::int64_t wanted_blocks = resident * detail::blocks_per_sm_scale();
-        settle((wanted_blocks + n_out - 1) / n_out, n_red / (std::int64_t{B} * spec.vec * 4),
-               spec.vec);
+        const std::int64_t wanted_blocks = resident * detail::segment_waves();
+        const std::int64_t tile = detail::reduction_tile(spec);
+        settle((wanted_blocks + n_out - 1) / n_out,
+               std::min(n_red / tile, detail::kMaxSegmentSplit), tile);
         grid_x = nsplit;
         grid_y = std::min<std::int64_t>(n_out, 65535);
         grid2 = std::min(n_out, resident * 4);
@@ -728,6 +741,9 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   };
   plan(resident_blocks, 0);
   spec.two_pass = nsplit > 1;
+  if (spec.two_pass && spec.strategy == detail::RedStrategy::Segments) {
+    spec.pass2_block = detail::kSegmentPass2Block;
+  }
 
   // 7. The specialised kernel: a hash lookup after the first call.
   std::string key = type_key;
@@ -779,7 +795,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   plan_out.grid_y = grid_y;
   plan_out.grid2 = grid2;
   plan_out.block1 = block1;
-  plan_out.block2 = B;
+  plan_out.block2 = spec.second_pass_block();
   plan_out.scratch_bytes = spec.two_pass ? static_cast<std::size_t>(nsplit * n_out) *
                                                detail::reduction_partial_bytes(spec)
                                          : 0;
@@ -918,24 +934,16 @@ std::vector<Array> execute(const ReductionKernel::Impl& im, const detail::Plan& 
     launch_one(specialized.pass1, plan.grid_x, plan.grid_y, plan.block1, "the launch");
     return outputs;
   }
-  // From the device's pool (configured by allocate), freed on the call's stream: the legacy
-  // stream that a DeviceBuffer frees on is not ordered after a non-blocking stream.
-  CUdeviceptr scratch_ptr = 0;
-  {
-    const auto buffer = detail::allocate(device, plan.scratch_bytes, options.stream);
-    scratch_ptr = buffer->address;
-    buffer->address = 0;
-  }
-  scratch = scratch_ptr;
-  try {
-    launch_one(specialized.pass1, plan.grid_x, plan.grid_y, plan.block1, "the first pass");
-    launch_one(specialized.pass2, plan.grid2, 1, plan.block2, "the second pass",
-               detail::dependent_launch(device));
-  } catch (...) {
-    drv.cuMemFreeAsync(scratch_ptr, options.stream);
-    throw;
-  }
-  detail::check(drv.cuMemFreeAsync(scratch_ptr, options.stream), "cuMemFreeAsync");
+  // Allocated on the call's stream; when `scratch_buffer` goes, the block returns to the
+  // host-side cache of that stream, so the next call on the stream reuses it without a driver
+  // call (stream order makes that safe). A cuMemAllocAsync / cuMemFreeAsync pair per call
+  // cost about 1 us of device time (H100, 2026-11-23: full sum of 2^28 float32 352.4 ->
+  // 351.2 us with a reused buffer).
+  const auto scratch_buffer = detail::allocate(device, plan.scratch_bytes, options.stream);
+  scratch = scratch_buffer->address;
+  launch_one(specialized.pass1, plan.grid_x, plan.grid_y, plan.block1, "the first pass");
+  launch_one(specialized.pass2, plan.grid2, 1, plan.block2, "the second pass",
+             detail::dependent_launch(device));
   return outputs;
 }
 

@@ -25,8 +25,9 @@
 #
 #   scripts/gpu_run.sh sanitize
 #       On the GPU host, like run: every test binary under compute-sanitizer's memcheck
-#       (out-of-bounds and misaligned accesses, API errors), then the reduction and tiled
-#       elementwise tests under racecheck (shared-memory hazards); a summary table of the
+#       (out-of-bounds and misaligned accesses), then the reduction and tiled elementwise
+#       tests under racecheck (shared-memory hazards), synccheck (barrier misuse) and
+#       initcheck (reads of uninitialised device memory); a summary table of the
 #       checkers' error counts last. The >2^31-element tests and the multi-process cache
 #       tests are left out (minutes under the checker; their children do not use the GPU).
 #       Exit status 1 if a checker found an error or a test failed.
@@ -262,7 +263,11 @@ sanitize() {
   checked() {  # TOOL NAME CAP FILTER BINARY
     local tool=$1 name=$2 cap=$3 filter=$4 bin=$5
     log="$OUT/${tool}_$name.log"
-    step "$tool $name" "$cap" "$log" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 50 \
+    # API errors are not reported: RawKernel counts a kernel's parameters by asking
+    # cuFuncGetParamInfo for one past the last (the driver API has no count query), and
+    # tests look up missing kernels on purpose; every such call's result is checked.
+    step "$tool $name" "$cap" "$log" "$cs" --tool "$tool" --report-api-errors no \
+      --error-exitcode 99 --print-limit 50 \
       "$bin" --gtest_brief=1 --gtest_filter="$filter"
     errors=$(grep -oP 'ERROR SUMMARY: \K[0-9]+' "$log" | awk '{ s += $1 } END { print s + 0 }')
     ran=$(grep -oP '^\[==========\] \K[0-9]+(?= tests? from .* ran)' "$log" | tail -1)
@@ -276,10 +281,14 @@ sanitize() {
     name=$(basename "$t")
     checked memcheck "$name" 300 "-$skip" "$t"
   done
-  [[ -x "$stage/tests/cujit_api_tests" ]] &&
-    checked racecheck cujit_api_tests 240 \
-      "Reduction.*:Elementwise.TransposedOutputsThroughTiles:Elementwise.EveryLayoutMatchesTheHost:Elementwise.RowsOfBroadcastColumnsAndRows-$skip" \
-      "$stage/tests/cujit_api_tests"
+  local shared_memory_tests="Reduction.*:Elementwise.TransposedOutputsThroughTiles"
+  shared_memory_tests+=":Elementwise.EveryLayoutMatchesTheHost:Elementwise.RowsOfBroadcastColumnsAndRows"
+  local tool
+  if [[ -x "$stage/tests/cujit_api_tests" ]]; then
+    for tool in racecheck synccheck initcheck; do
+      checked "$tool" cujit_api_tests 180 "$shared_memory_tests-$skip" "$stage/tests/cujit_api_tests"
+    done
+  fi
   rm -rf "$CUJIT_CACHE_DIR"
   echo
   echo "============================ compute-sanitizer ============================"

@@ -63,7 +63,7 @@ TEST(ManifestFuzzRegression, ElementwiseIntegerFieldsAreChecked) {
 TEST(ManifestFuzzRegression, ReductionIntegerFieldsAreChecked) {
   const std::string entry = reduction_entry();
   for (const char* field : {"strategy", "out_ndim", "red_ndim", "vec", "group", "row_loads",
-                            "rows_per_pass", "block_size"}) {
+                            "rows_per_pass", "block_size", "pass2_block"}) {
     for (const char* value : {"4294967297", "4294967328", "1e300", "-1e300", "1.0", "false"}) {
       EXPECT_THROW(reduction_from_manifest(with_field(entry, field, value)), ArgumentError)
           << field << " = " << value;

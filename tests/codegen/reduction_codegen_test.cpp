@@ -39,8 +39,10 @@ std::vector<RedSpecialization> strategy_variants(DType t, int n_params) {
   seg.red_contiguous = true;
   seg.vec = vec;
   seg.two_pass = true;
+  seg.pass2_block = 1024;  // as the launcher plans split segments
   out.push_back(seg);
   seg.two_pass = false;
+  seg.pass2_block = 0;
   seg.vec = 1;
   seg.red_contiguous = false;
   seg.red_ndim = 2;
@@ -182,6 +184,22 @@ TEST(ReductionCodegen, SnippetErrorsPointAtTheSnippet) {
   }
 }
 
+// The second pass of split segments runs wider blocks than the first: each kernel declares
+// its own launch bounds.
+TEST(ReductionCodegen, SecondPassHasItsOwnLaunchBounds) {
+  RedSpecialization s = strategy_variants(DType::Float32, 2).front();
+  ASSERT_TRUE(s.two_pass);
+  const std::string source = generate_reduction(l2norm(), s).source;
+  EXPECT_NE(source.find("__launch_bounds__(256) cujit_red_"), std::string::npos) << source;
+  EXPECT_NE(source.find("__launch_bounds__(1024) " + reduction_pass2_symbol(l2norm())),
+            std::string::npos)
+      << source;
+  EXPECT_EQ(s.second_pass_block(), 1024);
+  s.pass2_block = 0;
+  EXPECT_EQ(s.second_pass_block(), s.block_size);
+  EXPECT_EQ(reduction_tile(s), 256 * 4 * 4);
+}
+
 TEST(ReductionCodegen, KeysDifferPerSpecialisation) {
   std::set<std::string> keys;
   const auto variants = strategy_variants(DType::Float32, 2);
@@ -196,6 +214,7 @@ TEST(ReductionManifest, RoundTrip) {
   RedSpecialization s = spec_for(DType::Float32, RedStrategy::Columns, 3);
   s.reduce_ctype = "double";
   s.two_pass = true;
+  s.pass2_block = 512;
   s.out_ndim = 2;
   s.params[1].raw_contiguous = false;
   const std::string entry = reduction_manifest_entry(def, s);
