@@ -63,11 +63,15 @@ int cold_cujit() {
   Array x = Array::empty({1 << 20}, DType::Float32, device);
   x.fill(1.5);
   device.synchronize();
+  Array y = Array::empty({}, DType::Float32, device);
   const auto start = std::chrono::steady_clock::now();
   ReductionKernel l2norm("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "cold_l2norm");
-  Array y = l2norm(x);
+  const auto call = std::chrono::steady_clock::now();
+  l2norm(x, y);  // lookup (or compile), module load, two launches
+  const double call_ms = ms_since(call);
   device.synchronize();
-  std::printf("%.3f\n", ms_since(start));
+  // Total (construction to completion) and the call alone (what the cache serves).
+  std::printf("%.3f %.3f\n", ms_since(start), call_ms);
   return 0;
 }
 
@@ -271,7 +275,8 @@ int run(const Options& options, const Device& device) {
     const std::string dir = mkdtemp(dir_template) ? dir_template : "/tmp";
     const double nvrtc_ms = child_ms("--cold-nvrtc", dir);
     const double cold_ms = child_ms("--cold-cujit", dir);
-    const double warm_ms = child_ms("--cold-cujit", dir);  // same cache directory: a disk hit
+    double warm_call_ms = -1;
+    const double warm_ms = child_ms("--cold-cujit", dir, &warm_call_ms);  // a disk hit
     Record r;
     r.bench = kBench;
     r.case_name = "cold_first_call";
@@ -286,13 +291,18 @@ int run(const Options& options, const Device& device) {
     w.case_name = "warm_first_call";
     w.us = warm_ms * 1e3;
     w.ratio = std::numeric_limits<double>::quiet_NaN();
-    w.note = "fresh process, warm disk cache: first call incl. lookup, load, launch";
+    w.note =
+        "fresh process, warm disk cache: construction, first call (lookup, load, two launches) "
+        "and synchronisation; the call alone took " +
+        fixed(warm_call_ms * 1e3, 0) + " us";
     json.write(r);
     json.write(w);
     table.add({"first call", "2^20", "NVRTC alone", "-", fixed(nvrtc_ms * 1e3, 0), "1.000", "-"});
     table.add({"first call", "2^20", "cujit cold", "-", fixed(cold_ms * 1e3, 0), fixed(r.ratio, 3),
                cold_ms <= 150 ? "<= 150 ms" : "> 150 ms"});
     table.add({"first call", "2^20", "cujit warm disk", "-", fixed(warm_ms * 1e3, 0), "-", "-"});
+    table.add(
+        {"first call", "2^20", "  of which the call", "-", fixed(warm_call_ms * 1e3, 0), "-", "-"});
   }
 
   std::cout << "\n";

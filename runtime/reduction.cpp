@@ -15,6 +15,7 @@
 #include "runtime/memory.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -757,8 +758,12 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     if (it != im.specialized.end()) specialized = it->second;
   }
   if (!specialized) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point t0 = Clock::now();
     const Target target = target_for_arch(detail::device_properties(device).compute_capability);
+    const Clock::time_point t1 = Clock::now();
     auto program = detail::compile_reduction(def, spec, target);
+    const Clock::time_point t2 = Clock::now();
     auto made = std::make_shared<detail::Specialized>();
     made->spec = spec;
     made->module = detail::load_module(std::move(program), device);
@@ -768,6 +773,17 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     }
     if (made->pass1 == nullptr || (spec.two_pass && made->pass2 == nullptr)) {
       throw ArgumentError(who() + ": compiled code lacks its kernels");
+    }
+    // CUJIT_TRACE_SPECIALIZE=1: where a kernel's first call spends its time.
+    static const bool trace = std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr;
+    if (trace) {
+      auto ms = [](Clock::time_point a, Clock::time_point b) {
+        return std::chrono::duration<double, std::milli>(b - a).count();
+      };
+      std::fprintf(stderr,
+                   "cujit: specialised reduction '%s': target %.3f ms, cache/compile %.3f ms, "
+                   "load %.3f ms\n",
+                   def.name.c_str(), ms(t0, t1), ms(t1, t2), ms(t2, Clock::now()));
     }
     made->sm_count = sm_count;
     int active = 0;
