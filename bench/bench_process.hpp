@@ -5,6 +5,7 @@
 #include "bench/bench_util.hpp"
 
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +32,14 @@ inline double host_us_per_call(const Device& device, const std::function<void()>
     device.synchronize();
   }
   return summarize(samples).median_us;
+}
+
+// Minor plus major page faults of this process so far (first-call children report how many
+// pages their first call touched for the first time).
+inline long page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt + usage.ru_majflt;
 }
 
 // Runs this program again with `mode` in a fresh process and reads the number it prints.
@@ -73,6 +82,37 @@ inline double child_ms(const char* mode, const std::string& cache_dir, double* s
     *second = space == std::string::npos ? -1 : std::atof(out.c_str() + space + 1);
   }
   return out.empty() ? -1 : std::atof(out.c_str());
+}
+
+// First calls in fresh processes, `rounds` times over: NVRTC alone (`--cold-nvrtc`), a cold call
+// on an empty cache directory and a warm call on the directory the cold call filled
+// (`--cold-cujit` twice). Each round has its own directory. Single fresh processes vary a lot
+// (the first one on a freshly booted host reads NVRTC from disk; others meet background work),
+// so benchmarks report medians, with the first round and the range alongside.
+struct FirstCalls {
+  std::vector<double> nvrtc_ms, cold_ms, warm_ms, warm_call_ms;
+};
+
+inline FirstCalls measure_first_calls(int rounds) {
+  FirstCalls f;
+  for (int i = 0; i < rounds; ++i) {
+    char dir_template[] = "/tmp/cujit-cold.XXXXXX";
+    const std::string dir = mkdtemp(dir_template) ? dir_template : "/tmp";
+    f.nvrtc_ms.push_back(child_ms("--cold-nvrtc", dir));
+    f.cold_ms.push_back(child_ms("--cold-cujit", dir));
+    double call_ms = -1;
+    f.warm_ms.push_back(child_ms("--cold-cujit", dir, &call_ms));  // a disk hit
+    f.warm_call_ms.push_back(call_ms);
+  }
+  return f;
+}
+
+// "median (first X, min-max)" of millisecond samples, for notes and tables.
+inline std::string describe_ms(const std::vector<double>& ms, int digits) {
+  const Stats s = summarize(ms);
+  return fixed(s.median_us, digits) + " ms median of " + std::to_string(s.samples) + " (first " +
+         fixed(ms.empty() ? -1 : ms.front(), digits) + ", " + fixed(s.min_us, digits) + "-" +
+         fixed(s.max_us, digits) + ")";
 }
 
 }  // namespace cujit::bench

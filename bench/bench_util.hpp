@@ -51,12 +51,13 @@ struct Options {
   bool wants(const std::string& group) const { return only.empty() || only == group; }
 };
 
-/// Parses --json PATH (or --json=PATH), --repeats N, --quick, --only GROUP and --help. Prints usage and
-/// exits with 0 for --help, 2 for an unknown argument.
+/// Parses --json PATH (or --json=PATH), --repeats N, --quick, --only GROUP and --help. Prints usage
+/// and exits with 0 for --help, 2 for an unknown argument.
 inline Options parse_options(int argc, char** argv, const char* description) {
   Options options;
   auto usage = [&](std::ostream& os) {
-    os << "usage: " << argv[0] << " [--json PATH] [--repeats N] [--quick] [--only GROUP]\n" << description << "\n";
+    os << "usage: " << argv[0] << " [--json PATH] [--repeats N] [--quick] [--only GROUP]\n"
+       << description << "\n";
   };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

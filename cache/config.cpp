@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 namespace cujit {
@@ -75,6 +76,18 @@ CacheConfig CacheConfig::from_environment() {
     detail::warn("CUJIT_CACHE_MAX_SIZE='" + size +
                  "' is not a size (bytes, or a number with K, M, G or T); using 1G");
     config.max_size = kDefaultCacheMaxSize;
+  }
+  std::string preload = env("CUJIT_CACHE_PRELOAD");
+  if (!preload.empty()) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(preload.c_str(), &end, 10);
+    if (errno == 0 && end != preload.c_str() && *end == '\0' && preload[0] != '-' && n <= 100000) {
+      config.preload_records = static_cast<std::size_t>(n);
+    } else {
+      detail::warn("CUJIT_CACHE_PRELOAD='" + preload +
+                   "' is not a number of kernels (0 to 100000); using 64");
+    }
   }
   std::string foreign = lower(env("CUJIT_CACHE_ALLOW_FOREIGN"));
   config.allow_foreign_owner = foreign == "1" || foreign == "true" || foreign == "yes";

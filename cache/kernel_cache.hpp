@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,10 +98,12 @@ class KernelCache {
   /// CacheError naming the path when it cannot be used. Thread-safe.
   void add_deployment_database(const std::string& path);
   /// Opens the databases in a background thread, so that the first lookup does not wait for
-  /// them (a few hundred microseconds for the writable database in WAL mode); call it early,
-  /// for example while a CUDA context is being created. Failures degrade as on first use.
-  /// Thread-safe; returns at once.
-  void prefetch();
+  /// them (a few hundred microseconds for the writable database in WAL mode), then reads the
+  /// writable database's most recently used kernels ahead (CacheConfig::preload_records);
+  /// call it early, for example while a CUDA context is being created. Failures degrade as on
+  /// first use. Thread-safe; returns at once, with a future that is ready when the background
+  /// work is done (for tests; nothing needs to wait for it).
+  std::shared_future<void> prefetch();
   /// The writable store, opening it if needed; null when disabled or unusable (after its
   /// one warning). Thread-safe.
   std::shared_ptr<Store> writable_store();

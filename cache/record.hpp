@@ -26,7 +26,7 @@ struct CacheRecord {
   std::string content_key;        ///< 64 hex digits
   std::string kind;               ///< "elementwise", "reduction", "raw"
   CompiledProgram program;        ///< binary, log, lowered names, metadata, target
-  std::string checksum;           ///< SHA-256 of program.binary, 32 raw bytes
+  std::string checksum;           ///< XXH64 of program.binary, 8 raw bytes (binary_checksum)
   std::string options;            ///< JSON: {"options": [...], "name_expressions": [...]}
   std::string source_zstd;        ///< the generated source, zstd-compressed
   std::uint64_t source_size = 0;  ///< uncompressed size of the source

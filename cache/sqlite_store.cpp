@@ -59,6 +59,10 @@ constexpr const char* kFindByRequest = "SELECT " CUJIT_RECORD_COLUMNS
 constexpr const char* kAllRecords =
     "SELECT " CUJIT_RECORD_COLUMNS ", k.source FROM kernels k ORDER BY k.content_key";
 constexpr int kSourceColumn = 15;
+constexpr const char* kRecent = "SELECT " CUJIT_RECORD_COLUMNS
+                                ", r.request_key FROM requests r JOIN kernels k ON "
+                                "k.content_key = r.content_key ORDER BY k.last_used DESC LIMIT ?1";
+constexpr int kRecentRequestColumn = 15;
 constexpr std::size_t kMaxPendingTouches = 64;
 
 // Fills `out` from a row of CUJIT_RECORD_COLUMNS; false when a field fails its checks.
@@ -496,6 +500,19 @@ void SqliteStore::close_locked() noexcept {
 Lookup SqliteStore::find_by_request(const std::string& request_key) {
   std::lock_guard lock(mutex_);
   return find_locked(kFindByRequest, request_key);
+}
+
+std::vector<std::pair<std::string, CacheRecord>> SqliteStore::recent(std::size_t max_records) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::string, CacheRecord>> out;
+  Statement s = db_->prepare(kRecent);
+  s.bind(1, static_cast<std::int64_t>(max_records));
+  while (s.step()) {
+    CacheRecord record;
+    if (read_row(s, record))
+      out.emplace_back(s.column_bytes(kRecentRequestColumn), std::move(record));
+  }
+  return out;
 }
 
 Lookup SqliteStore::find_by_content(const std::string& content_key) {

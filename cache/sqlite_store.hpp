@@ -114,6 +114,7 @@ class SqliteStore final : public Store {
   void remove(const std::string& content_key) override;
   void touch(const std::string& content_key) override;
   void flush() override;
+  std::vector<std::pair<std::string, CacheRecord>> recent(std::size_t max_records) override;
 
   /// Moves the damaged database aside (`PATH.corrupt-<time>`), warns, and starts a new one.
   /// `seen_generation` is generation() from before the operation that failed: when another

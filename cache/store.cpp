@@ -1,5 +1,7 @@
 #include "cache/store.hpp"
 
+#include <algorithm>
+
 namespace cujit::detail {
 
 Lookup MemoryStore::find_locked(const std::string& content_key) {
@@ -46,6 +48,20 @@ void MemoryStore::touch(const std::string& content_key) {
   std::lock_guard lock(mutex_);
   auto it = records_.find(content_key);
   if (it != records_.end()) it->second.last_used = now_ms();
+}
+
+std::vector<std::pair<std::string, CacheRecord>> MemoryStore::recent(std::size_t max_records) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::string, CacheRecord>> out;
+  for (const auto& [request, content] : requests_) {
+    Lookup found = find_locked(content);
+    if (found.status == Lookup::Status::Hit) out.emplace_back(request, std::move(found.record));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.second.last_used > b.second.last_used;
+  });
+  if (out.size() > max_records) out.resize(max_records);
+  return out;
 }
 
 std::size_t MemoryStore::size() const {

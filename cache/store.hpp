@@ -8,6 +8,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cujit::detail {
 
@@ -47,6 +49,10 @@ class Store {
   virtual void touch(const std::string& content_key) = 0;
   /// Writes pending touches and counters.
   virtual void flush() = 0;
+  /// Up to `max_records` kernels with a request key mapped to them, most recently used
+  /// first, as (request key, record) pairs. Only intact entries (checksum verified); damaged
+  /// ones are left for a lookup to find and handle.
+  virtual std::vector<std::pair<std::string, CacheRecord>> recent(std::size_t max_records) = 0;
 };
 
 /// A Store in a std::map, for tests of the layers above.
@@ -63,6 +69,7 @@ class MemoryStore final : public Store {
   void remove(const std::string& content_key) override;
   void touch(const std::string& content_key) override;
   void flush() override {}
+  std::vector<std::pair<std::string, CacheRecord>> recent(std::size_t max_records) override;
   /// Number of stored kernels.
   std::size_t size() const;
   /// Direct access for tests that damage an entry. Not synchronised.

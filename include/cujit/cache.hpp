@@ -13,7 +13,8 @@
 /// | `CUJIT_CACHE_PATH` | deployment databases, `a.db:b.db`, searched in order |
 /// | `CUJIT_CACHE_MAX_SIZE` | size limit of the writable database: bytes, or with K/M/G suffix |
 /// | `CUJIT_CACHE_ALLOW_FOREIGN` | `1`: load databases owned by another user or writable by others
-/// | | `CUJIT_RECORD` | append every kernel a run uses to this manifest (JSON lines) |
+/// | | `CUJIT_CACHE_PRELOAD` | how many recently used kernels to read ahead (default 64; 0: none) |
+/// | `CUJIT_RECORD` | append every kernel a run uses to this manifest (JSON lines) |
 
 #include <cstdint>
 #include <functional>
@@ -24,6 +25,8 @@ namespace cujit {
 
 /// Default size limit of the writable cache database (1 GiB).
 inline constexpr std::uint64_t kDefaultCacheMaxSize = std::uint64_t{1} << 30;
+/// Most bytes of kernel binaries that prefetch_cache() reads ahead (16 MiB).
+inline constexpr std::uint64_t kPreloadMaxBytes = std::uint64_t{16} << 20;
 
 /// How the kernel cache stores compiled kernels. A plain value; apply it with configure_cache.
 struct CacheConfig {
@@ -47,6 +50,11 @@ struct CacheConfig {
   bool allow_foreign_owner = false;
   /// How long to wait for another process's lock before giving up on the database (ms).
   int busy_timeout_ms = 5000;
+  /// How many of the writable database's most recently used kernels prefetch_cache() (called
+  /// when a device is first used) reads into memory in the background, checksums verified:
+  /// a new process's first call of a kernel it used before then costs no SQLite lookup.
+  /// At most kPreloadMaxBytes of binaries are kept. 0: none.
+  std::size_t preload_records = 64;
 
   /// The configuration the environment variables above describe. A malformed value is
   /// reported with a warning and ignored. Thread-safe.
@@ -72,8 +80,10 @@ void disable_cache();
 void add_deployment_database(const std::string& path);
 
 /// Opens the cache databases in a background thread and returns at once, so that the first
-/// kernel does not wait for them (a few hundred microseconds for the writable database).
-/// Call it early, for example before creating a CUDA context. Thread-safe.
+/// kernel does not wait for them (a few hundred microseconds for the writable database), and
+/// reads the writable database's most recently used kernels ahead (CacheConfig::
+/// preload_records). cujit calls it when a device is first used; call it earlier still, for
+/// example before creating a CUDA context yourself. Thread-safe.
 void prefetch_cache();
 
 /// The default directory of the writable database: `$CUJIT_CACHE_DIR`, else

@@ -454,6 +454,91 @@ TEST(KernelCache, PrefetchOpensTheDatabasesInTheBackground) {
   unused.prefetch();
 }
 
+TEST(KernelCache, PrefetchReadsRecentlyUsedKernelsAhead) {
+  TempDir dir;
+  FakeCompiler compiler;
+  auto a = fake_kernel("a");
+  auto b = fake_kernel("b");
+  {
+    KernelCache cache(config_in(dir));
+    cache.get_or_compile(a.request, a.generator(), compiler.fn(Target{80}));
+    cache.get_or_compile(b.request, b.generator(), compiler.fn(Target{80}));
+  }
+  KernelCache fresh(config_in(dir));  // as a new process would
+  fresh.prefetch().wait();
+  // Served from what prefetch read, even with the database emptied underneath.
+  auto store = std::dynamic_pointer_cast<SqliteStore>(fresh.writable_store());
+  ASSERT_TRUE(store);
+  store->exec("DELETE FROM requests; DELETE FROM kernels");
+  std::atomic<int> generated{0};
+  a.generate_calls = &generated;
+  CacheOutcome where{};
+  auto p = fresh.get_or_compile(a.request, a.generator(), compiler.fn(Target{80}), &where);
+  EXPECT_EQ(where, CacheOutcome::DiskHit);
+  EXPECT_EQ(generated, 0);
+  EXPECT_EQ(compiler.calls, 2);
+  EXPECT_EQ(p->binary.substr(0, 8), "FAKEBIN:");
+  EXPECT_EQ(fresh.stats().disk_hits, 1u);
+  fresh.get_or_compile(b.request, b.generator(), compiler.fn(Target{80}), &where);
+  EXPECT_EQ(where, CacheOutcome::DiskHit);
+  EXPECT_EQ(compiler.calls, 2);
+
+  // preload_records = 0 reads nothing ahead: the emptied database means compiling again.
+  {
+    KernelCache cache(config_in(dir));
+    cache.get_or_compile(a.request, a.generator(), compiler.fn(Target{80}));
+  }
+  CacheConfig none = config_in(dir);
+  none.preload_records = 0;
+  KernelCache off(none);
+  off.prefetch().wait();
+  std::dynamic_pointer_cast<SqliteStore>(off.writable_store())
+      ->exec("DELETE FROM requests; DELETE FROM kernels");
+  off.get_or_compile(a.request, a.generator(), compiler.fn(Target{80}), &where);
+  EXPECT_EQ(where, CacheOutcome::Compiled);
+}
+
+TEST(KernelCache, PrefetchNeverReadsADamagedKernelAhead) {
+  TempDir dir;
+  FakeCompiler compiler;
+  auto k = fake_kernel("k");
+  {
+    KernelCache cache(config_in(dir));
+    cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}));
+    std::dynamic_pointer_cast<SqliteStore>(cache.writable_store())
+        ->exec("UPDATE kernels SET binary = CAST(upper(binary) AS BLOB)");
+  }
+  WarningCapture warnings;
+  KernelCache fresh(config_in(dir));
+  fresh.prefetch().wait();
+  CacheOutcome where{};
+  auto p = fresh.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}), &where);
+  // The lookup, not the read-ahead, met the damaged entry: deleted, warned once, recompiled.
+  EXPECT_EQ(where, CacheOutcome::Compiled);
+  EXPECT_EQ(compiler.calls, 2);
+  EXPECT_EQ(p->binary.substr(0, 8), "FAKEBIN:");
+  EXPECT_TRUE(warnings.contains("checksum")) << warnings.joined();
+  EXPECT_EQ(warnings.count(), 1u) << warnings.joined();
+}
+
+TEST(KernelCache, MemoryStoreListsRecentKernelsNewestFirst) {
+  auto store = std::make_shared<MemoryStore>();
+  FakeCompiler compiler;
+  KernelCache cache(store, {});
+  for (const char* name : {"a", "b", "c"}) {
+    auto k = fake_kernel(name);
+    cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}));
+  }
+  std::int64_t stamp = 100;
+  for (auto& [key, record] : store->records()) record.last_used = stamp++;
+  store->records().begin()->second.program.binary += "tampered";  // oldest, and damaged
+  auto recent = store->recent(5);
+  ASSERT_EQ(recent.size(), 2u);
+  EXPECT_GT(recent[0].second.last_used, recent[1].second.last_used);
+  EXPECT_TRUE(recent[0].second.checksum_ok());
+  EXPECT_EQ(store->recent(1).size(), 1u);
+}
+
 TEST(KernelCache, DisabledCacheUsesNoFiles) {
   TempDir dir;
   CacheConfig config = config_in(dir);
