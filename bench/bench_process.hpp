@@ -115,4 +115,47 @@ inline std::string describe_ms(const std::vector<double>& ms, int digits) {
          fixed(s.max_us, digits) + ")";
 }
 
+// Measures first calls (measure_first_calls) and reports their medians: JSON records
+// cold_first_call and warm_first_call, rows of `table` (case, size, impl, GB/s, us, ratio,
+// check) and a summary line. `cold_call` and `warm_call` say what the child's call does;
+// `cold_limit_ms` > 0 adds a check of the cold median against it.
+inline void report_first_calls(const char* bench, int rounds, const std::string& cold_call,
+                               const std::string& warm_call, double cold_limit_ms, JsonLines& json,
+                               Table& table) {
+  const FirstCalls f = measure_first_calls(rounds);
+  const double nvrtc_ms = summarize(f.nvrtc_ms).median_us;
+  const double cold_ms = summarize(f.cold_ms).median_us;
+  const double warm_ms = summarize(f.warm_ms).median_us;
+  const double warm_call_ms = summarize(f.warm_call_ms).median_us;
+  Record r;
+  r.bench = bench;
+  r.case_name = "cold_first_call";
+  r.size = 1 << 20;
+  r.us = cold_ms * 1e3;
+  r.ratio = cold_ms / nvrtc_ms;
+  r.note = "fresh process, empty cache: " + cold_call + "; " + describe_ms(f.cold_ms, 1) +
+           "; NVRTC alone in a fresh process " + describe_ms(f.nvrtc_ms, 1);
+  Record w = r;
+  w.case_name = "warm_first_call";
+  w.us = warm_ms * 1e3;
+  w.ratio = std::numeric_limits<double>::quiet_NaN();
+  w.note = "fresh process, warm disk cache: construction, " + warm_call + " and synchronisation; " +
+           describe_ms(f.warm_ms, 3) + "; the call alone " + describe_ms(f.warm_call_ms, 3);
+  json.write(r);
+  json.write(w);
+  const std::string check = cold_limit_ms <= 0         ? "-"
+                            : cold_ms <= cold_limit_ms ? "<= " + fixed(cold_limit_ms, 0) + " ms"
+                                                       : "> " + fixed(cold_limit_ms, 0) + " ms";
+  table.add({"first call", "2^20", "NVRTC alone", "-", fixed(nvrtc_ms * 1e3, 0), "1.000", "-"});
+  table.add(
+      {"first call", "2^20", "cujit cold", "-", fixed(cold_ms * 1e3, 0), fixed(r.ratio, 3), check});
+  table.add(
+      {"first call", "2^20", "  first round", "-", fixed(f.cold_ms.front() * 1e3, 0), "-", "-"});
+  table.add({"first call", "2^20", "cujit warm disk", "-", fixed(warm_ms * 1e3, 0), "-", "-"});
+  table.add(
+      {"first call", "2^20", "  of which the call", "-", fixed(warm_call_ms * 1e3, 0), "-", "-"});
+  std::printf("first calls: cold %s; NVRTC alone %s; warm %s\n", describe_ms(f.cold_ms, 1).c_str(),
+              describe_ms(f.nvrtc_ms, 1).c_str(), describe_ms(f.warm_ms, 3).c_str());
+}
+
 }  // namespace cujit::bench

@@ -276,43 +276,9 @@ int run(const Options& options, const Device& device) {
   // First calls in fresh processes: cold (empty cache) against NVRTC alone, then warm (a disk
   // hit); medians over several rounds, each in new processes.
   if (options.wants("first")) {
-    const FirstCalls f = measure_first_calls(options.quick ? 2 : 5);
-    const double nvrtc_ms = summarize(f.nvrtc_ms).median_us;
-    const double cold_ms = summarize(f.cold_ms).median_us;
-    const double warm_ms = summarize(f.warm_ms).median_us;
-    const double warm_call_ms = summarize(f.warm_call_ms).median_us;
-    Record r;
-    r.bench = kBench;
-    r.case_name = "cold_first_call";
-    r.size = 1 << 20;
-    r.us = cold_ms * 1e3;
-    r.ratio = cold_ms / nvrtc_ms;
-    r.note =
-        "fresh process, empty cache: first l2norm call incl. analysis, codegen, NVRTC, load, two "
-        "launches; " +
-        describe_ms(f.cold_ms, 1) + "; NVRTC alone in a fresh process " +
-        describe_ms(f.nvrtc_ms, 1);
-    Record w = r;
-    w.case_name = "warm_first_call";
-    w.us = warm_ms * 1e3;
-    w.ratio = std::numeric_limits<double>::quiet_NaN();
-    w.note =
-        "fresh process, warm disk cache: construction, first call (lookup, load, two launches) and "
-        "synchronisation; " +
-        describe_ms(f.warm_ms, 3) + "; the call alone " + describe_ms(f.warm_call_ms, 3);
-    json.write(r);
-    json.write(w);
-    table.add({"first call", "2^20", "NVRTC alone", "-", fixed(nvrtc_ms * 1e3, 0), "1.000", "-"});
-    table.add({"first call", "2^20", "cujit cold", "-", fixed(cold_ms * 1e3, 0), fixed(r.ratio, 3),
-               cold_ms <= 150 ? "<= 150 ms" : "> 150 ms"});
-    table.add(
-        {"first call", "2^20", "  first round", "-", fixed(f.cold_ms.front() * 1e3, 0), "-", "-"});
-    table.add({"first call", "2^20", "cujit warm disk", "-", fixed(warm_ms * 1e3, 0), "-", "-"});
-    table.add(
-        {"first call", "2^20", "  of which the call", "-", fixed(warm_call_ms * 1e3, 0), "-", "-"});
-    std::printf("first calls: cold %s; NVRTC alone %s; warm %s\n",
-                describe_ms(f.cold_ms, 1).c_str(), describe_ms(f.nvrtc_ms, 1).c_str(),
-                describe_ms(f.warm_ms, 3).c_str());
+    report_first_calls(kBench, options.quick ? 2 : 5,
+                       "first l2norm call incl. analysis, codegen, NVRTC, load, two launches",
+                       "first call (lookup, load, two launches)", 150, json, table);
   }
 
   std::cout << "\n";

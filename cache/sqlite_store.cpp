@@ -59,10 +59,9 @@ constexpr const char* kFindByRequest = "SELECT " CUJIT_RECORD_COLUMNS
 constexpr const char* kAllRecords =
     "SELECT " CUJIT_RECORD_COLUMNS ", k.source FROM kernels k ORDER BY k.content_key";
 constexpr int kSourceColumn = 15;
-constexpr const char* kRecent = "SELECT " CUJIT_RECORD_COLUMNS
-                                ", r.request_key FROM requests r JOIN kernels k ON "
-                                "k.content_key = r.content_key ORDER BY k.last_used DESC LIMIT ?1";
-constexpr int kRecentRequestColumn = 15;
+constexpr const char* kRecentKeys =
+    "SELECT r.request_key, k.content_key FROM requests r JOIN kernels k ON k.content_key = "
+    "r.content_key ORDER BY k.last_used DESC LIMIT ?1";
 constexpr std::size_t kMaxPendingTouches = 64;
 
 // Fills `out` from a row of CUJIT_RECORD_COLUMNS; false when a field fails its checks.
@@ -469,7 +468,7 @@ void SqliteStore::recreate_after_corruption(const std::string& reason,
   open_locked();
 }
 
-Lookup SqliteStore::find_locked(const char* sql, const std::string& key) {
+Lookup SqliteStore::read_locked(const char* sql, const std::string& key) {
   auto it = statements_.find(sql);
   if (it == statements_.end()) it = statements_.emplace(sql, db_->prepare(sql)).first;
   Statement& s = it->second;
@@ -481,13 +480,15 @@ Lookup SqliteStore::find_locked(const char* sql, const std::string& key) {
   s.bind_text(1, key);
   if (!s.step()) return out;
   out.status = read_row(s, out.record) ? Lookup::Status::Hit : Lookup::Status::Damaged;
+  return out;
+}
+
+Lookup SqliteStore::find_locked(const char* sql, const std::string& key) {
+  Lookup out = read_locked(sql, key);
   if (out.status == Lookup::Status::Hit && !read_only_) {
     pending_touches_[out.record.content_key] = now();
     ++pending_hits_;
-    if (pending_touches_.size() >= kMaxPendingTouches) {
-      s.reset();
-      flush_locked();
-    }
+    if (pending_touches_.size() >= kMaxPendingTouches) flush_locked();
   }
   return out;
 }
@@ -503,14 +504,24 @@ Lookup SqliteStore::find_by_request(const std::string& request_key) {
 }
 
 std::vector<std::pair<std::string, CacheRecord>> SqliteStore::recent(std::size_t max_records) {
-  std::lock_guard lock(mutex_);
+  // The keys first, then one record per lock: a lookup that arrives meanwhile waits for one
+  // record's read at most. Reading ahead is not a use: no touch, no hit counted.
+  std::vector<std::pair<std::string, std::string>> keys;  // (request key, content key)
+  {
+    std::lock_guard lock(mutex_);
+    Statement s = db_->prepare(kRecentKeys);
+    s.bind(1, static_cast<std::int64_t>(max_records));
+    while (s.step()) keys.emplace_back(s.column_bytes(0), s.column_bytes(1));
+  }
   std::vector<std::pair<std::string, CacheRecord>> out;
-  Statement s = db_->prepare(kRecent);
-  s.bind(1, static_cast<std::int64_t>(max_records));
-  while (s.step()) {
-    CacheRecord record;
-    if (read_row(s, record))
-      out.emplace_back(s.column_bytes(kRecentRequestColumn), std::move(record));
+  for (auto& [request, content] : keys) {
+    Lookup found;
+    {
+      std::lock_guard lock(mutex_);
+      found = read_locked(kFindByContent, content);
+    }
+    if (found.status == Lookup::Status::Hit)
+      out.emplace_back(std::move(request), std::move(found.record));
   }
   return out;
 }

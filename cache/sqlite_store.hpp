@@ -169,6 +169,8 @@ class SqliteStore final : public Store {
   void check_schema_locked();
   void prepare_lookups_locked();
   void create_schema_locked();
+  // One row by key (cached statement); find_locked also notes the use (touch, hit count).
+  Lookup read_locked(const char* sql, const std::string& key);
   Lookup find_locked(const char* sql, const std::string& key);
   void close_locked() noexcept;
   void flush_locked();
