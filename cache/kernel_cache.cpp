@@ -342,8 +342,8 @@ struct KernelCache::Impl {
       if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, d, lookup);
     }
     std::shared_ptr<Store> w = writable(l);
-    if (auto pre = take_preloaded(l, rkey); pre && w) {
-      guarded_write(l, w, [&](Store& s) { s.touch(pre->content_key); });
+    if (auto pre = take_preloaded(l, rkey)) {  // read ahead, checksum verified then
+      if (w) guarded_write(l, w, [&](Store& s) { s.touch(pre->content_key); });
       disk_hits.fetch_add(1, std::memory_order_relaxed);
       outcome = CacheOutcome::DiskHit;
       return std::make_shared<const CompiledProgram>(std::move(pre->program));
