@@ -305,28 +305,13 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     computed_shape = {options.size};
     shape_ptr = &computed_shape;
   } else if (!same_shapes) {
-    std::vector<Shape> shapes;
-    for (std::size_t k = 0; k < count; ++k) {
-      if (args[k].is_array() && !im.param(k).raw) shapes.push_back(args[k].array().shape());
-    }
-    try {
-      computed_shape = broadcast_shapes(shapes);
-    } catch (const ShapeError& e) {
-      // Name the first argument whose shape does not broadcast with the ones before it.
-      std::vector<Shape> earlier;
-      for (std::size_t k = 0; k < count; ++k) {
-        if (!args[k].is_array() || im.param(k).raw) continue;
-        earlier.push_back(args[k].array().shape());
-        try {
-          broadcast_shapes(earlier);
-        } catch (const ShapeError&) {
-          throw ShapeError("cujit: kernel '" + def.name +
-                           "': " + (k < n_in ? "input '" : "output '") + im.param(k).name +
-                           "' does not broadcast with the arguments before it: " + e.what());
-        }
-      }
-      throw;
-    }
+    computed_shape = detail::broadcast_arguments(
+        count,
+        [&](std::size_t k) -> const Shape* {
+          return args[k].is_array() && !im.param(k).raw ? &args[k].array().shape() : nullptr;
+        },
+        [&](std::size_t k) { return (k < n_in ? "input '" : "output '") + im.param(k).name + "'"; },
+        "cujit: kernel '" + def.name + "'");
     shape_ptr = &computed_shape;
   }
   const Shape& shape = *shape_ptr;

@@ -3,7 +3,11 @@
 
 #include <cujit/array.hpp>
 
+#include <cujit/error.hpp>
+
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace cujit::detail {
 
@@ -21,6 +25,36 @@ struct CollapsedLayout {
 };
 CollapsedLayout collapse_dims(const Shape& shape, const std::vector<Shape>& strides,
                               bool merge = true);
+
+/// The broadcast shape of a kernel's arguments: `shape_of(k)` for k < count gives an
+/// argument's shape, or nullptr for one that does not take part (a scalar, a raw array). When
+/// they do not broadcast, the ShapeError starts with `who` and names, through `name_of(k)`
+/// ("input 'y'"), the first argument that does not broadcast with those before it.
+template <class ShapeOf, class NameOf>
+Shape broadcast_arguments(std::size_t count, ShapeOf shape_of, NameOf name_of,
+                          const std::string& who) {
+  std::vector<Shape> shapes;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (const Shape* s = shape_of(k)) shapes.push_back(*s);
+  }
+  try {
+    return broadcast_shapes(shapes);
+  } catch (const ShapeError& e) {
+    shapes.clear();
+    for (std::size_t k = 0; k < count; ++k) {
+      const Shape* s = shape_of(k);
+      if (s == nullptr) continue;
+      shapes.push_back(*s);
+      try {
+        broadcast_shapes(shapes);
+      } catch (const ShapeError&) {
+        throw ShapeError(who + ": " + name_of(k) +
+                         " does not broadcast with the arguments before it: " + e.what());
+      }
+    }
+    throw ShapeError(who + ": " + e.what());
+  }
+}
 
 /// Strides of an array of (shape, strides) viewed with the broadcast shape `target` (0 along
 /// stretched or new dimensions). The shapes must be broadcast-compatible.

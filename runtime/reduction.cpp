@@ -441,15 +441,12 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   if (same_shapes) {
     shape = *first_shape;
   } else {
-    std::vector<Shape> shapes;
-    for (std::size_t k = 0; k < n_in; ++k) {
-      if (args[k].is_array() && !im.param(k).raw) shapes.push_back(args[k].array().shape());
-    }
-    try {
-      shape = broadcast_shapes(shapes);
-    } catch (const ShapeError& e) {
-      throw ShapeError(who() + ": inputs: " + e.what());
-    }
+    shape = detail::broadcast_arguments(
+        n_in,
+        [&](std::size_t k) -> const Shape* {
+          return args[k].is_array() && !im.param(k).raw ? &args[k].array().shape() : nullptr;
+        },
+        [&](std::size_t k) { return "input '" + im.param(k).name + "'"; }, who());
   }
   const int ndim = static_cast<int>(shape.size());
 
@@ -916,8 +913,8 @@ std::vector<Array> execute(const ReductionKernel::Impl& im, const detail::Plan& 
   const detail::Driver& drv = detail::driver();
   // `dependent`: launched with programmatic stream serialisation, so that it is scheduled
   // while the previous kernel's last blocks run (it waits with griddepcontrol.wait).
-  auto launch_one = [&](CUfunction f, std::int64_t gx, std::int64_t gy, int block,
-                        const char* what, bool dependent = false) {
+  auto launch_one = [&](CUfunction f, std::int64_t gx, std::int64_t gy, int block, const char* what,
+                        bool dependent = false) {
     const auto grid_x = static_cast<unsigned>(std::max<std::int64_t>(gx, 1));
     const auto grid_y = static_cast<unsigned>(std::max<std::int64_t>(gy, 1));
     CUresult result;

@@ -153,12 +153,14 @@ class CallArgs {
   void add(const ReduceOptions& o) noexcept { reduce = o; }
 
   const Arg* data() const noexcept { return reinterpret_cast<const Arg*>(storage_); }
+  /// Arguments given. Above kMaxArgs only the first kMaxArgs are stored; kernels (at most
+  /// kMaxArgs parameters) refuse such a call by its count alone.
   std::size_t count() const noexcept { return count_; }
   LaunchOptions options;
   ReduceOptions reduce;  ///< axis and keepdims tags (reductions only)
 
  private:
-  void push(const Arg& arg);
+  void push(const Arg& arg) noexcept;
   alignas(Arg) unsigned char storage_[kMaxArgs * sizeof(Arg)];
   std::size_t count_ = 0;
 };

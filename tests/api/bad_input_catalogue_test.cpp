@@ -258,10 +258,17 @@ std::vector<Case> no_gpu_cases() {
     ElementwiseKernel k("T a", "T z", "z = a", "cat_fill");
     k(1.0f, cujit::size(-5));
   }));
-  cases.push_back(expect<ArgumentError>("call_more_than_48_arguments", N, {"48 arguments"}, [] {
-    std::array<float, 49> many{};
-    std::apply([](auto... a) { add()(a...); }, many);
-  }));
+  cases.push_back(
+      expect<ArgumentError>("call_more_than_48_arguments", N, {"cat_add", "49 argument"}, [] {
+        std::array<float, 49> many{};
+        std::apply([](auto... a) { add()(a...); }, many);
+      }));
+  cases.push_back(
+      expect<ArgumentError>("red_call_more_than_48_arguments", N, {"cat_sum", "49 argument"}, [] {
+        ReductionKernel k("T x", "T y", "x", "a + b", "y = a", "0", "cat_sum");
+        std::array<float, 49> many{};
+        std::apply([&k](auto... a) { k(a...); }, many);
+      }));
   cases.push_back(
       expect<ArgumentError>("axis_more_than_32_axes", N, {"cujit::axis", "33 axes"}, [] {
         axis a{0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
@@ -514,7 +521,7 @@ std::vector<Case> gpu_cases() {
         k(floats({0}));
       }));
   cases.push_back(expect<ShapeError>(
-      "red_inputs_not_broadcastable", G, {"cat_dot", "inputs", "(1024, 2048)", "(1000,)"}, [] {
+      "red_inputs_not_broadcastable", G, {"cat_dot", "input 'w'", "(1024, 2048)", "(1000,)"}, [] {
         ReductionKernel k("T x, T w", "T y", "x * w", "a + b", "y = a", "0", "cat_dot");
         k(floats({1024, 2048}), floats({1000}));
       }));

@@ -64,6 +64,23 @@ TEST(Layout, BroadcastStrides) {
   EXPECT_EQ(detail::broadcast_strides({3, 1}, {4, 4}, {3, 7}), (Shape{4, 0}));
 }
 
+TEST(Layout, BroadcastArgumentsNamesTheFirstArgumentThatDoesNotBroadcast) {
+  const std::vector<Shape> shapes = {{4, 3}, {}, {3}, {2, 1, 3}, {5}};
+  const std::vector<bool> takes_part = {true, false, true, true, true};
+  auto shape_of = [&](std::size_t k) { return takes_part[k] ? &shapes[k] : nullptr; };
+  auto name_of = [](std::size_t k) { return "input 'a" + std::to_string(k) + "'"; };
+  EXPECT_EQ(detail::broadcast_arguments(4, shape_of, name_of, "cujit: kernel 'k'"),
+            (Shape{2, 4, 3}));
+  try {
+    detail::broadcast_arguments(5, shape_of, name_of, "cujit: kernel 'k'");
+    FAIL() << "(5,) broadcast with (2, 4, 3)";
+  } catch (const ShapeError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("cujit: kernel 'k': input 'a4' does not broadcast", 0), 0u) << message;
+    EXPECT_NE(message.find("(5,)"), std::string::npos) << message;
+  }
+}
+
 TEST(Layout, FastDivisionMatchesDivision) {
   for (unsigned d :
        {1u, 2u, 3u, 7u, 10u, 255u, 256u, 1000u, 8192u, 65537u, 1u << 30, 2147483647u}) {
