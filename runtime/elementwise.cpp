@@ -518,16 +518,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     auto made = std::make_shared<detail::Specialized>();
     made->spec = std::move(spec);
     made->kernel = detail::load_kernel(std::move(program), detail::elementwise_symbol(def), device);
-    // CUJIT_TRACE_SPECIALIZE=1: where a kernel's first call spends its time.
-    static const bool trace = std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr;
-    if (trace) {
-      auto ms = [](Clock::time_point a, Clock::time_point b) {
-        return std::chrono::duration<double, std::milli>(b - a).count();
-      };
-      std::fprintf(stderr,
-                   "cujit: specialised '%s': target %.3f ms, cache/compile %.3f ms, load %.3f ms\n",
-                   def.name.c_str(), ms(t0, t1), ms(t1, t2), ms(t2, Clock::now()));
-    }
+    detail::trace_specialize("", def.name, t0, t1, t2);
     std::lock_guard<std::mutex> lock(im.mutex);
     specialized = im.specialized.emplace(key, std::move(made)).first->second;
   }

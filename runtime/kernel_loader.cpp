@@ -5,6 +5,8 @@
 #include "codegen/snippet_analysis.hpp"
 #include "runtime/context.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <regex>
 #include <sstream>
 
@@ -21,6 +23,20 @@ LoadedKernel load_kernel(std::shared_ptr<const CompiledProgram> program, const s
   kernel.device = device;
   kernel.sm_count = device_properties(device).sm_count;
   return kernel;
+}
+
+void trace_specialize(const char* what, const std::string& kernel,
+                      std::chrono::steady_clock::time_point t0,
+                      std::chrono::steady_clock::time_point t1,
+                      std::chrono::steady_clock::time_point t2) {
+  static const bool trace = std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr;
+  if (!trace) return;
+  auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  std::fprintf(
+      stderr, "cujit: specialised %s'%s': target %.3f ms, cache/compile %.3f ms, load %.3f ms\n",
+      what, kernel.c_str(), ms(t0, t1), ms(t1, t2), ms(t2, std::chrono::steady_clock::now()));
 }
 
 void rethrow_snippet_error(const CompileError& error, const std::string& kernel,

@@ -2,7 +2,6 @@
 // Pure shape and stride arithmetic, shared by Array and the code generators; no GPU needed.
 
 #include <cujit/array.hpp>
-
 #include <cujit/error.hpp>
 
 #include <optional>

@@ -771,17 +771,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     if (made->pass1 == nullptr || (spec.two_pass && made->pass2 == nullptr)) {
       throw ArgumentError(who() + ": compiled code lacks its kernels");
     }
-    // CUJIT_TRACE_SPECIALIZE=1: where a kernel's first call spends its time.
-    static const bool trace = std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr;
-    if (trace) {
-      auto ms = [](Clock::time_point a, Clock::time_point b) {
-        return std::chrono::duration<double, std::milli>(b - a).count();
-      };
-      std::fprintf(stderr,
-                   "cujit: specialised reduction '%s': target %.3f ms, cache/compile %.3f ms, "
-                   "load %.3f ms\n",
-                   def.name.c_str(), ms(t0, t1), ms(t1, t2), ms(t2, Clock::now()));
-    }
+    detail::trace_specialize("reduction ", def.name, t0, t1, t2);
     made->sm_count = sm_count;
     int active = 0;
     if (detail::driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&active, made->pass1, B, 0) ==
