@@ -8,6 +8,7 @@
 
 #include <cujit/error.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <future>
@@ -60,6 +61,12 @@ struct Slot {
   }
 };
 
+// A kernel read ahead from the writable database: its checksum was verified when read.
+struct Preloaded {
+  std::string content_key;
+  std::shared_ptr<const CompiledProgram> program;
+};
+
 // The persistent layers of one configuration. Replaced as a whole by configure(), so that
 // lookups in flight keep using the layers they started with.
 struct Layers {
@@ -77,8 +84,11 @@ struct Layers {
   std::set<std::string> damaged_reported;
   // Recently used kernels of the writable database, read ahead by prefetch() and keyed by
   // request key; a lookup takes its entry out (the memory layer keeps the program after).
+  // preload_order holds the same programs, most recently used first, for the runtime's
+  // background module loading (KernelCache::preloaded_programs).
   std::mutex preload_mutex;
-  std::unordered_map<std::string, CacheRecord> preloaded;
+  std::unordered_map<std::string, Preloaded> preloaded;
+  std::vector<std::shared_ptr<const CompiledProgram>> preload_order;
 
   StoreOptions store_options() const {
     StoreOptions o;
@@ -273,12 +283,14 @@ struct KernelCache::Impl {
     guarded_write(l, store, [&](Store& s) { s.remove(lookup.record.content_key); });
   }
 
-  static std::optional<CacheRecord> take_preloaded(Layers& l, const std::string& rkey) {
+  static std::optional<Preloaded> take_preloaded(Layers& l, const std::string& rkey) {
     std::lock_guard lock(l.preload_mutex);
     auto it = l.preloaded.find(rkey);
     if (it == l.preloaded.end()) return std::nullopt;
-    std::optional<CacheRecord> out(std::move(it->second));
+    std::optional<Preloaded> out(std::move(it->second));
     l.preloaded.erase(it);
+    auto& order = l.preload_order;
+    order.erase(std::remove(order.begin(), order.end(), out->program), order.end());
     return out;
   }
 
@@ -296,7 +308,10 @@ struct KernelCache::Impl {
     for (auto& [rkey, record] : recent) {
       bytes += record.program.binary.size();
       if (bytes > kPreloadMaxBytes) break;
-      l.preloaded.emplace(rkey, std::move(record));
+      auto program = std::make_shared<const CompiledProgram>(std::move(record.program));
+      if (l.preloaded.emplace(rkey, Preloaded{std::move(record.content_key), program}).second) {
+        l.preload_order.push_back(std::move(program));
+      }
     }
   }
 
@@ -346,7 +361,7 @@ struct KernelCache::Impl {
       if (w) guarded_write(l, w, [&](Store& s) { s.touch(pre->content_key); });
       disk_hits.fetch_add(1, std::memory_order_relaxed);
       outcome = CacheOutcome::DiskHit;
-      return std::make_shared<const CompiledProgram>(std::move(pre->program));
+      return std::move(pre->program);
     }
     if (w) {
       Lookup lookup = guarded_find(l, w, [&](Store& s) { return s.find_by_request(rkey); });
@@ -565,6 +580,12 @@ std::shared_future<void> KernelCache::prefetch() {
     done->set_value();
   }).detach();
   return ready;
+}
+
+std::vector<std::shared_ptr<const CompiledProgram>> KernelCache::preloaded_programs() const {
+  auto l = impl_->current_layers();
+  std::lock_guard lock(l->preload_mutex);
+  return l->preload_order;
 }
 
 std::shared_ptr<Store> KernelCache::writable_store() {

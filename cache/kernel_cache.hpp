@@ -104,6 +104,9 @@ class KernelCache {
   /// first use. Thread-safe; returns at once, with a future that is ready when the background
   /// work is done (for tests; nothing needs to wait for it).
   std::shared_future<void> prefetch();
+  /// The programs prefetch() read ahead that no lookup has taken yet, most recently used
+  /// first (the runtime loads their modules in the background). Thread-safe.
+  std::vector<std::shared_ptr<const CompiledProgram>> preloaded_programs() const;
   /// The writable store, opening it if needed; null when disabled or unusable (after its
   /// one warning). Thread-safe.
   std::shared_ptr<Store> writable_store();

@@ -1,11 +1,12 @@
 #include <cujit/device.hpp>
 
-#include <cujit/cache.hpp>
 #include <cujit/error.hpp>
 
+#include "cache/kernel_cache.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/memory.hpp"
+#include "runtime/module_preload.hpp"
 
 #include <memory>
 #include <mutex>
@@ -63,9 +64,14 @@ DeviceState& state(int device) {
     check(d.cuDeviceTotalMem(&p.total_memory, dev), "cuDeviceTotalMem");
     check(d.cuDevicePrimaryCtxRetain(&s.primary, dev), "cuDevicePrimaryCtxRetain",
           "device " + std::to_string(device));
-    // Open the kernel cache's databases in the background while the application sets up:
-    // the first kernel lookup then finds them open.
-    prefetch_cache();
+    // Open the kernel cache's databases and read its recently used kernels in the background
+    // while the application sets up, then load their modules (runtime/module_preload.hpp):
+    // the first call of a kernel used before then finds it in memory, loaded.
+    KernelCache& cache = KernelCache::global();
+    std::shared_future<void> read_ahead = cache.prefetch();
+    if (module_preload_enabled()) {
+      start_module_preload(cache, std::move(read_ahead), device, p.compute_capability, s.primary);
+    }
   });
   return s;
 }

@@ -53,6 +53,17 @@ LoadResult load() {
   }
   CUJIT_DRIVER_FUNCTIONS(CUJIT_LOAD_MEMBER)
 #undef CUJIT_LOAD_MEMBER
+#define CUJIT_LOAD_OPTIONAL_MEMBER(name)                                                   \
+  {                                                                                        \
+    void* pointer = nullptr;                                                               \
+    CUdriverProcAddressQueryResult status{};                                               \
+    if (get_proc(#name, &pointer, kApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &status) ==   \
+        CUDA_SUCCESS) {                                                                    \
+      d.name = reinterpret_cast<decltype(d.name)>(pointer);                                \
+    }                                                                                      \
+  }
+  CUJIT_DRIVER_OPTIONAL_FUNCTIONS(CUJIT_LOAD_OPTIONAL_MEMBER)
+#undef CUJIT_LOAD_OPTIONAL_MEMBER
   CUresult init = d.cuInit(0);
   if (init != CUDA_SUCCESS) {
     const char* name = nullptr;

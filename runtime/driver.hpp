@@ -67,12 +67,20 @@ namespace cujit::detail {
   X(cuFuncSetAttribute) \
   X(cuFuncGetParamInfo) \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+
+// Entry points cujit can do without (null when the driver lacks them): loading a module's
+// functions ahead of their first use (CUDA 12.4).
+#define CUJIT_DRIVER_OPTIONAL_FUNCTIONS(X) \
+  X(cuModuleGetFunctionCount) \
+  X(cuModuleEnumerateFunctions) \
+  X(cuFuncLoad)
 // clang-format on
 
 /// Function pointers into the driver.
 struct Driver {
 #define CUJIT_DECLARE_MEMBER(name) decltype(&::name) name = nullptr;
   CUJIT_DRIVER_FUNCTIONS(CUJIT_DECLARE_MEMBER)
+  CUJIT_DRIVER_OPTIONAL_FUNCTIONS(CUJIT_DECLARE_MEMBER)
 #undef CUJIT_DECLARE_MEMBER
   int version = 0;  ///< cuDriverGetVersion, e.g. 13000
 };

@@ -2,6 +2,7 @@
 
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/module_preload.hpp"
 
 namespace cujit::detail {
 
@@ -18,7 +19,13 @@ LoadedModule::~LoadedModule() {
 
 std::shared_ptr<const LoadedModule> load_module(std::shared_ptr<const CompiledProgram> program,
                                                 int device) {
-  ensure_context(device);
+  CUcontext context = ensure_context(device);
+  if (auto ahead = take_preloaded_module(program.get(), context)) return ahead;
+  return load_module_in_current_context(std::move(program), device);
+}
+
+std::shared_ptr<LoadedModule> load_module_in_current_context(
+    std::shared_ptr<const CompiledProgram> program, int device) {
   auto loaded = std::make_shared<LoadedModule>();
   loaded->device = device;
   std::string image = program->binary;

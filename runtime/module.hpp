@@ -22,10 +22,15 @@ struct LoadedModule {
   ~LoadedModule();
 };
 
-/// Loads `program` on `device` (cuModuleLoadData). Throws CudaError naming the target and
-/// device when the driver refuses it (e.g. a cubin for another architecture).
+/// Loads `program` on `device` (cuModuleLoadData), or takes the module loaded ahead for it in
+/// the background (runtime/module_preload.hpp). Throws CudaError naming the target and device
+/// when the driver refuses it (e.g. a cubin for another architecture).
 std::shared_ptr<const LoadedModule> load_module(std::shared_ptr<const CompiledProgram> program,
                                                 int device);
+
+/// cuModuleLoadData into the calling thread's current context, which must belong to `device`.
+std::shared_ptr<LoadedModule> load_module_in_current_context(
+    std::shared_ptr<const CompiledProgram> program, int device);
 
 /// The function for `name` (a name expression or extern "C" name), or nullptr when absent.
 CUfunction find_function(const LoadedModule& module, const std::string& name);

@@ -21,7 +21,7 @@
 #       Keeps going when a step fails or times out; the whole run stays under
 #       GPU_RUN_BUDGET_S seconds (default 510). Exit status: 1 if a test binary failed or
 #       timed out, else 2 if another step failed, else 0. --quick: smaller sizes, fewer
-#       repeats (a smoke test).
+#       repeats (a smoke test). --tests: the tests and samples only (no benchmarks).
 #
 #   scripts/gpu_run.sh sanitize
 #       On the GPU host, like run: every test binary under compute-sanitizer's memcheck
@@ -141,8 +141,9 @@ step() {
 }
 
 run() {
-  local quick=()
+  local quick=() benchmarks=1
   [[ ${1:-} == --quick ]] && quick=(--quick)
+  [[ ${1:-} == --tests ]] && benchmarks=0
   cd "$root"
   OUT=${OUT:-$root/out}
   mkdir -p "$OUT"
@@ -195,12 +196,15 @@ run() {
   for b in "$stage"/bench/*; do
     [[ -x $b && $(basename "$b") != baseline ]] && benches+=("$b")
   done
+  ((benchmarks)) || benches=()
   for b in "${benches[@]}"; do
     step "bench $(basename "$b")" 180 "$OUT/bench_$(basename "$b").log" \
       "$b" --json "$OUT/bench.jsonl" "${quick[@]}"
   done
-  step "compare.py (CuPy, PyTorch)" 240 "$OUT/compare.log" \
-    python3 bench/compare.py --json "$OUT/bench.jsonl" "${quick[@]}"
+  if ((benchmarks)); then
+    step "compare.py (CuPy, PyTorch)" 240 "$OUT/compare.log" \
+      python3 bench/compare.py --json "$OUT/bench.jsonl" "${quick[@]}"
+  fi
 
   reserve_s=0
   if [[ -s "$OUT/bench.jsonl" ]]; then

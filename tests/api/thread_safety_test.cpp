@@ -7,6 +7,8 @@
 #include <cujit/elementwise.hpp>
 #include <cujit/reduction.hpp>
 
+#include "runtime/module_preload.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -218,6 +220,7 @@ TEST(ThreadSafetyGpu, ThreadsDefineCompileAndLaunchOnTheirOwnStreams) {
     shared_module().get_function("add_one")(Dim3(kN / 256), Dim3(256), {x, int(kN)});
     device.synchronize();
   }
+  detail::wait_module_preload();  // modules loaded ahead in the background take memory too
   device.release_cached_memory();
   const std::size_t free_before = device.memory_info().first;
 

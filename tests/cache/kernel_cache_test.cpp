@@ -503,6 +503,32 @@ TEST(KernelCache, PrefetchReadsRecentlyUsedKernelsAhead) {
   EXPECT_EQ(where, CacheOutcome::Compiled);
 }
 
+TEST(KernelCache, PreloadedProgramsAreThoseNoLookupTookYet) {
+  TempDir dir;
+  FakeCompiler compiler;
+  auto a = fake_kernel("a");
+  auto b = fake_kernel("b");
+  {
+    KernelCache cache(config_in(dir));
+    cache.get_or_compile(a.request, a.generator(), compiler.fn(Target{80}));
+    cache.get_or_compile(b.request, b.generator(), compiler.fn(Target{80}));
+  }
+  KernelCache fresh(config_in(dir));
+  EXPECT_TRUE(fresh.preloaded_programs().empty());  // nothing read before prefetch()
+  fresh.prefetch().wait();
+  auto ahead = fresh.preloaded_programs();
+  ASSERT_EQ(ahead.size(), 2u);
+  EXPECT_EQ(ahead[0]->lowered_name("b"), "_Zb");  // most recently used first
+  EXPECT_EQ(ahead[1]->lowered_name("a"), "_Za");
+  // A lookup hands over the very program read ahead (the runtime keys the modules it loads
+  // ahead by it) and takes it out of the list.
+  auto p = fresh.get_or_compile(b.request, b.generator(), compiler.fn(Target{80}));
+  EXPECT_EQ(p.get(), ahead[0].get());
+  auto left = fresh.preloaded_programs();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].get(), ahead[1].get());
+}
+
 TEST(KernelCache, PrefetchNeverReadsADamagedKernelAhead) { expect_damaged_binary_recompiled(true); }
 
 TEST(KernelCache, MemoryStoreListsRecentKernelsNewestFirst) {
