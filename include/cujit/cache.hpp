@@ -14,6 +14,7 @@
 /// | `CUJIT_CACHE_MAX_SIZE` | size limit of the writable database: bytes, or with K/M/G suffix |
 /// | `CUJIT_CACHE_ALLOW_FOREIGN` | `1`: load databases owned by another user or writable by others |
 /// | `CUJIT_CACHE_PRELOAD` | how many recently used kernels to read ahead (default 64; 0: none) |
+/// | `CUJIT_MODULE_PRELOAD` | `0`: do not load the read-ahead kernels' modules in the background |
 /// | `CUJIT_RECORD` | append every kernel a run uses to this manifest (JSON lines) |
 
 #include <cstdint>
@@ -82,8 +83,9 @@ void add_deployment_database(const std::string& path);
 /// Opens the cache databases in a background thread and returns at once, so that the first
 /// kernel does not wait for them (a few hundred microseconds for the writable database), and
 /// reads the writable database's most recently used kernels ahead (CacheConfig::
-/// preload_records). cujit calls it when a device is first used; call it earlier still, for
-/// example before creating a CUDA context yourself. Thread-safe.
+/// preload_records). cujit calls it when a device is first used, and then also loads those
+/// kernels' modules into the device's context in the background (CUJIT_MODULE_PRELOAD=0: not);
+/// call it earlier still, for example before creating a CUDA context yourself. Thread-safe.
 void prefetch_cache();
 
 /// The default directory of the writable database: `$CUJIT_CACHE_DIR`, else
