@@ -23,7 +23,7 @@ struct Pool {
   std::mutex mutex;
   std::condition_variable changed;
   std::map<Key, std::shared_ptr<LoadedModule>> modules;  // loaded, not yet handed over
-  std::set<Key> loading;  // being loaded by a background thread now
+  std::set<Key> loading;                                 // being loaded by a background thread now
   std::set<Key> claimed;  // asked for while preloading ran: a caller loads those itself
   std::vector<std::thread> threads;
   int running = 0;
@@ -75,8 +75,8 @@ void load_functions(const LoadedModule& module) {
   for (CUfunction f : functions) d.cuFuncLoad(f);
 }
 
-void preload(KernelCache* cache, const std::shared_future<void>& read_ahead, int device,
-             int arch, CUcontext context) {
+void preload(KernelCache* cache, const std::shared_future<void>& read_ahead, int device, int arch,
+             CUcontext context) {
   Pool& p = pool();
   while (read_ahead.wait_for(std::chrono::milliseconds(1)) != std::future_status::ready) {
     if (stopping(p)) return;
@@ -130,20 +130,20 @@ void start_module_preload(KernelCache& cache, std::shared_future<void> read_ahea
   std::lock_guard lock(p.mutex);
   if (p.stopping) return;
   ++p.running;
-  p.threads.emplace_back([&p, cache = &cache, read_ahead = std::move(read_ahead), device, arch,
-                           context] {
-    try {
-      preload(cache, read_ahead, device, arch, context);
-    } catch (...) {
-      // No driver, no NVRTC, no device properties: the first call reports it.
-    }
-    {
-      std::lock_guard done(p.mutex);
-      --p.running;
-      if (p.running == 0) p.claimed.clear();
-    }
-    p.changed.notify_all();
-  });
+  p.threads.emplace_back(
+      [&p, cache = &cache, read_ahead = std::move(read_ahead), device, arch, context] {
+        try {
+          preload(cache, read_ahead, device, arch, context);
+        } catch (...) {
+          // No driver, no NVRTC, no device properties: the first call reports it.
+        }
+        {
+          std::lock_guard done(p.mutex);
+          --p.running;
+          if (p.running == 0) p.claimed.clear();
+        }
+        p.changed.notify_all();
+      });
 }
 
 std::shared_ptr<const LoadedModule> take_preloaded_module(const CompiledProgram* program,
