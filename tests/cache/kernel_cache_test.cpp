@@ -459,16 +459,24 @@ TEST(KernelCache, PrefetchOpensTheDatabasesInTheBackground) {
   unused.prefetch();
 }
 
-TEST(KernelCache, PrefetchReadsRecentlyUsedKernelsAhead) {
+// Kernels "a" then "b" compiled into the database in `dir` through a cache that was then
+// closed (a process that ran them and ended).
+struct TwoStoredKernels {
   TempDir dir;
   FakeCompiler compiler;
-  auto a = fake_kernel("a");
-  auto b = fake_kernel("b");
-  {
+  test::FakeKernel a = fake_kernel("a");
+  test::FakeKernel b = fake_kernel("b");
+
+  TwoStoredKernels() {
     KernelCache cache(config_in(dir));
     cache.get_or_compile(a.request, a.generator(), compiler.fn(Target{80}));
     cache.get_or_compile(b.request, b.generator(), compiler.fn(Target{80}));
   }
+};
+
+TEST(KernelCache, PrefetchReadsRecentlyUsedKernelsAhead) {
+  TwoStoredKernels stored;
+  auto& [dir, compiler, a, b] = stored;
   KernelCache fresh(config_in(dir));  // as a new process would
   fresh.prefetch().wait();
   // Served from what prefetch read, even with the database emptied underneath.
@@ -504,15 +512,8 @@ TEST(KernelCache, PrefetchReadsRecentlyUsedKernelsAhead) {
 }
 
 TEST(KernelCache, PreloadedProgramsAreThoseNoLookupTookYet) {
-  TempDir dir;
-  FakeCompiler compiler;
-  auto a = fake_kernel("a");
-  auto b = fake_kernel("b");
-  {
-    KernelCache cache(config_in(dir));
-    cache.get_or_compile(a.request, a.generator(), compiler.fn(Target{80}));
-    cache.get_or_compile(b.request, b.generator(), compiler.fn(Target{80}));
-  }
+  TwoStoredKernels stored;
+  auto& [dir, compiler, a, b] = stored;
   KernelCache fresh(config_in(dir));
   EXPECT_TRUE(fresh.preloaded_programs().empty());  // nothing read before prefetch()
   fresh.prefetch().wait();

@@ -17,6 +17,31 @@
 namespace cujit::detail {
 namespace {
 
+// A kernel compiled for `target` into a database in `dir` by a cache that is then closed (a
+// process that ran it and ended), with what asks a cache for it again.
+struct StoredKernel {
+  CacheConfig config;
+  KernelRequest request;
+  SourceProgram source;
+  GenerateFn generate;
+  CompileFn compile_it;
+
+  StoredKernel(const test::TempDir& dir, const Target& target, const std::string& spec,
+               const std::string& code) {
+    config.database_path = dir.file("kernels.db");
+    request.kind = "test";
+    request.spec = spec;
+    request.target = target;
+    source.source = code;
+    generate = [this] { return source; };
+    compile_it = [target](const SourceProgram& p) { return compile(p, target); };
+    KernelCache cache(config);
+    cache.get_or_compile(request, generate, compile_it);
+  }
+  StoredKernel(const StoredKernel&) = delete;
+  StoredKernel& operator=(const StoredKernel&) = delete;
+};
+
 TEST(ModulePreload, HandsTheModuleOfAKernelReadAheadToItsFirstLoadOnce) {
   CUJIT_REQUIRE_GPU();
   const int arch = Device::get(0).compute_capability();
@@ -25,23 +50,14 @@ TEST(ModulePreload, HandsTheModuleOfAKernelReadAheadToItsFirstLoadOnce) {
     GTEST_SKIP() << "NVRTC has no cubin target for sm_" << arch << ": nothing is loaded ahead";
   }
   test::TempDir dir;
-  CacheConfig config;
-  config.database_path = dir.file("kernels.db");
-  KernelRequest request;
-  request.kind = "test";
-  request.spec = "module preload";
-  request.target = target;
-  SourceProgram source;
-  source.source =
-      "extern \"C\" __global__ void fill(int* p, int v) { p[threadIdx.x] = v + threadIdx.x; }\n";
-  const GenerateFn generate = [&] { return source; };
-  const CompileFn compile_it = [&](const SourceProgram& p) { return compile(p, target); };
-  {
-    KernelCache cache(config);
-    cache.get_or_compile(request, generate, compile_it);
-  }
+  const StoredKernel k(dir, target, "module preload",
+                       "extern \"C\" __global__ void fill(int* p, int v) { p[threadIdx.x] = v + "
+                       "threadIdx.x; }\n");
+  const KernelRequest& request = k.request;
+  const GenerateFn& generate = k.generate;
+  const CompileFn& compile_it = k.compile_it;
 
-  KernelCache fresh(config);  // as a new process finds the database
+  KernelCache fresh(k.config);  // as a new process finds the database
   const CUcontext context = ensure_context(0);
   const ModulePreloadStats start = module_preload_stats();
   start_module_preload(fresh, fresh.prefetch(), 0, arch, context);
@@ -78,21 +94,11 @@ TEST(ModulePreload, AKernelAskedForFirstIsNotLoadedAhead) {
   const int arch = Device::get(0).compute_capability();
   const Target target = target_for_arch(arch);
   test::TempDir dir;
-  CacheConfig config;
-  config.database_path = dir.file("kernels.db");
-  KernelRequest request;
-  request.kind = "test";
-  request.spec = "taken first";
-  request.target = target;
-  SourceProgram source;
-  source.source = "extern \"C\" __global__ void nothing() {}\n";
-  const GenerateFn generate = [&] { return source; };
-  const CompileFn compile_it = [&](const SourceProgram& p) { return compile(p, target); };
-  {
-    KernelCache cache(config);
-    cache.get_or_compile(request, generate, compile_it);
-  }
-  KernelCache fresh(config);
+  const StoredKernel k(dir, target, "taken first", "extern \"C\" __global__ void nothing() {}\n");
+  const KernelRequest& request = k.request;
+  const GenerateFn& generate = k.generate;
+  const CompileFn& compile_it = k.compile_it;
+  KernelCache fresh(k.config);
   std::shared_future<void> read_ahead = fresh.prefetch();
   read_ahead.wait();
   // The first call takes the program before the background thread looks at the read-ahead
