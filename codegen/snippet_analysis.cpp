@@ -252,6 +252,9 @@ struct LexedSnippet {
   std::set<std::string> identifiers;
   std::map<std::string, std::set<std::string>> macros;  ///< #define name -> body identifiers
   bool has_conditional_on_compiler_macro = false;
+  /// Offset of the first `#line N` or `# N` directive: it would move clang's and NVRTC's idea
+  /// of where the snippet's lines are (found by fuzzing: errors at line 0).
+  std::optional<std::size_t> line_directive;
 };
 
 bool is_member_access(clang::tok::TokenKind kind) {
@@ -273,6 +276,11 @@ LexedSnippet lex_snippet(const std::string& text, const Language& lang) {
     if (all[k].kind == clang::tok::hash && all[k].at_line_start) {
       std::size_t end = k + 1;
       while (end < all.size() && !all[end].at_line_start) ++end;
+      const bool line_directive =
+          k + 1 < end &&
+          (all[k + 1].kind == clang::tok::numeric_constant ||
+           (all[k + 1].kind == clang::tok::raw_identifier && all[k + 1].text == "line"));
+      if (line_directive && !out.line_directive) out.line_directive = all[k].offset;
       if (k + 1 < end && all[k + 1].kind == clang::tok::raw_identifier) {
         const std::string& directive = all[k + 1].text;
         if (directive == "define" && k + 2 < end && all[k + 2].kind == clang::tok::raw_identifier) {
@@ -1002,6 +1010,19 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
     for (const auto& [name, body] : lexed.back().macros)
       macros[name].insert(body.begin(), body.end());
     config_dependent = config_dependent || lexed.back().has_conditional_on_compiler_macro;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!lexed[i].line_directive) continue;
+    const Snippet& s = set.snippets[i];
+    const auto [line, column] = line_column(lexed[i].line_starts, *lexed[i].line_directive);
+    const std::string message =
+        "line directives (#line, # N) are not allowed in a snippet: cujit maps errors to the "
+        "snippet's own lines";
+    throw CompileError(
+        format_snippet_error(set.kernel_name, s.label, s.text, line, column, message),
+        s.label + ":" + std::to_string(line) + ":" + std::to_string(column) +
+            ": error: " + message + "\n",
+        {}, s.text, line, column);
   }
   for (LexedSnippet& l : lexed) {
     add_macro_identifiers(l.identifiers, macros);

@@ -277,6 +277,30 @@ TEST(SnippetAnalysis, InvalidCorpusThrowsWithLineAndColumn) {
   }
 }
 
+// Found by fuzzing: "# 0" in a preamble set clang's line of what followed to 0, and the error
+// pointed at line 0 of the snippet. Line directives would mislead NVRTC's positions too.
+TEST(SnippetAnalysis, LineDirectivesAreRefusedWhereTheyAre) {
+  const std::vector<std::pair<std::string, int>> directives = {
+      {"#line 7", 1}, {"# 0", 1}, {"  #  line 1 \"other.cu\"", 3}, {"/* c */ # 12 \"x\"", 9}};
+  for (const auto& [directive, column] : directives) {
+    SCOPED_TRACE(directive);
+    try {
+      analyze_snippets(elementwise_set(op("T x", "T y", "y = x", "int a;\n" + directive + "\nb;")));
+      ADD_FAILURE() << "accepted";
+    } catch (const CompileError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.line(), 2);
+      EXPECT_EQ(e.column(), column);
+      EXPECT_NE(what.find("line directives"), std::string::npos) << what;
+      EXPECT_NE(what.find("preamble line 2"), std::string::npos) << what;
+    }
+  }
+  // Other directives, and '#' where no directive can start, are fine.
+  EXPECT_NO_THROW(analyze_snippets(
+      elementwise_set(op("T x", "T y", "y = x * N + s[0] + M(1)",
+                         "#define N 3\n#define M(v) (#v[0] - 48)\nconst char s[] = \"# 0\";"))));
+}
+
 // The prelude read as text and from the PCH give the same verdicts, positions and messages.
 std::string verdict(const SnippetSet& set, PreludeMode mode) {
   try {
