@@ -65,6 +65,7 @@ struct Slot {
 struct Preloaded {
   std::string content_key;
   std::shared_ptr<const CompiledProgram> program;
+  std::size_t rank = 0;  ///< 0: the most recently used
 };
 
 // The persistent layers of one configuration. Replaced as a whole by configure(), so that
@@ -84,11 +85,8 @@ struct Layers {
   std::set<std::string> damaged_reported;
   // Recently used kernels of the writable database, read ahead by prefetch() and keyed by
   // request key; a lookup takes its entry out (the memory layer keeps the program after).
-  // preload_order holds the same programs, most recently used first, for the runtime's
-  // background module loading (KernelCache::preloaded_programs).
   std::mutex preload_mutex;
   std::unordered_map<std::string, Preloaded> preloaded;
-  std::vector<std::shared_ptr<const CompiledProgram>> preload_order;
 
   StoreOptions store_options() const {
     StoreOptions o;
@@ -289,8 +287,6 @@ struct KernelCache::Impl {
     if (it == l.preloaded.end()) return std::nullopt;
     std::optional<Preloaded> out(std::move(it->second));
     l.preloaded.erase(it);
-    auto& order = l.preload_order;
-    order.erase(std::remove(order.begin(), order.end(), out->program), order.end());
     return out;
   }
 
@@ -309,9 +305,8 @@ struct KernelCache::Impl {
       bytes += record.program.binary.size();
       if (bytes > kPreloadMaxBytes) break;
       auto program = std::make_shared<const CompiledProgram>(std::move(record.program));
-      if (l.preloaded.emplace(rkey, Preloaded{std::move(record.content_key), program}).second) {
-        l.preload_order.push_back(std::move(program));
-      }
+      l.preloaded.emplace(
+          rkey, Preloaded{std::move(record.content_key), std::move(program), l.preloaded.size()});
     }
   }
 
@@ -584,8 +579,14 @@ std::shared_future<void> KernelCache::prefetch() {
 
 std::vector<std::shared_ptr<const CompiledProgram>> KernelCache::preloaded_programs() const {
   auto l = impl_->current_layers();
+  std::vector<const Preloaded*> ahead;
   std::lock_guard lock(l->preload_mutex);
-  return l->preload_order;
+  for (const auto& entry : l->preloaded) ahead.push_back(&entry.second);
+  std::sort(ahead.begin(), ahead.end(),
+            [](const Preloaded* a, const Preloaded* b) { return a->rank < b->rank; });
+  std::vector<std::shared_ptr<const CompiledProgram>> programs;
+  for (const Preloaded* p : ahead) programs.push_back(p->program);
+  return programs;
 }
 
 std::shared_ptr<Store> KernelCache::writable_store() {

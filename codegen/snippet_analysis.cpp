@@ -993,6 +993,23 @@ std::string format_snippet_error(const std::string& kernel, const std::string& l
   return kernel + ": " + head + ": " + message + rest;
 }
 
+namespace {
+
+// The CompileError for `message` at `pos` of a snippet of `set`: the caret message, and a log
+// whose first line is that error and whose rest is `more_log`.
+[[noreturn]] void throw_snippet_error(const SnippetSet& set, Position pos,
+                                      const std::string& message, const std::string& more_log,
+                                      std::vector<std::string> options, const std::string& source) {
+  const Snippet& s = set.snippets[static_cast<std::size_t>(pos.snippet)];
+  throw CompileError(
+      format_snippet_error(set.kernel_name, s.label, s.text, pos.line, pos.column, message),
+      s.label + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) +
+          ": error: " + message + "\n" + more_log,
+      std::move(options), source, pos.line, pos.column);
+}
+
+}  // namespace
+
 SnippetReport analyze_snippets(const SnippetSet& set) {
   return analyze_snippets(set, PreludeMode::Automatic);
 }
@@ -1013,16 +1030,11 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
   }
   for (std::size_t i = 0; i < count; ++i) {
     if (!lexed[i].line_directive) continue;
-    const Snippet& s = set.snippets[i];
     const auto [line, column] = line_column(lexed[i].line_starts, *lexed[i].line_directive);
-    const std::string message =
-        "line directives (#line, # N) are not allowed in a snippet: cujit maps errors to the "
-        "snippet's own lines";
-    throw CompileError(
-        format_snippet_error(set.kernel_name, s.label, s.text, line, column, message),
-        s.label + ":" + std::to_string(line) + ":" + std::to_string(column) +
-            ": error: " + message + "\n",
-        {}, s.text, line, column);
+    throw_snippet_error(set, {static_cast<int>(i), line, column},
+                        "line directives (#line, # N) are not allowed in a snippet: cujit maps "
+                        "errors to the snippet's own lines",
+                        "", {}, set.snippets[i].text);
   }
   for (LexedSnippet& l : lexed) {
     add_macro_identifiers(l.identifiers, macros);
@@ -1121,9 +1133,7 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
         *std::min_element(findings.begin(), findings.end(),
                           [](const Finding& a, const Finding& b) { return a.pos < b.pos; });
     const Snippet& s = set.snippets[static_cast<std::size_t>(first.pos.snippet)];
-    Position pos = clamp_to_snippet(first.pos, s.text);
-    std::string log = s.label + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) +
-                      ": error: " + first.message + "\n";
+    std::string log;
     for (const Diag& d : diags) {
       std::string where = d.pos.snippet >= 0
                               ? set.snippets[static_cast<std::size_t>(d.pos.snippet)].label
@@ -1131,10 +1141,9 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
       log += where + ":" + std::to_string(d.pos.line) + ":" + std::to_string(d.pos.column) +
              ": error: " + d.message + "\n";
     }
-    throw CompileError(
-        format_snippet_error(set.kernel_name, s.label, s.text, pos.line, pos.column, first.message),
-        log, {"-fsyntax-only", set.cxx_standard >= 20 ? "-std=gnu++20" : "-std=gnu++17"}, source,
-        pos.line, pos.column);
+    throw_snippet_error(set, clamp_to_snippet(first.pos, s.text), first.message, log,
+                        {"-fsyntax-only", set.cxx_standard >= 20 ? "-std=gnu++20" : "-std=gnu++17"},
+                        source);
   }
   report.fully_checked = diags.empty() && !config_dependent;
   return report;

@@ -46,7 +46,7 @@ int run_alone(const std::string& name, const std::vector<std::string>& env) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// The kernels of the child: returns true when both give the right answer.
+// The kernels of the child; the reduction's result is checked against the host.
 void run_kernels() {
   static const ElementwiseKernel axpb("T x, T a, T b", "T y", "y = a * x + b", "warm_axpb");
   static const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "warm_sum");
