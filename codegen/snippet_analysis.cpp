@@ -597,7 +597,10 @@ class FactsConsumer : public clang::ASTConsumer {
   void HandleTranslationUnit(clang::ASTContext& context) override {
     const clang::SourceManager& sm = context.getSourceManager();
     SnippetVisitor visitor(sm, facts_);
-    for (clang::Decl* decl : context.getTranslationUnitDecl()->decls()) {
+    // noload_decls: decls() would deserialise every declaration of the precompiled prelude
+    // (most of an analysis's time); what cujit checks was all parsed from the main file.
+    for (clang::Decl* decl : context.getTranslationUnitDecl()->noload_decls()) {
+      if (decl->isFromASTFile()) continue;
       auto* fn = llvm::dyn_cast<clang::FunctionDecl>(decl);
       if (fn != nullptr && fn->getNameAsString().rfind(kSnippetFunctionPrefix, 0) == 0) {
         if (fn->getBody() != nullptr) visitor.TraverseStmt(fn->getBody());

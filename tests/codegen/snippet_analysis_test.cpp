@@ -543,16 +543,22 @@ double thread_cpu_ms() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-// Median wall time and median CPU time of this thread (the latter unaffected by other
-// processes competing for the machine), in milliseconds.
-std::pair<double, double> median_ms(const SnippetSet& set, int runs, PreludeMode mode) {
+struct Timing {
+  double wall_ms;  // median
+  double cpu_ms;   // median CPU time of this thread (unaffected by competing processes)
+  int errors;      // runs that threw CompileError
+};
+
+Timing median_ms(const SnippetSet& set, int runs, PreludeMode mode) {
   std::vector<double> wall, cpu;
+  int errors = 0;
   for (int k = 0; k < runs; ++k) {
     auto start = std::chrono::steady_clock::now();
     double cpu_start = thread_cpu_ms();
     try {
       analyze_snippets(set, mode);
     } catch (const CompileError&) {
+      ++errors;
     }
     cpu.push_back(thread_cpu_ms() - cpu_start);
     wall.push_back(
@@ -561,12 +567,14 @@ std::pair<double, double> median_ms(const SnippetSet& set, int runs, PreludeMode
   }
   std::sort(wall.begin(), wall.end());
   std::sort(cpu.begin(), cpu.end());
-  return {wall[wall.size() / 2], cpu[cpu.size() / 2]};
+  return {wall[wall.size() / 2], cpu[cpu.size() / 2], errors};
 }
 
+// Reports timings (no bound: a test is not a benchmark); checks that every run of both modes
+// gives the set's verdict, so repeated runs in one process stay independent.
 TEST(SnippetAnalysis, MedianTimePerSnippetSet) {
   const auto& ew = testing::valid_elementwise_corpus();
-  const std::vector<std::pair<std::string, SnippetSet>> sets = {
+  const std::vector<std::pair<std::string, SnippetSet>> sets = {  // the last one is invalid
       {"squared_diff", elementwise_set(ew[0])},
       {"preamble_template",
        elementwise_set(*std::find_if(ew.begin(), ew.end(),
@@ -576,16 +584,17 @@ TEST(SnippetAnalysis, MedianTimePerSnippetSet) {
   };
   for (std::size_t k = 0; k < sets.size(); ++k) {
     const auto& [name, set] = sets[k];
-    auto [text_ms, text_cpu_ms] = median_ms(set, 100, PreludeMode::Text);
+    const int expected_errors = k + 1 == sets.size() ? 100 : 0;
+    auto [text_ms, text_cpu_ms, text_errors] = median_ms(set, 100, PreludeMode::Text);
+    EXPECT_EQ(text_errors, expected_errors) << name;
     std::cout << "[ timing   ] analyze_snippets(" << name << ", prelude as text): median "
               << text_ms << " ms wall, " << text_cpu_ms << " ms CPU over 100 runs\n";
-    auto [ms, cpu_ms] = median_ms(set, 100, PreludeMode::Precompiled);
+    auto [ms, cpu_ms, errors] = median_ms(set, 100, PreludeMode::Precompiled);
+    EXPECT_EQ(errors, expected_errors) << name;
     std::cout << "[ timing   ] analyze_snippets(" << name << ", precompiled prelude): median " << ms
               << " ms wall, " << cpu_ms << " ms CPU over 100 runs\n";
     RecordProperty("median_ms_" + std::to_string(k), std::to_string(ms));
     RecordProperty("median_cpu_ms_" + std::to_string(k), std::to_string(cpu_ms));
-    // Generous bound for slow CI machines; measured values are in the report.
-    EXPECT_LT(cpu_ms, 50.0) << name;
   }
 }
 
