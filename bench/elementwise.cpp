@@ -126,207 +126,214 @@ int run(const Options& options, const Device& device) {
   const RawKernel raw1 = raw_module.get_function("raw_add_f32", device);
   ElementwiseKernel add("T x, T y", "T z", "z = x + y", "add");
 
-  // The ceiling: device-to-device copy of 2 GiB (bytes read + written).
-  double copy_gbps = 0;
-  {
-    const std::int64_t n = std::int64_t{1} << 29;
-    Array src = random_array({n}, 3);
-    Array dst = Array::empty({n}, DType::Float32, device);
-    const Stats st = time_events(
-        device,
-        [&](int) {
-          detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
-        },
-        repeats);
-    Record r = make_record(kBench, "copy", 4 * n, "uint8", 8.0 * n, st);
-    copy_gbps = r.gbps;
-    json.write(r);
-    table.add({"copy", bytes_label(4.0 * n), "cuMemcpyDtoD", fixed(r.gbps), fixed(r.us, 1), "1.000",
-               "-"});
-  }
-
-  // The write-only ceiling (cuMemsetD32 over 1 GiB): what a broadcast, which mostly writes,
-  // can reach at best.
-  double write_gbps = 0;
-  {
-    const std::int64_t n = std::int64_t{1} << 28;
-    Array dst = Array::empty({n}, DType::Float32, device);
-    const Stats st = time_events(
-        device,
-        [&](int i) {
-          detail::check(drv().cuMemsetD32Async(dst.data(), 0x3f800000u + i, n, nullptr), "memset");
-        },
-        repeats);
-    Record r = make_record(kBench, "memset", 4 * n, "uint8", 4.0 * n, st);
-    r.ratio = r.gbps / copy_gbps;
-    r.note = "cuMemsetD32Async: write-only ceiling; ratio to copy";
-    write_gbps = r.gbps;
-    json.write(r);
-    table.add({"memset", bytes_label(4.0 * n), "cuMemsetD32", fixed(r.gbps), fixed(r.us, 1),
-               fixed(r.ratio, 3) + " of copy", "-"});
-  }
-
-  // Contiguous z = x + y, raw float4 kernel and cujit, rotating input sets to defeat L2.
+  double copy_gbps = 0;  // the copy ceiling, measured with the throughput group
   double cujit_small_ratio = 0;
   std::int64_t cpu_crossover = 0;
-  for (int log2 = 10; log2 <= (options.quick ? 24 : 28); log2 += 2) {
-    const std::int64_t n = std::int64_t{1} << log2;
-    const int sets = std::min(rotation_sets(12 * n, device), 64);
-    std::vector<Array> xs, ys, zs;
-    for (int s = 0; s < sets; ++s) {
-      xs.push_back(random_array({n}, 10 + s));
-      ys.push_back(random_array({n}, 100 + s));
-      zs.push_back(Array::empty({n}, DType::Float32, device));
+  if (options.wants("throughput")) {
+    // The ceiling: device-to-device copy of 2 GiB (bytes read + written).
+    {
+      const std::int64_t n = std::int64_t{1} << 29;
+      Array src = random_array({n}, 3);
+      Array dst = Array::empty({n}, DType::Float32, device);
+      const Stats st = time_events(
+          device,
+          [&](int) {
+            detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
+          },
+          repeats);
+      Record r = make_record(kBench, "copy", 4 * n, "uint8", 8.0 * n, st);
+      copy_gbps = r.gbps;
+      json.write(r);
+      table.add({"copy", bytes_label(4.0 * n), "cuMemcpyDtoD", fixed(r.gbps), fixed(r.us, 1),
+                 "1.000", "-"});
     }
-    const long long n4 = n / 4;
-    // One float4 per thread: the fastest grid for a streaming kernel on this GPU.
-    const unsigned grid = static_cast<unsigned>((n4 + 255) / 256);
-    const Stats raw = time_events(
-        device,
-        [&](int i) {
-          const int s = i % sets;
-          std::uint64_t px = xs[s].data(), py = ys[s].data(), pz = zs[s].data();
-          void* params[] = {&px, &py, &pz, const_cast<long long*>(&n4)};
-          detail::check(drv().cuLaunchKernel(raw4.handle(), grid, 1, 1, 256, 1, 1, 0, nullptr,
-                                             params, nullptr),
-                        "raw");
-        },
-        repeats);
-    const Stats cj = time_events(
-        device,
-        [&](int i) {
-          const int s = i % sets;
-          add(xs[s], ys[s], zs[s]);
-        },
-        repeats);
-    // Check the last result on the host.
-    const auto xh = xs[0].to_host<float>(), yh = ys[0].to_host<float>();
-    add(xs[0], ys[0], zs[0]);
-    const auto zh = zs[0].to_host<float>();
-    std::int64_t wrong = 0;
-    for (std::int64_t i = 0; i < n; ++i) wrong += zh[i] != xh[i] + yh[i];
-    Record rr = make_record("raw_add_f32x4", "add", n, "float32", 12.0 * n, raw);
-    rr.ratio = rr.gbps / copy_gbps;
-    Record rc = make_record(kBench, "add", n, "float32", 12.0 * n, cj);
-    rc.ratio = rc.gbps / rr.gbps;
-    rc.note = "ratio: cujit / raw float4 kernel; of copy: " + fixed(rc.gbps / copy_gbps, 3);
-    if (log2 == 20) cujit_small_ratio = rc.ratio;
-    json.write(rr);
-    json.write(rc);
-    table.add({"add", size_label(n), "raw float4", fixed(rr.gbps), fixed(rr.us, 2),
-               fixed(rr.ratio, 3) + " of copy", "-"});
-    table.add({"add", size_label(n), "cujit", fixed(rc.gbps), fixed(rc.us, 2),
-               fixed(rc.ratio, 3) + " of raw, " + fixed(rc.gbps / copy_gbps, 3) + " of copy",
-               wrong ? "WRONG" : "ok"});
 
-    // The same loop on the host CPU (one thread, vectorised by the compiler), for the size
-    // where the GPU starts to win: compared with cujit's device time plus its host time per
-    // call, the cost a caller with host data on the GPU already pays.
-    if (log2 <= 24) {
-      std::vector<double> samples;
-      std::vector<float> hz(static_cast<std::size_t>(n));
-      for (int r = 0; r < 5; ++r) {
-        const double start = host_seconds();
-        for (std::int64_t i = 0; i < n; ++i) hz[i] = xh[i] + yh[i];
-        samples.push_back((host_seconds() - start) * 1e6);
+    // The write-only ceiling (cuMemsetD32 over 1 GiB): what a broadcast, which mostly writes,
+    // can reach at best.
+    double write_gbps = 0;
+    {
+      const std::int64_t n = std::int64_t{1} << 28;
+      Array dst = Array::empty({n}, DType::Float32, device);
+      const Stats st = time_events(
+          device,
+          [&](int i) {
+            detail::check(drv().cuMemsetD32Async(dst.data(), 0x3f800000u + i, n, nullptr),
+                          "memset");
+          },
+          repeats);
+      Record r = make_record(kBench, "memset", 4 * n, "uint8", 4.0 * n, st);
+      r.ratio = r.gbps / copy_gbps;
+      r.note = "cuMemsetD32Async: write-only ceiling; ratio to copy";
+      write_gbps = r.gbps;
+      json.write(r);
+      table.add({"memset", bytes_label(4.0 * n), "cuMemsetD32", fixed(r.gbps), fixed(r.us, 1),
+                 fixed(r.ratio, 3) + " of copy", "-"});
+    }
+
+    // Contiguous z = x + y, raw float4 kernel and cujit, rotating input sets to defeat L2.
+    for (int log2 = 10; log2 <= (options.quick ? 24 : 28); log2 += 2) {
+      const std::int64_t n = std::int64_t{1} << log2;
+      const int sets = std::min(rotation_sets(12 * n, device), 64);
+      std::vector<Array> xs, ys, zs;
+      for (int s = 0; s < sets; ++s) {
+        xs.push_back(random_array({n}, 10 + s));
+        ys.push_back(random_array({n}, 100 + s));
+        zs.push_back(Array::empty({n}, DType::Float32, device));
       }
-      volatile float sink = hz[static_cast<std::size_t>(n - 1)];
-      (void)sink;
-      Record cpu = make_record("cpu_loop", "add", n, "float32", 12.0 * n, summarize(samples));
-      cpu.note = "one host thread; ratio: cpu time / cujit device time";
-      cpu.ratio = cpu.us / rc.us;
-      if (cpu_crossover == 0 && cpu.us > rc.us) cpu_crossover = n;
-      json.write(cpu);
-      table.add({"add", size_label(n), "CPU loop", fixed(cpu.gbps), fixed(cpu.us, 2),
-                 fixed(cpu.ratio, 3) + " of cujit's time", "-"});
+      const long long n4 = n / 4;
+      // One float4 per thread: the fastest grid for a streaming kernel on this GPU.
+      const unsigned grid = static_cast<unsigned>((n4 + 255) / 256);
+      const Stats raw = time_events(
+          device,
+          [&](int i) {
+            const int s = i % sets;
+            std::uint64_t px = xs[s].data(), py = ys[s].data(), pz = zs[s].data();
+            void* params[] = {&px, &py, &pz, const_cast<long long*>(&n4)};
+            detail::check(drv().cuLaunchKernel(raw4.handle(), grid, 1, 1, 256, 1, 1, 0, nullptr,
+                                               params, nullptr),
+                          "raw");
+          },
+          repeats);
+      const Stats cj = time_events(
+          device,
+          [&](int i) {
+            const int s = i % sets;
+            add(xs[s], ys[s], zs[s]);
+          },
+          repeats);
+      // Check the last result on the host.
+      const auto xh = xs[0].to_host<float>(), yh = ys[0].to_host<float>();
+      add(xs[0], ys[0], zs[0]);
+      const auto zh = zs[0].to_host<float>();
+      std::int64_t wrong = 0;
+      for (std::int64_t i = 0; i < n; ++i) wrong += zh[i] != xh[i] + yh[i];
+      Record rr = make_record("raw_add_f32x4", "add", n, "float32", 12.0 * n, raw);
+      rr.ratio = rr.gbps / copy_gbps;
+      Record rc = make_record(kBench, "add", n, "float32", 12.0 * n, cj);
+      rc.ratio = rc.gbps / rr.gbps;
+      rc.note = "ratio: cujit / raw float4 kernel; of copy: " + fixed(rc.gbps / copy_gbps, 3);
+      if (log2 == 20) cujit_small_ratio = rc.ratio;
+      json.write(rr);
+      json.write(rc);
+      table.add({"add", size_label(n), "raw float4", fixed(rr.gbps), fixed(rr.us, 2),
+                 fixed(rr.ratio, 3) + " of copy", "-"});
+      table.add({"add", size_label(n), "cujit", fixed(rc.gbps), fixed(rc.us, 2),
+                 fixed(rc.ratio, 3) + " of raw, " + fixed(rc.gbps / copy_gbps, 3) + " of copy",
+                 wrong ? "WRONG" : "ok"});
+
+      // The same loop on the host CPU (one thread, vectorised by the compiler), for the size
+      // where the GPU starts to win: compared with cujit's device time plus its host time per
+      // call, the cost a caller with host data on the GPU already pays.
+      if (log2 <= 24) {
+        std::vector<double> samples;
+        std::vector<float> hz(static_cast<std::size_t>(n));
+        for (int r = 0; r < 5; ++r) {
+          const double start = host_seconds();
+          for (std::int64_t i = 0; i < n; ++i) hz[i] = xh[i] + yh[i];
+          samples.push_back((host_seconds() - start) * 1e6);
+        }
+        volatile float sink = hz[static_cast<std::size_t>(n - 1)];
+        (void)sink;
+        Record cpu = make_record("cpu_loop", "add", n, "float32", 12.0 * n, summarize(samples));
+        cpu.note = "one host thread; ratio: cpu time / cujit device time";
+        cpu.ratio = cpu.us / rc.us;
+        if (cpu_crossover == 0 && cpu.us > rc.us) cpu_crossover = n;
+        json.write(cpu);
+        table.add({"add", size_label(n), "CPU loop", fixed(cpu.gbps), fixed(cpu.us, 2),
+                   fixed(cpu.ratio, 3) + " of cujit's time", "-"});
+      }
+    }
+
+    // Broadcast (8192, 1) + (1, 8192) -> (8192, 8192), and transposed inputs.
+    {
+      const std::int64_t m = 8192;
+      Array col = random_array({m, 1}, 7), row = random_array({1, m}, 8);
+      std::vector<Array> outs;
+      for (int s = 0; s < 2; ++s) outs.push_back(Array::empty({m, m}, DType::Float32, device));
+      const Stats st = time_events(
+          device, [&](int i) { add(col, row, outs[i % 2]); }, repeats);
+      Record r = make_record(kBench, "broadcast", m * m, "float32", 4.0 * m * m + 8.0 * m, st);
+      r.shape = "8192x1+1x8192";
+      r.ratio = r.gbps / copy_gbps;
+      const auto zh = outs[0].to_host<float>();
+      const auto ch = col.to_host<float>(), rh = row.to_host<float>();
+      std::int64_t wrong = 0;
+      for (std::int64_t i = 0; i < m * m; i += 4099) wrong += zh[i] != ch[i / m] + rh[i % m];
+      r.note = "ratio to copy; " + fixed(r.gbps / write_gbps, 3) + " of the memset write ceiling";
+      json.write(r);
+      table.add({"broadcast", "8192x8192", "cujit", fixed(r.gbps), fixed(r.us, 1),
+                 fixed(r.ratio, 3) + " of copy, " + fixed(r.gbps / write_gbps, 3) + " of memset",
+                 wrong ? "WRONG" : "ok"});
+
+      std::vector<Array> xs, ys;
+      for (int s = 0; s < 2; ++s) {
+        xs.push_back(random_array({m, m}, 20 + s).transpose());
+        ys.push_back(random_array({m, m}, 30 + s).transpose());
+      }
+      const Stats tt = time_events(
+          device, [&](int i) { add(xs[i % 2], ys[i % 2], outs[i % 2]); }, repeats);
+      Record t = make_record(kBench, "transposed", m * m, "float32", 12.0 * m * m, tt);
+      t.shape = "8192x8192 (x.T + y.T)";
+      t.ratio = t.gbps / copy_gbps;
+      json.write(t);
+      table.add({"transposed", "8192x8192", "cujit", fixed(t.gbps), fixed(t.us, 1),
+                 fixed(t.ratio, 3) + " of copy", "-"});
     }
   }
 
-  // Broadcast (8192, 1) + (1, 8192) -> (8192, 8192), and transposed inputs.
-  {
-    const std::int64_t m = 8192;
-    Array col = random_array({m, 1}, 7), row = random_array({1, m}, 8);
-    std::vector<Array> outs;
-    for (int s = 0; s < 2; ++s) outs.push_back(Array::empty({m, m}, DType::Float32, device));
-    const Stats st = time_events(
-        device, [&](int i) { add(col, row, outs[i % 2]); }, repeats);
-    Record r = make_record(kBench, "broadcast", m * m, "float32", 4.0 * m * m + 8.0 * m, st);
-    r.shape = "8192x1+1x8192";
-    r.ratio = r.gbps / copy_gbps;
-    const auto zh = outs[0].to_host<float>();
-    const auto ch = col.to_host<float>(), rh = row.to_host<float>();
-    std::int64_t wrong = 0;
-    for (std::int64_t i = 0; i < m * m; i += 4099) wrong += zh[i] != ch[i / m] + rh[i % m];
-    r.note = "ratio to copy; " + fixed(r.gbps / write_gbps, 3) + " of the memset write ceiling";
-    json.write(r);
-    table.add({"broadcast", "8192x8192", "cujit", fixed(r.gbps), fixed(r.us, 1),
-               fixed(r.ratio, 3) + " of copy, " + fixed(r.gbps / write_gbps, 3) + " of memset",
-               wrong ? "WRONG" : "ok"});
-
-    std::vector<Array> xs, ys;
-    for (int s = 0; s < 2; ++s) {
-      xs.push_back(random_array({m, m}, 20 + s).transpose());
-      ys.push_back(random_array({m, m}, 30 + s).transpose());
+  if (options.wants("host")) {
+    // Host time per call of a 1-element kernel, cujit against a bare cuLaunchKernel.
+    {
+      Array x = random_array({1}, 40), y = random_array({1}, 41);
+      Array z = Array::empty({1}, DType::Float32, device);
+      std::uint64_t px = x.data(), py = y.data(), pz = z.data();
+      int one = 1;
+      void* params[] = {&px, &py, &pz, &one};
+      const int batches = options.quick ? 10 : 50, batch = 1000;
+      const double bare = host_us_per_call(
+          device,
+          [&] {
+            drv().cuLaunchKernel(raw1.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
+          },
+          batches, batch);
+      const double given = host_us_per_call(
+          device, [&] { add(x, y, z); }, batches, batch);
+      const double alloc = host_us_per_call(
+          device, [&] { add(x, y); }, batches, batch);
+      Record rb;
+      rb.bench = "raw_add_f32";
+      rb.case_name = "launch_host";
+      rb.size = 1;
+      rb.us = bare;
+      rb.note = "host us per bare cuLaunchKernel";
+      Record rg = rb;
+      rg.bench = kBench;
+      rg.us = given;
+      rg.ratio = given / bare;
+      rg.note = "host us per call, output given; ratio to bare cuLaunchKernel";
+      Record ra = rg;
+      ra.case_name = "launch_host_alloc";
+      ra.us = alloc;
+      ra.ratio = alloc / bare;
+      ra.note = "host us per call, output allocated; ratio to bare cuLaunchKernel";
+      json.write(rb);
+      json.write(rg);
+      json.write(ra);
+      table.add({"host/call", "1", "cuLaunchKernel", "-", fixed(bare, 3), "1.000", "-"});
+      table.add(
+          {"host/call", "1", "cujit (out given)", "-", fixed(given, 3), fixed(rg.ratio, 3), "-"});
+      table.add(
+          {"host/call", "1", "cujit (out alloc)", "-", fixed(alloc, 3), fixed(ra.ratio, 3), "-"});
     }
-    const Stats tt = time_events(
-        device, [&](int i) { add(xs[i % 2], ys[i % 2], outs[i % 2]); }, repeats);
-    Record t = make_record(kBench, "transposed", m * m, "float32", 12.0 * m * m, tt);
-    t.shape = "8192x8192 (x.T + y.T)";
-    t.ratio = t.gbps / copy_gbps;
-    json.write(t);
-    table.add({"transposed", "8192x8192", "cujit", fixed(t.gbps), fixed(t.us, 1),
-               fixed(t.ratio, 3) + " of copy", "-"});
   }
 
-  // Host time per call of a 1-element kernel, cujit against a bare cuLaunchKernel.
-  {
-    Array x = random_array({1}, 40), y = random_array({1}, 41);
-    Array z = Array::empty({1}, DType::Float32, device);
-    std::uint64_t px = x.data(), py = y.data(), pz = z.data();
-    int one = 1;
-    void* params[] = {&px, &py, &pz, &one};
-    const int batches = options.quick ? 10 : 50, batch = 1000;
-    const double bare = host_us_per_call(
-        device,
-        [&] {
-          drv().cuLaunchKernel(raw1.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
-        },
-        batches, batch);
-    const double given = host_us_per_call(
-        device, [&] { add(x, y, z); }, batches, batch);
-    const double alloc = host_us_per_call(
-        device, [&] { add(x, y); }, batches, batch);
-    Record rb;
-    rb.bench = "raw_add_f32";
-    rb.case_name = "launch_host";
-    rb.size = 1;
-    rb.us = bare;
-    rb.note = "host us per bare cuLaunchKernel";
-    Record rg = rb;
-    rg.bench = kBench;
-    rg.us = given;
-    rg.ratio = given / bare;
-    rg.note = "host us per call, output given; ratio to bare cuLaunchKernel";
-    Record ra = rg;
-    ra.case_name = "launch_host_alloc";
-    ra.us = alloc;
-    ra.ratio = alloc / bare;
-    ra.note = "host us per call, output allocated; ratio to bare cuLaunchKernel";
-    json.write(rb);
-    json.write(rg);
-    json.write(ra);
-    table.add({"host/call", "1", "cuLaunchKernel", "-", fixed(bare, 3), "1.000", "-"});
-    table.add(
-        {"host/call", "1", "cujit (out given)", "-", fixed(given, 3), fixed(rg.ratio, 3), "-"});
-    table.add(
-        {"host/call", "1", "cujit (out alloc)", "-", fixed(alloc, 3), fixed(ra.ratio, 3), "-"});
+  if (options.wants("first")) {
+    // First calls in fresh processes: cold (empty cache) against NVRTC alone, then warm (a disk
+    // hit); medians over several rounds, each in new processes.
+    report_first_calls(kBench, options.quick ? 2 : 5,
+                       "first call incl. analysis, codegen, NVRTC, load, launch",
+                       "first call (lookup, load, launch)", 0, json, table);
   }
-
-  // First calls in fresh processes: cold (empty cache) against NVRTC alone, then warm (a disk
-  // hit); medians over several rounds, each in new processes.
-  report_first_calls(kBench, options.quick ? 2 : 5,
-                     "first call incl. analysis, codegen, NVRTC, load, launch",
-                     "first call (lookup, load, launch)", 0, json, table);
 
   std::cout << "\n";
   table.print();
@@ -346,7 +353,9 @@ int run(const Options& options, const Device& device) {
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
   if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
-  return cujit::bench::bench_main(argc, argv, "elementwise",
-                                  "ElementwiseKernel throughput, launch overhead and cold start.",
-                                  cujit::bench::run);
+  return cujit::bench::bench_main(
+      argc, argv, "elementwise",
+      "ElementwiseKernel throughput, launch overhead and cold start. Groups for "
+      "--only: throughput, host, first.",
+      cujit::bench::run);
 }

@@ -35,6 +35,7 @@ namespace cujit::detail {
   X(cuStreamDestroy) \
   X(cuStreamSynchronize) \
   X(cuStreamWaitEvent) \
+  X(cuStreamGetId) \
   X(cuEventCreate) \
   X(cuEventDestroy) \
   X(cuEventRecord) \

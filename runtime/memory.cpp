@@ -3,6 +3,7 @@
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -36,18 +37,22 @@ std::size_t size_class(std::size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
+// Blocks are cached per stream by the stream's id (cuStreamGetId: unique for the life of the
+// process), not by its handle: an application may destroy a stream it gave cujit (Stream::wrap)
+// and create another at the same address, and the new stream must not get blocks that the old
+// stream's unfinished work may still use.
 struct BlockKey {
   int device;
-  CUstream stream;
+  unsigned long long stream_id;
   std::size_t capacity;
   friend bool operator==(const BlockKey& a, const BlockKey& b) {
-    return a.device == b.device && a.stream == b.stream && a.capacity == b.capacity;
+    return a.device == b.device && a.stream_id == b.stream_id && a.capacity == b.capacity;
   }
 };
 struct BlockKeyHash {
   std::size_t operator()(const BlockKey& k) const noexcept {
-    return std::hash<std::size_t>()(k.capacity) ^ (std::hash<const void*>()(k.stream) << 1) ^
-           static_cast<std::size_t>(k.device);
+    return std::hash<std::size_t>()(k.capacity) ^
+           (std::hash<unsigned long long>()(k.stream_id) << 1) ^ static_cast<std::size_t>(k.device);
   }
 };
 
@@ -64,15 +69,55 @@ BlockCache& cache() {
   return *instance;
 }
 
+using Blocks = std::vector<std::pair<BlockKey, std::vector<CUdeviceptr>>>;
+
+// Takes the cached blocks whose key `select` accepts out of the cache.
+template <class Select>
+Blocks take_where(Select select) {
+  BlockCache& c = cache();
+  Blocks taken;
+  std::lock_guard<std::mutex> lock(c.mutex);
+  for (auto it = c.free.begin(); it != c.free.end();) {
+    if (!select(it->first)) {
+      ++it;
+      continue;
+    }
+    c.cached_bytes -= it->first.capacity * it->second.size();
+    taken.emplace_back(it->first, std::move(it->second));
+    it = c.free.erase(it);
+  }
+  return taken;
+}
+
+// Frees blocks whose streams may be gone: the streams' handles cannot be used, so each device
+// is synchronised first (the blocks' last uses have then finished) and the blocks are freed
+// on the legacy stream. Called without the cache's lock (a host function on some stream
+// could be freeing an array while the device synchronises).
+void free_after_synchronising(const Blocks& blocks) noexcept {
+  std::vector<int> synchronised;
+  for (const auto& [key, addresses] : blocks) {
+    try {
+      ensure_context(key.device);
+      if (std::find(synchronised.begin(), synchronised.end(), key.device) == synchronised.end()) {
+        driver().cuCtxSynchronize();
+        synchronised.push_back(key.device);
+      }
+      for (CUdeviceptr block : addresses) driver().cuMemFreeAsync(block, nullptr);
+    } catch (...) {
+      // Best effort: the blocks stay in the pool.
+    }
+  }
+}
+
 }  // namespace
 
 DeviceBuffer::~DeviceBuffer() {
   if (address == 0 || !driver_available()) return;
-  BlockCache& c = cache();
-  {
+  if (cacheable) {
+    BlockCache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
     if (c.cached_bytes + capacity <= kCacheLimit) {
-      c.free[BlockKey{device, stream, capacity}].push_back(address);
+      c.free[BlockKey{device, stream_id, capacity}].push_back(address);
       c.cached_bytes += capacity;
       return;
     }
@@ -85,48 +130,34 @@ DeviceBuffer::~DeviceBuffer() {
   }
 }
 
-namespace {
-
-// Frees the cached blocks whose key `select` accepts; the caller holds the cache's lock.
-template <class Select>
-void release_where(BlockCache& c, Select select) noexcept {
-  for (auto it = c.free.begin(); it != c.free.end();) {
-    const BlockKey& key = it->first;
-    if (!select(key)) {
-      ++it;
-      continue;
-    }
-    try {
-      ensure_context(key.device);
-      for (CUdeviceptr block : it->second) driver().cuMemFreeAsync(block, key.stream);
-    } catch (...) {
-      // Best effort: the blocks stay in the pool.
-    }
-    c.cached_bytes -= key.capacity * it->second.size();
-    it = c.free.erase(it);
-  }
-}
-
-}  // namespace
-
 void release_cached_blocks() noexcept {
-  BlockCache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  release_where(c, [](const BlockKey&) { return true; });
+  free_after_synchronising(take_where([](const BlockKey&) { return true; }));
 }
 
 void release_cached_blocks(CUstream stream) noexcept {
+  try {
+    unsigned long long id = 0;
+    if (driver().cuStreamGetId(stream, &id) != CUDA_SUCCESS) return;
+    // The stream is alive (its owner is about to destroy it): free in its order.
+    for (const auto& [key, addresses] :
+         take_where([id](const BlockKey& key) { return key.stream_id == id; })) {
+      ensure_context(key.device);
+      for (CUdeviceptr block : addresses) driver().cuMemFreeAsync(block, stream);
+    }
+  } catch (...) {
+    // Best effort: the blocks stay in the pool.
+  }
+}
+
+std::size_t cached_block_bytes() noexcept {
   BlockCache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  release_where(c, [stream](const BlockKey& key) { return key.stream == stream; });
+  return c.cached_bytes;
 }
 
 void release_device_memory(int device) {
-  {
-    BlockCache& c = cache();
-    std::lock_guard<std::mutex> lock(c.mutex);
-    release_where(c, [device](const BlockKey& key) { return key.device == device; });
-  }
+  free_after_synchronising(
+      take_where([device](const BlockKey& key) { return key.device == device; }));
   ensure_context(device);
   check(driver().cuCtxSynchronize(), "cuCtxSynchronize", "device " + std::to_string(device));
   CUmemoryPool pool = nullptr;
@@ -142,10 +173,13 @@ std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream s
   buffer->stream = stream;
   if (bytes == 0) return buffer;
   buffer->capacity = size_class(bytes);
-  BlockCache& c = cache();
-  {
+  ensure_context(device);
+  // A stream being captured into a graph has no id: its blocks bypass the cache.
+  buffer->cacheable = driver().cuStreamGetId(stream, &buffer->stream_id) == CUDA_SUCCESS;
+  if (buffer->cacheable) {
+    BlockCache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.free.find(BlockKey{device, stream, buffer->capacity});
+    auto it = c.free.find(BlockKey{device, buffer->stream_id, buffer->capacity});
     if (it != c.free.end() && !it->second.empty()) {
       buffer->address = it->second.back();
       it->second.pop_back();
@@ -153,7 +187,6 @@ std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream s
       return buffer;
     }
   }
-  ensure_context(device);
   configure_pool_once(device);
   CUresult result = driver().cuMemAllocAsync(&buffer->address, buffer->capacity, stream);
   if (result == CUDA_ERROR_OUT_OF_MEMORY) {

@@ -1,8 +1,8 @@
 #pragma once
 // Device memory: stream-ordered allocations from each device's default memory pool (whose
 // release threshold is raised so freed memory stays in the pool), fronted by a small host-side
-// cache of freed blocks per (device, stream, size class), so that allocating a kernel output
-// after warm-up is a lock and a vector pop rather than a driver call.
+// cache of freed blocks per (device, stream id, size class), so that allocating a kernel
+// output after warm-up is a lock and a vector pop rather than an allocation by the driver.
 
 #include <cuda.h>
 
@@ -12,15 +12,19 @@
 namespace cujit::detail {
 
 /// A device allocation. When the last owner goes, the block returns to the host-side cache of
-/// the stream it was allocated on (reused only by later allocations on that stream, which
-/// stream order makes safe), or, beyond the cache's limit, to the driver's pool with
-/// cuMemFreeAsync on that stream.
+/// the stream it was allocated on (reused only by later allocations on that very stream, which
+/// stream order makes safe; streams are told apart by cuStreamGetId, so a new stream at a
+/// destroyed stream's address gets none of its blocks), or, beyond the cache's limit or for a
+/// stream under graph capture, to the driver's pool with cuMemFreeAsync on that stream (so an
+/// array allocated on an application's stream should go before the stream does).
 struct DeviceBuffer {
   CUdeviceptr address = 0;
   std::size_t bytes = 0;     ///< requested size
   std::size_t capacity = 0;  ///< size class actually allocated
   int device = -1;
   CUstream stream = nullptr;
+  unsigned long long stream_id = 0;  ///< cuStreamGetId of `stream`
+  bool cacheable = false;            ///< false when the stream had no id (graph capture)
   DeviceBuffer() = default;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -33,14 +37,18 @@ struct DeviceBuffer {
 /// out.
 std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream stream);
 
-/// Returns every cached block to the driver's pool (all devices). Thread-safe.
+/// Returns every cached block to the driver's pool (all devices). Their streams may be gone
+/// (an application destroys the streams it wrapped without telling cujit), so each device is
+/// synchronised first and the blocks are freed on the legacy stream. Thread-safe.
 void release_cached_blocks() noexcept;
 
-/// Returns the blocks cached for `stream` to the driver's pool, ordered on that stream. Called
-/// before cujit destroys a stream it owns: blocks cached under a destroyed stream's handle
-/// could never be freed, and would be handed to a new stream that reuses the handle while the
-/// old stream's work may still use them. Thread-safe.
+/// Returns the blocks cached for `stream`, which must be alive, to the driver's pool, ordered
+/// on that stream. Called before cujit destroys a stream it owns, so that its blocks do not
+/// wait in the cache for the next synchronising release. Thread-safe.
 void release_cached_blocks(CUstream stream) noexcept;
+
+/// Bytes of blocks waiting in the host-side cache (all devices).
+std::size_t cached_block_bytes() noexcept;
 
 /// Returns device memory cujit keeps for reuse on `device`: its cached blocks, then, after
 /// synchronising the device, the unused memory of the device's default pool (cuMemPoolTrimTo).

@@ -574,7 +574,8 @@ Timing median_ms(const SnippetSet& set, int runs, PreludeMode mode) {
 // gives the set's verdict, so repeated runs in one process stay independent.
 TEST(SnippetAnalysis, MedianTimePerSnippetSet) {
   const auto& ew = testing::valid_elementwise_corpus();
-  const std::vector<std::pair<std::string, SnippetSet>> sets = {  // the last one is invalid
+  const std::vector<std::pair<std::string, SnippetSet>> sets = {
+      // the last one is invalid
       {"squared_diff", elementwise_set(ew[0])},
       {"preamble_template",
        elementwise_set(*std::find_if(ew.begin(), ew.end(),
