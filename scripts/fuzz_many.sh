@@ -39,6 +39,10 @@ for ((j = 0; j < jobs; j++)); do
     cp "$work/$j/log" "$work/$j"/crash-* "$work/$j"/leak-* "$work/$j"/timeout-* \
       "$work/$j"/oom-* "$artifacts/$j/" 2>/dev/null
     tail -30 "$work/$j/log"
+    # The failing inputs themselves, so that a log that is all that comes back still has them.
+    for f in "$work/$j"/crash-* "$work/$j"/leak-* "$work/$j"/timeout-* "$work/$j"/oom-*; do
+      [[ -f $f ]] && echo "fuzz_many: input $(basename "$f") (base64): $(base64 -w0 "$f")"
+    done
   fi
 done
 # New inputs every process found, for the next run's corpus.
