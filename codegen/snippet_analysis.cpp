@@ -22,6 +22,7 @@
 #include <clang/Sema/Sema.h>
 #include <clang/Serialization/PCHContainerOperations.h>
 #include <llvm/ADT/SmallString.h>
+#include <llvm/Support/ConvertUTF.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/VirtualFileSystem.h>
 
@@ -30,6 +31,7 @@
 #include <atomic>
 #include <cctype>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -255,7 +257,48 @@ struct LexedSnippet {
   /// Offset of the first `#line N` or `# N` directive: it would move clang's and NVRTC's idea
   /// of where the snippet's lines are (found by fuzzing: errors at line 0).
   std::optional<std::size_t> line_directive;
+  /// The first character no snippet may contain, and why (see unreadable_character).
+  std::optional<std::pair<std::size_t, std::string>> unreadable;
 };
+
+// A NUL anywhere (NVRTC reads source as a C string: everything after it would be lost), or a
+// non-ASCII byte outside comments and literals: NVRTC reads code as ASCII ("unrecognized
+// token", even for identifiers such as U+03B1), while clang accepts some of it and drops
+// invalid UTF-8 and Unicode spaces as if they were whitespace. Its raw lexer, which finds
+// directives here, keeps those as tokens, so the two disagreed on whether a '#' after them
+// starts a directive (found by fuzzing: "\xfb#0" became a line marker, and an error pointed
+// at line 0).
+std::optional<std::pair<std::size_t, std::string>> unreadable_character(
+    const std::string& text, const std::vector<RawToken>& tokens) {
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    return std::make_pair(nul, std::string("a NUL character is not allowed in a snippet (NVRTC "
+                                           "reads source as a C string)"));
+  }
+  for (const RawToken& t : tokens) {
+    if (clang::tok::isStringLiteral(t.kind) || t.kind == clang::tok::char_constant ||
+        t.kind == clang::tok::wide_char_constant || t.kind == clang::tok::utf8_char_constant ||
+        t.kind == clang::tok::utf16_char_constant || t.kind == clang::tok::utf32_char_constant) {
+      continue;
+    }
+    std::size_t at = t.offset;
+    while (at < t.offset + t.length && static_cast<unsigned char>(text[at]) < 0x80) ++at;
+    if (at == t.offset + t.length) continue;
+    const auto* begin = reinterpret_cast<const llvm::UTF8*>(text.data() + at);
+    const auto* cursor = begin;
+    llvm::UTF32 code = 0;
+    char name[32];
+    if (llvm::convertUTF8Sequence(&cursor, begin + (text.size() - at), &code,
+                                  llvm::strictConversion) != llvm::conversionOK) {
+      std::snprintf(name, sizeof name, "(byte 0x%02x)", static_cast<unsigned char>(text[at]));
+      return std::make_pair(at, "the snippet is not valid UTF-8 here " + std::string(name));
+    }
+    std::snprintf(name, sizeof name, "U+%04X", static_cast<unsigned>(code));
+    return std::make_pair(at, "character " + std::string(name) +
+                                  " is not allowed outside comments and literals (NVRTC reads "
+                                  "code as ASCII)");
+  }
+  return std::nullopt;
+}
 
 bool is_member_access(clang::tok::TokenKind kind) {
   return kind == clang::tok::period || kind == clang::tok::arrow || kind == clang::tok::coloncolon;
@@ -272,6 +315,7 @@ LexedSnippet lex_snippet(const std::string& text, const Language& lang) {
   LexedSnippet out;
   out.line_starts = line_starts_of(text);
   std::vector<RawToken> all = raw_lex(text, lang);
+  out.unreadable = unreadable_character(text, all);
   for (std::size_t k = 0; k < all.size();) {
     if (all[k].kind == clang::tok::hash && all[k].at_line_start) {
       std::size_t end = k + 1;
@@ -1030,6 +1074,13 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
     for (const auto& [name, body] : lexed.back().macros)
       macros[name].insert(body.begin(), body.end());
     config_dependent = config_dependent || lexed.back().has_conditional_on_compiler_macro;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!lexed[i].unreadable) continue;
+    const auto& [offset, message] = *lexed[i].unreadable;
+    const auto [line, column] = line_column(lexed[i].line_starts, offset);
+    throw_snippet_error(set, {static_cast<int>(i), line, column}, message, "", {},
+                        set.snippets[i].text);
   }
   for (std::size_t i = 0; i < count; ++i) {
     if (!lexed[i].line_directive) continue;

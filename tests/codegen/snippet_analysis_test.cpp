@@ -301,6 +301,43 @@ TEST(SnippetAnalysis, LineDirectivesAreRefusedWhereTheyAre) {
                          "#define N 3\n#define M(v) (#v[0] - 48)\nconst char s[] = \"# 0\";"))));
 }
 
+// Characters clang's parser would drop as whitespace but its raw lexer keeps (so that the two
+// disagree about a directive after them), and NUL, which NVRTC would cut the source at, are
+// refused where they are; in comments and literals only NUL is.
+TEST(SnippetAnalysis, UnreadableCharactersAreRefusedWhereTheyAre) {
+  struct Case {
+    std::string operation;
+    int line, column;
+    std::string message;
+  };
+  using namespace std::string_literals;
+  const std::vector<Case> cases = {
+      // The fuzzer's input, shortened: invalid UTF-8, then a line marker clang would obey.
+      {"\0\0\xfb\xff\0#0\ny = x"s, 1, 1, "NUL character"},
+      {"y = x;\n  \xfb#0\ny = x", 2, 3, "not valid UTF-8 here (byte 0xfb)"},
+      {"y = x\xc2\xa0+ x", 1, 6, "U+00A0 is not allowed outside comments"},
+      {"y =\xe3\x80\x80x", 1, 4, "U+3000"},
+      {"y = x; // fine: \xc2\xa0 \xfb\ny = x\0"s, 2, 6, "NUL character"},
+      {"T caf\xc3\xa9 = x; y = x", 1, 6, "U+00E9"},  // clang takes it, NVRTC does not
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::PrintToString(c.operation));
+    try {
+      analyze_snippets(elementwise_set(op("T x", "T y", c.operation)));
+      ADD_FAILURE() << "accepted";
+    } catch (const CompileError& e) {
+      EXPECT_EQ(e.line(), c.line);
+      EXPECT_EQ(e.column(), c.column);
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+  // Non-ASCII in comments and literals stays accepted (NVRTC takes it there).
+  EXPECT_NO_THROW(analyze_snippets(elementwise_set(
+      op("T x", "T y",
+         "y = x; // \xc2\xa0 \xfb caf\xc3\xa9\nconst char* s = \"\xc2\xa0\xfb\"; (void)s; "
+         "char c = '\xc3'; (void)c"))));
+}
+
 // The prelude read as text and from the PCH give the same verdicts, positions and messages.
 std::string verdict(const SnippetSet& set, PreludeMode mode) {
   try {
