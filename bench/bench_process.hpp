@@ -34,6 +34,39 @@ inline double host_us_per_call(const Device& device, const std::function<void()>
   return summarize(samples).median_us;
 }
 
+// Host time per call of a tiny kernel: a bare cuLaunchKernel (`bare`), cujit with the output
+// given (`given`) and allocated (`alloc`). Measures the three, writes the records
+// (launch_host, launch_host_alloc; `what` qualifies the notes) and three table rows.
+inline void report_host_per_call(const Device& device, const char* bench, const char* raw_bench,
+                                 std::int64_t size, const std::string& what, int batches,
+                                 const std::function<void()>& bare,
+                                 const std::function<void()>& given,
+                                 const std::function<void()>& alloc, JsonLines& json,
+                                 Table& table) {
+  constexpr int kBatch = 1000;
+  Record rb;
+  rb.bench = raw_bench;
+  rb.case_name = "launch_host";
+  rb.size = size;
+  rb.us = host_us_per_call(device, bare, batches, kBatch);
+  rb.note = "host us per bare cuLaunchKernel";
+  Record rg = rb;
+  rg.bench = bench;
+  rg.us = host_us_per_call(device, given, batches, kBatch);
+  rg.ratio = rg.us / rb.us;
+  rg.note = "host us per call" + what + ", output given; ratio to bare cuLaunchKernel";
+  Record ra = rg;
+  ra.case_name = "launch_host_alloc";
+  ra.us = host_us_per_call(device, alloc, batches, kBatch);
+  ra.ratio = ra.us / rb.us;
+  ra.note = "host us per call" + what + ", output allocated; ratio to bare cuLaunchKernel";
+  const std::string n = std::to_string(size);
+  for (const Record* r : {&rb, &rg, &ra}) json.write(*r);
+  table.add({"host/call", n, "cuLaunchKernel", "-", fixed(rb.us, 3), "1.000", "-"});
+  table.add({"host/call", n, "cujit (out given)", "-", fixed(rg.us, 3), fixed(rg.ratio, 3), "-"});
+  table.add({"host/call", n, "cujit (out alloc)", "-", fixed(ra.us, 3), fixed(ra.ratio, 3), "-"});
+}
+
 // Minor plus major page faults of this process so far (first-call children report how many
 // pages their first call touched for the first time).
 inline long page_faults() {

@@ -289,41 +289,12 @@ int run(const Options& options, const Device& device) {
       std::uint64_t px = x.data(), py = y.data(), pz = z.data();
       int one = 1;
       void* params[] = {&px, &py, &pz, &one};
-      const int batches = options.quick ? 10 : 50, batch = 1000;
-      const double bare = host_us_per_call(
-          device,
+      report_host_per_call(
+          device, kBench, "raw_add_f32", 1, "", options.quick ? 10 : 50,
           [&] {
             drv().cuLaunchKernel(raw1.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
           },
-          batches, batch);
-      const double given = host_us_per_call(
-          device, [&] { add(x, y, z); }, batches, batch);
-      const double alloc = host_us_per_call(
-          device, [&] { add(x, y); }, batches, batch);
-      Record rb;
-      rb.bench = "raw_add_f32";
-      rb.case_name = "launch_host";
-      rb.size = 1;
-      rb.us = bare;
-      rb.note = "host us per bare cuLaunchKernel";
-      Record rg = rb;
-      rg.bench = kBench;
-      rg.us = given;
-      rg.ratio = given / bare;
-      rg.note = "host us per call, output given; ratio to bare cuLaunchKernel";
-      Record ra = rg;
-      ra.case_name = "launch_host_alloc";
-      ra.us = alloc;
-      ra.ratio = alloc / bare;
-      ra.note = "host us per call, output allocated; ratio to bare cuLaunchKernel";
-      json.write(rb);
-      json.write(rg);
-      json.write(ra);
-      table.add({"host/call", "1", "cuLaunchKernel", "-", fixed(bare, 3), "1.000", "-"});
-      table.add(
-          {"host/call", "1", "cujit (out given)", "-", fixed(given, 3), fixed(rg.ratio, 3), "-"});
-      table.add(
-          {"host/call", "1", "cujit (out alloc)", "-", fixed(alloc, 3), fixed(ra.ratio, 3), "-"});
+          [&] { add(x, y, z); }, [&] { add(x, y); }, json, table);
     }
   }
 

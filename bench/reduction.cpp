@@ -236,41 +236,12 @@ int run(const Options& options, const Device& device) {
     std::uint64_t pt = t.data(), po = out.data();
     int count = 256;
     void* params[] = {&pt, &po, &count};
-    const int batches = options.quick ? 10 : 50, batch = 1000;
-    const double bare = host_us_per_call(
-        device,
+    report_host_per_call(
+        device, kBench, "raw_tiny", 256, " (1 launch)", options.quick ? 10 : 50,
         [&] {
           drv().cuLaunchKernel(raw_tiny.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
         },
-        batches, batch);
-    const double given = host_us_per_call(
-        device, [&] { sum(t, out); }, batches, batch);
-    const double alloc = host_us_per_call(
-        device, [&] { sum(t); }, batches, batch);
-    Record rb;
-    rb.bench = "raw_tiny";
-    rb.case_name = "launch_host";
-    rb.size = 256;
-    rb.us = bare;
-    rb.note = "host us per bare cuLaunchKernel";
-    Record rg = rb;
-    rg.bench = kBench;
-    rg.us = given;
-    rg.ratio = given / bare;
-    rg.note = "host us per call (1 launch), output given; ratio to bare cuLaunchKernel";
-    Record ra = rg;
-    ra.case_name = "launch_host_alloc";
-    ra.us = alloc;
-    ra.ratio = alloc / bare;
-    ra.note = "host us per call (1 launch), output allocated; ratio to bare cuLaunchKernel";
-    json.write(rb);
-    json.write(rg);
-    json.write(ra);
-    table.add({"host/call", "256", "cuLaunchKernel", "-", fixed(bare, 3), "1.000", "-"});
-    table.add(
-        {"host/call", "256", "cujit (out given)", "-", fixed(given, 3), fixed(rg.ratio, 3), "-"});
-    table.add(
-        {"host/call", "256", "cujit (out alloc)", "-", fixed(alloc, 3), fixed(ra.ratio, 3), "-"});
+        [&] { sum(t, out); }, [&] { sum(t); }, json, table);
   }
 
   // First calls in fresh processes: cold (empty cache) against NVRTC alone, then warm (a disk
