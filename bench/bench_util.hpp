@@ -455,4 +455,15 @@ inline std::string bytes_label(double bytes) {
   return u == 0 ? fixed(bytes, 0) + " B" : fixed(bytes, 1) + " " + units[u];
 }
 
+/// Reports the device-to-device copy of `bytes` (the physical ceiling every ratio refers to):
+/// a record and a table row. Returns its GB/s.
+inline double report_copy_ceiling(const char* bench, std::int64_t bytes, const Stats& stats,
+                                  JsonLines& json, Table& table) {
+  const Record r = make_record(bench, "copy", bytes, "uint8", 2.0 * bytes, stats);
+  json.write(r);
+  table.add({"copy", bytes_label(static_cast<double>(bytes)), "cuMemcpyDtoD", fixed(r.gbps),
+             fixed(r.us, 1), "1.000", "-"});
+  return r.gbps;
+}
+
 }  // namespace cujit::bench

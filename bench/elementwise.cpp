@@ -141,11 +141,7 @@ int run(const Options& options, const Device& device) {
             detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
           },
           repeats);
-      Record r = make_record(kBench, "copy", 4 * n, "uint8", 8.0 * n, st);
-      copy_gbps = r.gbps;
-      json.write(r);
-      table.add({"copy", bytes_label(4.0 * n), "cuMemcpyDtoD", fixed(r.gbps), fixed(r.us, 1),
-                 "1.000", "-"});
+      copy_gbps = report_copy_ceiling(kBench, 4 * n, st, json, table);
     }
 
     // The write-only ceiling (cuMemsetD32 over 1 GiB): what a broadcast, which mostly writes,
