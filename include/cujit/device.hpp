@@ -67,7 +67,11 @@ class Stream {
   Stream() noexcept = default;
   /// Creates a new (blocking) stream on `device`.
   explicit Stream(const Device& device);
-  /// Wraps a stream the application owns; cujit never destroys it.
+  /// Wraps a stream the application owns; cujit never destroys it. The application may
+  /// destroy it at any time after its last use by cujit: memory cujit cached for it is never
+  /// handed to another stream (not even a new one at the same address) and is returned to
+  /// the pool when memory runs short. Arrays allocated on it should go before it does (an
+  /// array freed once cujit's cache is full is freed in the stream's order).
   static Stream wrap(CUstream_st* stream, const Device& device) noexcept;
   Stream(Stream&& other) noexcept;
   Stream& operator=(Stream&& other) noexcept;
