@@ -33,6 +33,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -259,7 +260,49 @@ struct LexedSnippet {
   std::optional<std::size_t> line_directive;
   /// The first character no snippet may contain, and why (see unreadable_character).
   std::optional<std::pair<std::size_t, std::string>> unreadable;
+  std::map<std::string, int> macro_angles;  ///< #define name -> '<' in its body
 };
+
+// Clang's parser takes time exponential in the number of '<' after undeclared names in one
+// expression ("a <b <c <b <c ..."; found by fuzzing: 22 of them took 10 s and 1 GB, each two
+// more about four times as long), trying each as a template argument list and backtracking;
+// NVRTC takes 27 ms. A snippet with more '<' open within one statement than this is left to
+// NVRTC unanalysed. Real code stays far below it: `std::pair<int, std::array<float, 4>>`
+// opens two.
+constexpr int kMaxOpenAngles = 10;
+
+// The most '<' still open, counting '>' as closing one and '>>' two, between statement
+// boundaries (';', '{', '}'). A macro opens as many as its expansion spells (`angles`).
+int max_open_angles(const std::vector<RawToken>& tokens, const std::map<std::string, int>& angles) {
+  int open = 0, most = 0;
+  for (const RawToken& t : tokens) {
+    switch (t.kind) {
+      case clang::tok::less:
+        most = std::max(most, ++open);
+        break;
+      case clang::tok::raw_identifier:
+        if (auto it = angles.find(t.text); it != angles.end()) {
+          open = std::min(open + it->second, 1 << 20);
+          most = std::max(most, open);
+        }
+        break;
+      case clang::tok::greater:
+        open = std::max(open - 1, 0);
+        break;
+      case clang::tok::greatergreater:
+        open = std::max(open - 2, 0);
+        break;
+      case clang::tok::semi:
+      case clang::tok::l_brace:
+      case clang::tok::r_brace:
+        open = 0;
+        break;
+      default:
+        break;
+    }
+  }
+  return most;
+}
 
 // A NUL anywhere (NVRTC reads source as a C string: everything after it would be lost), or a
 // non-ASCII byte outside comments and literals: NVRTC reads code as ASCII ("unrecognized
@@ -329,10 +372,12 @@ LexedSnippet lex_snippet(const std::string& text, const Language& lang) {
         const std::string& directive = all[k + 1].text;
         if (directive == "define" && k + 2 < end && all[k + 2].kind == clang::tok::raw_identifier) {
           std::set<std::string>& body = out.macros[all[k + 2].text];
+          int& angles = out.macro_angles[all[k + 2].text];
           for (std::size_t j = k + 3; j < end; ++j) {
             if (all[j].kind == clang::tok::raw_identifier && !lang.is_keyword(all[j].text)) {
               body.insert(all[j].text);
             }
+            if (all[j].kind == clang::tok::less) ++angles;
           }
         } else if (directive == "if" || directive == "ifdef" || directive == "ifndef" ||
                    directive == "elif") {
@@ -356,6 +401,30 @@ LexedSnippet lex_snippet(const std::string& text, const Language& lang) {
     out.identifiers.insert(t.text);
   }
   return out;
+}
+
+// The '<' each macro's expansion spells at least: its body's own, and those of the macros its
+// body names, transitively (a macro met again on its own expansion path adds none, as the
+// preprocessor does not expand it there; each macro is computed once).
+std::map<std::string, int> expanded_macro_angles(
+    const std::map<std::string, std::set<std::string>>& macros,
+    const std::map<std::string, int>& own) {
+  std::map<std::string, int> expanded;
+  std::set<std::string> path;
+  std::function<int(const std::string&)> angles_of = [&](const std::string& name) {
+    auto it = own.find(name);
+    if (it == own.end() || path.count(name) != 0) return 0;
+    if (auto done = expanded.find(name); done != expanded.end()) return done->second;
+    path.insert(name);
+    long long total = it->second;
+    for (const std::string& id : macros.at(name)) {
+      total = std::min<long long>(total + angles_of(id), 1 << 20);
+    }
+    path.erase(name);
+    return expanded[name] = static_cast<int>(total);
+  };
+  for (const auto& entry : own) angles_of(entry.first);
+  return expanded;
 }
 
 // Adds the identifiers of the bodies of macros the snippet uses, transitively: a preamble
@@ -1068,11 +1137,14 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
   lexed.reserve(count);
   Language& lang = language(set.cxx_standard);
   std::map<std::string, std::set<std::string>> macros;
+  std::map<std::string, int> macro_angles;
   bool config_dependent = false;
   for (const Snippet& s : set.snippets) {
     lexed.push_back(lex_snippet(s.text, lang));
     for (const auto& [name, body] : lexed.back().macros)
       macros[name].insert(body.begin(), body.end());
+    for (const auto& [name, angles] : lexed.back().macro_angles)
+      macro_angles[name] = std::max(macro_angles[name], angles);
     config_dependent = config_dependent || lexed.back().has_conditional_on_compiler_macro;
   }
   for (std::size_t i = 0; i < count; ++i) {
@@ -1093,6 +1165,17 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
   for (LexedSnippet& l : lexed) {
     add_macro_identifiers(l.identifiers, macros);
     report.identifiers.push_back(l.identifiers);
+  }
+  const std::map<std::string, int> expanded = expanded_macro_angles(macros, macro_angles);
+  if (std::any_of(lexed.begin(), lexed.end(), [&](const LexedSnippet& l) {
+        return max_open_angles(l.tokens, expanded) > kMaxOpenAngles;
+      })) {
+    if (debug_enabled()) {
+      std::cerr << "cujit: snippet analysis of " << set.kernel_name << " skipped: more than "
+                << kMaxOpenAngles << " '<' open in one statement\n";
+    }
+    report.fully_checked = false;  // NVRTC will judge
+    return report;
   }
 
   const std::string source = SourceBuilder(set, lexed).build();

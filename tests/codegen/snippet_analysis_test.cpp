@@ -338,6 +338,35 @@ TEST(SnippetAnalysis, UnreadableCharactersAreRefusedWhereTheyAre) {
          "char c = '\xc3'; (void)c"))));
 }
 
+// Found by fuzzing: clang's parser takes time exponential in the number of '<' after
+// undeclared names in one expression (22 took 10 s, each two more about four times as long;
+// NVRTC needs 27 ms). Past ten open in one statement, directly or through macros, the
+// analysis leaves the snippets to NVRTC (without the limit this test would not finish).
+TEST(SnippetAnalysis, LongChainsOfOpenAnglesAreLeftToNvrtc) {
+  std::string chain = "y = x";
+  for (int k = 0; k < 40; ++k) chain += k % 2 == 0 ? " <b" : " <c";
+  EXPECT_FALSE(analyze_snippets(elementwise_set(op("T x", "T y", chain))).fully_checked);
+  // Six uses of a macro spelling four (two through another macro), and a cycle of macros.
+  EXPECT_FALSE(analyze_snippets(elementwise_set(op("T x", "T y", "y = x L L L L L L;",
+                                                   "#define M <b <c\n#define L <b <c M\n")))
+                   .fully_checked);
+  EXPECT_FALSE(analyze_snippets(elementwise_set(op("T x", "T y", "y = x P P P P P P P P P P P;",
+                                                   "#define P <b Q\n#define Q P\n")))
+                   .fully_checked);
+  // Ten open, eight nested and closed, or many in separate statements: analysed as before.
+  std::string ten = "bool t = x";
+  for (int k = 0; k < 10; ++k) ten += " < x";
+  EXPECT_TRUE(analyze_snippets(elementwise_set(op("T x", "T y", "y = x; " + ten + "; (void)t")))
+                  .fully_checked);
+  std::string statements = "y = x;";
+  for (int k = 0; k < 20; ++k) statements += " y = x < y ? x : y;";
+  EXPECT_TRUE(analyze_snippets(elementwise_set(op("T x", "T y", statements))).fully_checked);
+  EXPECT_THROW(analyze_snippets(
+                   elementwise_set(op("T x", "T y", "V<V<V<V<V<V<V<V<float>>>>>>>> v{}; y = x +;",
+                                      "template <class E> struct V { E e; };"))),
+               CompileError);
+}
+
 // The prelude read as text and from the PCH give the same verdicts, positions and messages.
 std::string verdict(const SnippetSet& set, PreludeMode mode) {
   try {
