@@ -255,11 +255,11 @@ struct LexedSnippet {
   std::set<std::string> identifiers;
   std::map<std::string, std::set<std::string>> macros;  ///< #define name -> body identifiers
   bool has_conditional_on_compiler_macro = false;
-  /// Offset of the first `#line N` or `# N` directive: it would move clang's and NVRTC's idea
-  /// of where the snippet's lines are (found by fuzzing: errors at line 0).
-  std::optional<std::size_t> line_directive;
-  /// The first character no snippet may contain, and why (see unreadable_character).
-  std::optional<std::pair<std::size_t, std::string>> unreadable;
+  /// Where the snippet is refused before clang runs, and why: a character no snippet may
+  /// contain (see unreadable_character), else the first `#line N` or `# N` directive, which
+  /// would move clang's and NVRTC's idea of where the snippet's lines are (found by fuzzing:
+  /// errors at line 0).
+  std::optional<std::pair<std::size_t, std::string>> refused;
   std::map<std::string, int> macro_angles;  ///< #define name -> '<' in its body
 };
 
@@ -318,11 +318,8 @@ std::optional<std::pair<std::size_t, std::string>> unreadable_character(
                                            "reads source as a C string)"));
   }
   for (const RawToken& t : tokens) {
-    if (clang::tok::isStringLiteral(t.kind) || t.kind == clang::tok::char_constant ||
-        t.kind == clang::tok::wide_char_constant || t.kind == clang::tok::utf8_char_constant ||
-        t.kind == clang::tok::utf16_char_constant || t.kind == clang::tok::utf32_char_constant) {
-      continue;
-    }
+    // String and character literals may hold anything; a number (pp-number) may not.
+    if (clang::tok::isLiteral(t.kind) && t.kind != clang::tok::numeric_constant) continue;
     std::size_t at = t.offset;
     while (at < t.offset + t.length && static_cast<unsigned char>(text[at]) < 0x80) ++at;
     if (at == t.offset + t.length) continue;
@@ -358,7 +355,7 @@ LexedSnippet lex_snippet(const std::string& text, const Language& lang) {
   LexedSnippet out;
   out.line_starts = line_starts_of(text);
   std::vector<RawToken> all = raw_lex(text, lang);
-  out.unreadable = unreadable_character(text, all);
+  out.refused = unreadable_character(text, all);
   for (std::size_t k = 0; k < all.size();) {
     if (all[k].kind == clang::tok::hash && all[k].at_line_start) {
       std::size_t end = k + 1;
@@ -367,7 +364,11 @@ LexedSnippet lex_snippet(const std::string& text, const Language& lang) {
           k + 1 < end &&
           (all[k + 1].kind == clang::tok::numeric_constant ||
            (all[k + 1].kind == clang::tok::raw_identifier && all[k + 1].text == "line"));
-      if (line_directive && !out.line_directive) out.line_directive = all[k].offset;
+      if (line_directive && !out.refused) {
+        out.refused.emplace(all[k].offset,
+                            "line directives (#line, # N) are not allowed in a snippet: cujit "
+                            "maps errors to the snippet's own lines");
+      }
       if (k + 1 < end && all[k + 1].kind == clang::tok::raw_identifier) {
         const std::string& directive = all[k + 1].text;
         if (directive == "define" && k + 2 < end && all[k + 2].kind == clang::tok::raw_identifier) {
@@ -1148,19 +1149,11 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
     config_dependent = config_dependent || lexed.back().has_conditional_on_compiler_macro;
   }
   for (std::size_t i = 0; i < count; ++i) {
-    if (!lexed[i].unreadable) continue;
-    const auto& [offset, message] = *lexed[i].unreadable;
+    if (!lexed[i].refused) continue;
+    const auto& [offset, message] = *lexed[i].refused;
     const auto [line, column] = line_column(lexed[i].line_starts, offset);
     throw_snippet_error(set, {static_cast<int>(i), line, column}, message, "", {},
                         set.snippets[i].text);
-  }
-  for (std::size_t i = 0; i < count; ++i) {
-    if (!lexed[i].line_directive) continue;
-    const auto [line, column] = line_column(lexed[i].line_starts, *lexed[i].line_directive);
-    throw_snippet_error(set, {static_cast<int>(i), line, column},
-                        "line directives (#line, # N) are not allowed in a snippet: cujit maps "
-                        "errors to the snippet's own lines",
-                        "", {}, set.snippets[i].text);
   }
   for (LexedSnippet& l : lexed) {
     add_macro_identifiers(l.identifiers, macros);
