@@ -33,7 +33,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -406,25 +405,48 @@ LexedSnippet lex_snippet(const std::string& text, const Language& lang) {
 
 // The '<' each macro's expansion spells at least: its body's own, and those of the macros its
 // body names, transitively (a macro met again on its own expansion path adds none, as the
-// preprocessor does not expand it there; each macro is computed once).
+// preprocessor does not expand it there; each macro is computed once). Depth-first with a stack
+// of its own: a preamble may chain any number of macros, and a thread's stack would not do.
 std::map<std::string, int> expanded_macro_angles(
     const std::map<std::string, std::set<std::string>>& macros,
     const std::map<std::string, int>& own) {
+  constexpr long long kCap = 1 << 20;
+  struct Frame {
+    const std::string* name;
+    std::set<std::string>::const_iterator next, end;
+    long long total;
+  };
   std::map<std::string, int> expanded;
   std::set<std::string> path;
-  std::function<int(const std::string&)> angles_of = [&](const std::string& name) {
-    auto it = own.find(name);
-    if (it == own.end() || path.count(name) != 0) return 0;
-    if (auto done = expanded.find(name); done != expanded.end()) return done->second;
+  std::vector<Frame> stack;
+  auto enter = [&](const std::string& name, int angles) {
+    const std::set<std::string>& body = macros.at(name);
+    stack.push_back({&name, body.begin(), body.end(), angles});
     path.insert(name);
-    long long total = it->second;
-    for (const std::string& id : macros.at(name)) {
-      total = std::min<long long>(total + angles_of(id), 1 << 20);
-    }
-    path.erase(name);
-    return expanded[name] = static_cast<int>(total);
   };
-  for (const auto& entry : own) angles_of(entry.first);
+  for (const auto& [root, root_angles] : own) {
+    if (expanded.count(root) != 0) continue;
+    enter(root, root_angles);
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      if (top.next == top.end) {
+        const int total = static_cast<int>(top.total);
+        expanded[*top.name] = total;
+        path.erase(*top.name);
+        stack.pop_back();
+        if (!stack.empty()) stack.back().total = std::min(stack.back().total + total, kCap);
+        continue;
+      }
+      const std::string& id = *top.next++;
+      auto it = own.find(id);
+      if (it == own.end() || path.count(id) != 0) continue;
+      if (auto done = expanded.find(id); done != expanded.end()) {
+        top.total = std::min(top.total + done->second, kCap);
+        continue;
+      }
+      enter(it->first, it->second);
+    }
+  }
   return expanded;
 }
 

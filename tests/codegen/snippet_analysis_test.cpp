@@ -353,6 +353,14 @@ TEST(SnippetAnalysis, LongChainsOfOpenAnglesAreLeftToNvrtc) {
   EXPECT_FALSE(analyze_snippets(elementwise_set(op("T x", "T y", "y = x P P P P P P P P P P P;",
                                                    "#define P <b Q\n#define Q P\n")))
                    .fully_checked);
+  // A chain of 200,000 macros, each naming the next: counted without a thread's stack per
+  // macro (a recursive count overflowed it).
+  std::string chained;
+  for (int k = 0; k < 200000; ++k) {
+    chained += "#define M" + std::to_string(k) + " <b M" + std::to_string(k + 1) + "\n";
+  }
+  EXPECT_FALSE(
+      analyze_snippets(elementwise_set(op("T x", "T y", "y = x M0;", chained))).fully_checked);
   // Ten open, eight nested and closed, or many in separate statements: analysed as before.
   std::string ten = "bool t = x";
   for (int k = 0; k < 10; ++k) ten += " < x";
