@@ -36,6 +36,7 @@ namespace cujit::detail {
   X(cuStreamSynchronize) \
   X(cuStreamWaitEvent) \
   X(cuStreamGetId) \
+  X(cuStreamIsCapturing) \
   X(cuEventCreate) \
   X(cuEventDestroy) \
   X(cuEventRecord) \

@@ -113,14 +113,18 @@ void free_after_synchronising(const Blocks& blocks) noexcept {
 
 DeviceBuffer::~DeviceBuffer() {
   if (address == 0 || !driver_available()) return;
-  if (cacheable) {
-    BlockCache& c = cache();
-    std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.cached_bytes + capacity <= kCacheLimit) {
-      c.free[BlockKey{device, stream_id, capacity}].push_back(address);
-      c.cached_bytes += capacity;
-      return;
+  try {
+    if (cacheable) {
+      BlockCache& c = cache();
+      std::lock_guard<std::mutex> lock(c.mutex);
+      if (c.cached_bytes + capacity <= kCacheLimit) {
+        c.free[BlockKey{device, stream_id, capacity}].push_back(address);
+        c.cached_bytes += capacity;
+        return;
+      }
     }
+  } catch (...) {
+    // No host memory to remember the block: free it instead.
   }
   try {
     ensure_context(device);
@@ -131,7 +135,11 @@ DeviceBuffer::~DeviceBuffer() {
 }
 
 void release_cached_blocks() noexcept {
-  free_after_synchronising(take_where([](const BlockKey&) { return true; }));
+  try {
+    free_after_synchronising(take_where([](const BlockKey&) { return true; }));
+  } catch (...) {
+    // Best effort (no host memory for the list of blocks): they stay cached.
+  }
 }
 
 void release_cached_blocks(CUstream stream) noexcept {
@@ -174,8 +182,14 @@ std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream s
   if (bytes == 0) return buffer;
   buffer->capacity = size_class(bytes);
   ensure_context(device);
-  // A stream being captured into a graph has no id: its blocks bypass the cache.
-  buffer->cacheable = driver().cuStreamGetId(stream, &buffer->stream_id) == CUDA_SUCCESS;
+  // Memory taken while the application captures the stream into a graph belongs to the graph
+  // (an allocation node; the matching free is captured too): a cached block would be handed to
+  // other calls while the graph, replayed on any stream, still uses it.
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  const bool capturing = driver().cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
+                         capture != CU_STREAM_CAPTURE_STATUS_NONE;
+  buffer->cacheable =
+      !capturing && driver().cuStreamGetId(stream, &buffer->stream_id) == CUDA_SUCCESS;
   if (buffer->cacheable) {
     BlockCache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -189,7 +203,7 @@ std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream s
   }
   configure_pool_once(device);
   CUresult result = driver().cuMemAllocAsync(&buffer->address, buffer->capacity, stream);
-  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+  if (result == CUDA_ERROR_OUT_OF_MEMORY && !capturing) {  // synchronising would end a capture
     release_cached_blocks();
     driver().cuCtxSynchronize();
     result = driver().cuMemAllocAsync(&buffer->address, buffer->capacity, stream);

@@ -24,7 +24,7 @@ struct DeviceBuffer {
   int device = -1;
   CUstream stream = nullptr;
   unsigned long long stream_id = 0;  ///< cuStreamGetId of `stream`
-  bool cacheable = false;            ///< false when the stream had no id (graph capture)
+  bool cacheable = false;            ///< false under graph capture, or with no stream id
   DeviceBuffer() = default;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;

@@ -3,7 +3,7 @@
 # sanitizers) in their own build directory, and runs each on a copy of its seed corpus for a
 # bounded time, as many at once as there are cores. Fails on any crash, leak, timeout,
 # out-of-memory or sanitizer report, and keeps the failing inputs in BUILD/fuzz-artifacts.
-# Usage: bash scripts/fuzz.sh [seconds-per-target]   (default 45)
+# Usage: bash scripts/fuzz.sh [seconds-per-target]   (default 45; 0 builds and runs nothing)
 # Environment: CUJIT_FUZZ_BUILD_DIR (default build-fuzz), CUJIT_FUZZ_TARGETS (default
 # "signature snippet record manifest"), CUJIT_FUZZ_JOBS (targets run at once, default nproc).
 set -euo pipefail
@@ -26,6 +26,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Relea
 build_targets=()
 for t in "${targets[@]}"; do build_targets+=("cujit_${t}_fuzz"); done
 cmake --build "$build" -j"$(nproc)" --target "${build_targets[@]}"
+[[ $seconds == 0 ]] && exit 0
 
 # In memory when possible: the record and manifest targets write a file per execution.
 work="$(mktemp -d -p /dev/shm cujit-fuzz.XXXXXX 2>/dev/null || mktemp -d)"

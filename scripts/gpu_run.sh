@@ -31,11 +31,23 @@
 #       checkers' error counts last. The >2^31-element tests and the multi-process cache
 #       tests are left out (minutes under the checker; their children do not use the GPU).
 #       Exit status 1 if a checker found an error or a test failed.
+#
+#   scripts/gpu_run.sh stage-fuzz [TARGET...]
+#       On the build machine: builds the libFuzzer targets (scripts/fuzz.sh's build, default
+#       all four) and stages each stripped binary, xz-compressed, with its checked-in corpus
+#       into .devbuild-fuzz/ (git-ignored; carry it beside .devbuild/).
+#
+#   scripts/gpu_run.sh fuzz TARGET SECONDS JOBS
+#       On the GPU host's CPUs (beside a run, or alone): unpacks the staged TARGET fuzzer to
+#       /tmp and runs scripts/fuzz_many.sh with JOBS processes for SECONDS each. Failing inputs
+#       and logs go to $OUT/fuzz-<TARGET>/, the grown corpus stays in /tmp (thousands of files
+#       in $OUT would keep anything from coming back). Exit status 1 on a finding.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${CUJIT_GPU_BUILD_DIR:-$root/build-gpu}"  # another tree: CUJIT_GPU_BUILD_DIR
 stage="$root/.devbuild"
+fuzz_stage="$root/.devbuild-fuzz"
 max_stage_mib=60
 
 is_elf() { [[ -f "$1" && "$(head -c 4 "$1" | tail -c 3)" == "ELF" ]]; }
@@ -309,12 +321,54 @@ sanitize() {
   echo "RESULT: clean"
 }
 
+# ---------------------------------------------------------------------------------------------
+stage_fuzz() {
+  set -e
+  local targets=("$@")
+  ((${#targets[@]})) || targets=(signature snippet record manifest)
+  cd "$root"
+  bash scripts/install_deps.sh
+  CUJIT_FUZZ_TARGETS="${targets[*]}" bash scripts/fuzz.sh 0
+  rm -rf "$fuzz_stage"
+  mkdir -p "$fuzz_stage"
+  local t
+  for t in "${targets[@]}"; do
+    strip --strip-all -o "$fuzz_stage/cujit_${t}_fuzz" "$root/build-fuzz/tests/fuzz/cujit_${t}_fuzz"
+    xz -T0 -6 "$fuzz_stage/cujit_${t}_fuzz"
+    tar -C tests/fuzz/corpus -cJf "$fuzz_stage/corpus_$t.tar.xz" "$t"
+  done
+  echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (working tree has changes)')" \
+    >"$fuzz_stage/BUILD_INFO"
+  du -sh "$fuzz_stage"/*
+}
+
+fuzz() {
+  local target=$1 seconds=$2 jobs=$3
+  cd "$root"
+  OUT=${OUT:-$root/out}
+  local work
+  work=$(mktemp -d /tmp/cujit-fuzz-host.XXXXXX)
+  xz -dc "$fuzz_stage/cujit_${target}_fuzz.xz" >"$work/fuzzer"
+  chmod +x "$work/fuzzer"
+  tar -C "$work" -xJf "$fuzz_stage/corpus_$target.tar.xz"
+  mkdir -p "$OUT/fuzz-$target"
+  echo "== fuzz $target: $(cat "$fuzz_stage/BUILD_INFO"), $(nproc) CPUs"
+  bash scripts/fuzz_many.sh "$work/fuzzer" "$work/$target" "$seconds" "$jobs" "$work/artifacts" \
+    2>&1 | tee "$OUT/fuzz-$target/fuzz_many.log"
+  local rc=${PIPESTATUS[0]}
+  find "$work/artifacts" -mindepth 1 -maxdepth 1 -type d ! -name corpus \
+    -exec cp -r {} "$OUT/fuzz-$target/" \;
+  return "$rc"
+}
+
 case "${1:-}" in
   build) build ;;
   run) run "${2:-}" ;;
   sanitize) sanitize ;;
+  stage-fuzz) shift && stage_fuzz "$@" ;;
+  fuzz) fuzz "$2" "$3" "$4" ;;
   *)
-    sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,44p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
