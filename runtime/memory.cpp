@@ -184,7 +184,8 @@ std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream s
   ensure_context(device);
   // Memory taken while the application captures the stream into a graph belongs to the graph
   // (an allocation node; the matching free is captured too): a cached block would be handed to
-  // other calls while the graph, replayed on any stream, still uses it.
+  // other calls while the graph, replayed on any stream, still uses it. Asked first, because
+  // cuStreamGetId on a capturing stream invalidated the capture (driver 580).
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   const bool capturing = driver().cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
                          capture != CU_STREAM_CAPTURE_STATUS_NONE;

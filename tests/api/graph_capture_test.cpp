@@ -1,10 +1,14 @@
 // cujit launches captured into a CUDA graph by the application (stream capture in global mode,
 // as PyTorch's graph helper uses it) replay correctly on another stream, and a captured
 // reduction's scratch memory is never handed to another call while the graph may still use it.
+// (Before cujit asked whether a stream is being captured, the reduction's scratch allocation
+// asked for the stream's id, which invalidated the capture on driver 580:
+// CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.)
 #include <cujit/cujit.hpp>
 #include <cujit/elementwise.hpp>
 #include <cujit/reduction.hpp>
 
+#include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 
 #include <gtest/gtest.h>
@@ -56,6 +60,7 @@ TEST(GraphCapture, CapturedElementwiseAndReductionCallsReplayOnNewInputs) {
   ElementwiseKernel affine("T x, T a", "T z", "z = a * x + 1", "graph_affine");
   ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "graph_sum");
 
+  detail::ensure_context(0);  // the application's stream lives in cujit's context
   CUstream handle = nullptr;
   detail::check(detail::driver().cuStreamCreate(&handle, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   Stream stream = Stream::wrap(handle, device);
