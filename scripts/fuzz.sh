@@ -3,7 +3,7 @@
 # sanitizers) in their own build directory, and runs each on a copy of its seed corpus for a
 # bounded time, as many at once as there are cores. Fails on any crash, leak, timeout,
 # out-of-memory or sanitizer report, and keeps the failing inputs in BUILD/fuzz-artifacts.
-# Usage: bash scripts/fuzz.sh [seconds-per-target]   (default 45; 0 builds and runs nothing)
+# Usage: bash scripts/fuzz.sh [seconds-per-target]   (default 45; 0: build only)
 # Environment: CUJIT_FUZZ_BUILD_DIR (default build-fuzz), CUJIT_FUZZ_TARGETS (default
 # "signature snippet record manifest"), CUJIT_FUZZ_JOBS (targets run at once, default nproc).
 set -euo pipefail
