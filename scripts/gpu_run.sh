@@ -328,12 +328,13 @@ stage_fuzz() {
   ((${#targets[@]})) || targets=(signature snippet record manifest)
   cd "$root"
   bash scripts/install_deps.sh
-  CUJIT_FUZZ_TARGETS="${targets[*]}" bash scripts/fuzz.sh 0
+  local fuzz_build="$root/build-fuzz"
+  CUJIT_FUZZ_BUILD_DIR="$fuzz_build" CUJIT_FUZZ_TARGETS="${targets[*]}" bash scripts/fuzz.sh 0
   rm -rf "$fuzz_stage"
   mkdir -p "$fuzz_stage"
   local t
   for t in "${targets[@]}"; do
-    strip --strip-all -o "$fuzz_stage/cujit_${t}_fuzz" "$root/build-fuzz/tests/fuzz/cujit_${t}_fuzz"
+    strip --strip-all -o "$fuzz_stage/cujit_${t}_fuzz" "$fuzz_build/tests/fuzz/cujit_${t}_fuzz"
     xz -T0 -6 "$fuzz_stage/cujit_${t}_fuzz"
     tar -C tests/fuzz/corpus -cJf "$fuzz_stage/corpus_$t.tar.xz" "$t"
   done

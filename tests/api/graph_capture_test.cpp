@@ -72,11 +72,23 @@ TEST(GraphCapture, CapturedElementwiseAndReductionCallsReplayOnNewInputs) {
   sum(z, total, cujit::on(stream));
   stream.synchronize();
 
-  ASSERT_EQ(api.begin_capture(handle, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-  affine(x, 2.0f, z, cujit::on(stream));
-  sum(z, total, cujit::on(stream));
   CUgraph graph = nullptr;
-  ASSERT_EQ(api.end_capture(handle, &graph), CUDA_SUCCESS);
+  CUresult ended = CUDA_ERROR_UNKNOWN;
+  ASSERT_EQ(api.begin_capture(handle, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  {
+    // Ends the capture however the calls are left (one that throws included): a stream left
+    // capturing in global mode would fail every later test in this process.
+    struct EndCapture {
+      const GraphApi& api;
+      CUstream stream;
+      CUgraph* graph;
+      CUresult* result;
+      ~EndCapture() { *result = api.end_capture(stream, graph); }
+    } end{api, handle, &graph, &ended};
+    affine(x, 2.0f, z, cujit::on(stream));
+    sum(z, total, cujit::on(stream));
+  }
+  ASSERT_EQ(ended, CUDA_SUCCESS);
   CUgraphExec exec = nullptr;
   ASSERT_EQ(api.instantiate(&exec, graph, 0), CUDA_SUCCESS);
 
