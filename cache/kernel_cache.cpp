@@ -64,6 +64,7 @@ struct Slot {
 // A kernel read ahead from the writable database: its checksum was verified when read.
 struct Preloaded {
   std::string content_key;
+  std::string kind;
   std::shared_ptr<const CompiledProgram> program;
   std::size_t rank = 0;  ///< 0: the most recently used
 };
@@ -305,8 +306,8 @@ struct KernelCache::Impl {
       bytes += record.program.binary.size();
       if (bytes > kPreloadMaxBytes) break;
       auto program = std::make_shared<const CompiledProgram>(std::move(record.program));
-      l.preloaded.emplace(
-          rkey, Preloaded{std::move(record.content_key), std::move(program), l.preloaded.size()});
+      l.preloaded.emplace(rkey, Preloaded{std::move(record.content_key), std::move(record.kind),
+                                          std::move(program), l.preloaded.size()});
     }
   }
 
@@ -342,17 +343,31 @@ struct KernelCache::Impl {
       outcome = where;
       return std::make_shared<const CompiledProgram>(std::move(lookup.record.program));
     };
+    // A sealed record is served only for its own kind and target. Found by request key, another
+    // one is a miss (the mapping is rewritten below); found by content key, which names the
+    // target, it is mislabelled and handled as damaged.
+    auto usable = [&](Lookup& lookup) {
+      if (lookup.status != Lookup::Status::Hit) return false;
+      return lookup.record.kind == request.kind && lookup.record.program.target == request.target;
+    };
+    auto by_content = [&](Lookup lookup) {
+      if (lookup.status == Lookup::Status::Hit && !usable(lookup)) {
+        lookup.status = Lookup::Status::Damaged;
+      }
+      return lookup;
+    };
 
     // 1. By request key: no source generation at all.
     std::vector<std::shared_ptr<Store>> deps = deployments(l);
     std::string rkey = request_key(request.kind, request.spec, request.target);
     for (const auto& d : deps) {
       Lookup lookup = guarded_find(l, d, [&](Store& s) { return s.find_by_request(rkey); });
-      if (lookup.status == Lookup::Status::Hit) return found(lookup, CacheOutcome::DeploymentHit);
+      if (usable(lookup)) return found(lookup, CacheOutcome::DeploymentHit);
       if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, d, lookup);
     }
     std::shared_ptr<Store> w = writable(l);
-    if (auto pre = take_preloaded(l, rkey)) {  // read ahead, checksum verified then
+    auto pre = take_preloaded(l, rkey);  // read ahead, checksum verified then
+    if (pre && pre->kind == request.kind && pre->program->target == request.target) {
       if (w) guarded_write(l, w, [&](Store& s) { s.touch(pre->content_key); });
       disk_hits.fetch_add(1, std::memory_order_relaxed);
       outcome = CacheOutcome::DiskHit;
@@ -360,7 +375,7 @@ struct KernelCache::Impl {
     }
     if (w) {
       Lookup lookup = guarded_find(l, w, [&](Store& s) { return s.find_by_request(rkey); });
-      if (lookup.status == Lookup::Status::Hit) return found(lookup, CacheOutcome::DiskHit);
+      if (usable(lookup)) return found(lookup, CacheOutcome::DiskHit);
       if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, w, lookup);
       w = writable(l);  // null if the lookup disabled it
     }
@@ -369,13 +384,15 @@ struct KernelCache::Impl {
     SourceProgram source = generate();
     std::string ckey = content_key(source, request.target);
     for (const auto& d : deps) {
-      Lookup lookup = guarded_find(l, d, [&](Store& s) { return s.find_by_content(ckey); });
-      if (lookup.status == Lookup::Status::Hit) return found(lookup, CacheOutcome::DeploymentHit);
+      Lookup lookup =
+          by_content(guarded_find(l, d, [&](Store& s) { return s.find_by_content(ckey); }));
+      if (usable(lookup)) return found(lookup, CacheOutcome::DeploymentHit);
       if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, d, lookup);
     }
     if (w) {
-      Lookup lookup = guarded_find(l, w, [&](Store& s) { return s.find_by_content(ckey); });
-      if (lookup.status == Lookup::Status::Hit) {
+      Lookup lookup =
+          by_content(guarded_find(l, w, [&](Store& s) { return s.find_by_content(ckey); }));
+      if (usable(lookup)) {
         guarded_write(l, w, [&](Store& s) { s.link(rkey, ckey); });
         return found(lookup, CacheOutcome::DiskHit);
       }

@@ -56,12 +56,30 @@ std::uint64_t CacheRecord::size() const noexcept {
          }();
 }
 
-bool CacheRecord::checksum_ok() const { return checksum == binary_checksum(program.binary); }
+bool CacheRecord::checksum_ok() const { return checksum == record_checksum(*this); }
 
-std::string binary_checksum(std::string_view binary) {
-  std::uint64_t h = XXH64(binary.data(), binary.size(), 0);
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((h >> (8 * i)) & 0xff);
+std::string record_checksum(const CacheRecord& record) {
+  XXH3_state_t state;
+  XXH3_128bits_reset(&state);
+  auto field = [&](std::string_view bytes) {  // 8-byte little-endian length, then the bytes
+    unsigned char length[8];
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(bytes.size() >> (8 * i));
+    XXH3_128bits_update(&state, length, sizeof length);
+    XXH3_128bits_update(&state, bytes.data(), bytes.size());
+  };
+  field("cujit-record-" + std::to_string(kRecordFormatVersion));
+  field(record.content_key);
+  field(record.kind);
+  field(record.program.target.name());
+  field(encode_names(record.program.lowered_names));
+  field(record.program.metadata);
+  field(record.program.binary);
+  const XXH128_hash_t h = XXH3_128bits_digest(&state);
+  std::string out(16, '\0');
+  for (int i = 0; i < 8; ++i) {
+    out[i] = static_cast<char>((h.low64 >> (8 * i)) & 0xff);
+    out[8 + i] = static_cast<char>((h.high64 >> (8 * i)) & 0xff);
+  }
   return out;
 }
 
@@ -173,7 +191,6 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
   r.content_key = content_key;
   r.kind = kind;
   r.program = program;
-  r.checksum = binary_checksum(program.binary);
   nlohmann::json opts = {{"name", source.name},
                          {"options", normalize_options(source.options)},
                          {"name_expressions", source.name_expressions}};
@@ -187,6 +204,7 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
   r.last_used = now;
   r.nvrtc_version = nvrtc_version_string();
   r.codegen_version = kCodegenVersion;
+  r.checksum = record_checksum(r);
   return r;
 }
 

@@ -14,7 +14,8 @@
 namespace cujit::detail {
 
 /// Version of the record layout; part of every key, so a change never reads old records.
-inline constexpr int kRecordFormatVersion = 1;
+/// 2: the checksum seals the content key, kind, target, lowered names, metadata and binary.
+inline constexpr int kRecordFormatVersion = 2;
 /// Version of cujit's source generation; bump it whenever generated code changes for equal
 /// requests, so that stale binaries are never found by request key.
 inline constexpr int kCodegenVersion = 3;
@@ -26,7 +27,7 @@ struct CacheRecord {
   std::string content_key;        ///< 64 hex digits
   std::string kind;               ///< "elementwise", "reduction", "raw"
   CompiledProgram program;        ///< binary, log, lowered names, metadata, target
-  std::string checksum;           ///< XXH64 of program.binary, 8 raw bytes (binary_checksum)
+  std::string checksum;           ///< record_checksum of this record, 16 raw bytes
   std::string options;            ///< JSON: {"options": [...], "name_expressions": [...]}
   std::string source_zstd;        ///< the generated source, zstd-compressed
   std::uint64_t source_size = 0;  ///< uncompressed size of the source
@@ -37,7 +38,9 @@ struct CacheRecord {
 
   /// Bytes this record occupies, roughly (used for the size limit).
   std::uint64_t size() const noexcept;
-  /// True when the checksum matches the binary.
+  /// True when the checksum matches the record's key, kind, target, names, metadata and
+  /// binary: a binary swapped in from another record, or a record relabelled with another
+  /// key, kind or target, fails.
   bool checksum_ok() const;
 };
 
@@ -69,9 +72,13 @@ std::string compress(std::string_view text);
 /// malformed, declares another size, or exceeds kMaxSourceSize.
 std::optional<std::string> decompress(std::string_view frame, std::uint64_t expected_size);
 
-/// Checksum of a binary, verified on every load: XXH64 as 8 little-endian bytes. It detects
-/// damage, not tampering (databases of other users are refused instead); keys use SHA-256.
-std::string binary_checksum(std::string_view binary);
+/// The checksum that seals a record, verified on every load, by `cujit-cache verify` and on
+/// import: XXH3-128 (16 bytes) over the length-prefixed content key, kind, target name, encoded
+/// lowered names, metadata and binary, so that a record is valid only under the key and for the
+/// target it was stored for. It detects damage and mislabelling, not deliberate forgery by
+/// someone who can write the database (such files are refused instead: see the README's threat
+/// model); keys use SHA-256.
+std::string record_checksum(const CacheRecord& record);
 
 /// Milliseconds since the epoch.
 std::int64_t now_ms();

@@ -95,7 +95,7 @@ bool read_row(const Statement& s, CacheRecord& out) {
   auto decoded = decode_names(names);
   if (!decoded) return false;
   out.program.lowered_names = std::move(*decoded);
-  return out.checksum.size() == 8 && out.checksum_ok();
+  return out.checksum.size() == 16 && out.checksum_ok();
 }
 
 std::string time_suffix() {
@@ -213,6 +213,45 @@ void check_file_owner(const std::string& path, bool read_only, bool allow_foreig
   }
 }
 
+void check_cache_directory(const std::string& directory, bool allow_foreign_owner) {
+  if (allow_foreign_owner) return;
+  struct stat st {};
+  if (::stat(directory.c_str(), &st) != 0) {
+    throw CacheError("cujit: cache directory " + directory +
+                     ": cannot stat: " + std::strerror(errno));
+  }
+  if (st.st_uid != ::geteuid()) {
+    throw CacheError("cujit: cache directory " + directory + " is owned by uid " +
+                     std::to_string(st.st_uid) + ", not by this user (uid " +
+                     std::to_string(::geteuid()) +
+                     "): another user could plant files SQLite would obey; not used (set "
+                     "CUJIT_CACHE_ALLOW_FOREIGN=1 to use it anyway)");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    throw CacheError("cujit: cache directory " + directory +
+                     " is writable by group or others: another user could plant files SQLite "
+                     "would obey; not used (chmod go-w it, or set CUJIT_CACHE_ALLOW_FOREIGN=1)");
+  }
+}
+
+void check_cache_files(const std::string& path, bool allow_foreign_owner) {
+  if (allow_foreign_owner) return;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    const std::string file = path + suffix;
+    struct stat st {};
+    if (::lstat(file.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      throw CacheError("cujit: cache file " + file + ": cannot stat: " + std::strerror(errno));
+    }
+    if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
+      throw CacheError("cujit: cache file " + file + " is " +
+                       (S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file") +
+                       "; not followed or used (remove it, or set CUJIT_CACHE_ALLOW_FOREIGN=1)");
+    }
+    check_file_owner(file, false, false);
+  }
+}
+
 bool is_network_filesystem(const std::string& directory) {
   struct statfs fs {};
   if (::statfs(directory.c_str(), &fs) != 0) return false;
@@ -254,6 +293,10 @@ void create_private_directories(const std::string& directory) {
   }
 }
 
+int SqliteStore::nofollow() const noexcept {
+  return options_.allow_foreign_owner ? 0 : SQLITE_OPEN_NOFOLLOW;
+}
+
 SqliteStore::SqliteStore(std::string path, bool read_only, StoreOptions options)
     : path_(std::move(path)), read_only_(read_only), options_(std::move(options)) {}
 
@@ -284,7 +327,9 @@ std::unique_ptr<SqliteStore> SqliteStore::open_writable(const std::string& path,
   store->network_fs_ =
       options.network_fs == StoreOptions::NetworkFs::Yes ||
       (options.network_fs == StoreOptions::NetworkFs::Detect && is_network_filesystem(dir));
-  if (file_exists(path)) check_file_owner(path, false, options.allow_foreign_owner);
+  // Once the directory is private, nobody else can plant a file after these checks.
+  check_cache_directory(dir, options.allow_foreign_owner);
+  check_cache_files(path, options.allow_foreign_owner);
   std::lock_guard lock(store->mutex_);
   try {
     store->open_locked();
@@ -325,11 +370,12 @@ std::unique_ptr<SqliteStore> SqliteStore::open_read_only(const std::string& path
 std::unique_ptr<SqliteStore> SqliteStore::open_existing(const std::string& path,
                                                         const StoreOptions& options) {
   if (!file_exists(path)) throw CacheError("cujit: cache database " + path + " does not exist");
-  check_file_owner(path, false, options.allow_foreign_owner);
+  check_cache_directory(parent_directory(path), options.allow_foreign_owner);
+  check_cache_files(path, options.allow_foreign_owner);
   std::unique_ptr<SqliteStore> store(new SqliteStore(path, false, options));
   std::lock_guard lock(store->mutex_);
   try {
-    store->db_.emplace(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, path);
+    store->db_.emplace(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | store->nofollow(), path);
     store->db_->set_busy_timeout(options.busy_timeout_ms);
     store->check_schema_locked();
   } catch (const SqliteError& e) {
@@ -360,7 +406,8 @@ void SqliteStore::open_locked() {
     prepare_lookups_locked();
     return;
   }
-  db_.emplace(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, path_);
+  db_.emplace(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | nofollow(),
+              path_);
   db_->set_busy_timeout(options_.busy_timeout_ms);
   // Reading the header first makes a non-database fail here, before anything is written.
   std::int64_t version = db_->query_int("PRAGMA user_version");
@@ -834,14 +881,18 @@ std::uint64_t SqliteStore::clear() {
   return n;
 }
 
-void SqliteStore::for_each_record(
+std::uint64_t SqliteStore::for_each_record(
     const std::function<void(const CacheRecord&, const std::vector<std::string>&)>& fn) {
   std::lock_guard lock(mutex_);
   Statement s = db_->prepare(kAllRecords);
   Statement r = db_->prepare("SELECT request_key FROM requests WHERE content_key = ?1");
+  std::uint64_t damaged = 0;
   while (s.step()) {
     CacheRecord record;
-    if (!read_row(s, record)) continue;  // damaged entries are not copied
+    if (!read_row(s, record)) {  // damaged entries are not copied
+      ++damaged;
+      continue;
+    }
     record.source_zstd = s.column_bytes(kSourceColumn);
     std::vector<std::string> keys;
     r.bind_text(1, record.content_key);
@@ -849,18 +900,34 @@ void SqliteStore::for_each_record(
     r.reset();
     fn(record, keys);
   }
+  return damaged;
 }
 
-bool SqliteStore::import_record(const CacheRecord& record,
-                                const std::vector<std::string>& request_keys) {
+SqliteStore::ImportOutcome SqliteStore::import_record(
+    const CacheRecord& record, const std::vector<std::string>& request_keys) {
   require_writable("import into it");
+  if (!record.checksum_ok()) {
+    throw CacheError("cujit: cache entry " + record.content_key +
+                     " failed its checksum; not imported into " + path_);
+  }
   std::lock_guard lock(mutex_);
   Transaction t(*db_, true);
   insert_record(*db_, record, std::nullopt);
-  bool inserted = db_->query_int("SELECT changes()") > 0;
-  for (const auto& key : request_keys) map_request(*db_, key, record.content_key);
+  ImportOutcome outcome;
+  outcome.inserted = db_->query_int("SELECT changes()") > 0;
+  Statement s =
+      db_->prepare("INSERT OR IGNORE INTO requests(request_key, content_key) VALUES(?1, ?2)");
+  Statement mapped = db_->prepare("SELECT content_key FROM requests WHERE request_key = ?1");
+  for (const auto& key : request_keys) {
+    s.bind_text(1, key).bind_text(2, record.content_key);
+    s.step();
+    s.reset();
+    mapped.bind_text(1, key);
+    if (mapped.step() && mapped.column_bytes(0) != record.content_key) ++outcome.kept_requests;
+    mapped.reset();
+  }
   t.commit();
-  return inserted;
+  return outcome;
 }
 
 void SqliteStore::finalize_for_deployment() {

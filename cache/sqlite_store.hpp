@@ -17,7 +17,8 @@ namespace cujit::detail {
 
 /// Version of the database schema, kept in `PRAGMA user_version`. An older database is
 /// migrated (its cache tables are rebuilt: entries are only a cache); a newer one is refused.
-inline constexpr int kSchemaVersion = 1;
+/// 2: records sealed by record_checksum (format 2); a version-1 database is rebuilt empty.
+inline constexpr int kSchemaVersion = 2;
 
 /// How a SqliteStore opens and maintains its database.
 struct StoreOptions {
@@ -85,8 +86,9 @@ struct PruneOptions {
 class SqliteStore final : public Store {
  public:
   /// Opens or creates the writable database at `path`: creates missing directories with
-  /// mode 0700, refuses a file owned by another user or writable by group/others (unless
-  /// allowed), moves a corrupt or non-SQLite file aside to `PATH.corrupt-<time>` with a
+  /// mode 0700, refuses a directory or a file (database, -wal, -shm, -journal) owned by another
+  /// user or writable by group/others, and symbolic links (unless allowed: check_cache_directory,
+  /// check_cache_files), moves a corrupt or non-SQLite file aside to `PATH.corrupt-<time>` with a
   /// warning and starts afresh, uses WAL unless on a network filesystem. Throws CacheError
   /// naming the path when the database cannot be used (then the caller stays in memory).
   static std::unique_ptr<SqliteStore> open_writable(const std::string& path,
@@ -141,12 +143,22 @@ class SqliteStore final : public Store {
   std::uint64_t prune(const PruneOptions& options);
   /// Removes every entry; returns how many. Writable databases only.
   std::uint64_t clear();
-  /// Calls `fn` with each complete record (source included) and the request keys mapped to it.
-  void for_each_record(
+  /// Calls `fn` with each intact record (source included, checksum verified) and the request
+  /// keys mapped to it; returns how many damaged records (bad checksum or fields: swapped or
+  /// relabelled ones too) were skipped with their request keys.
+  std::uint64_t for_each_record(
       const std::function<void(const CacheRecord&, const std::vector<std::string>&)>& fn);
-  /// Inserts a complete record unless present, with its request keys. Returns true when it
-  /// was new.
-  bool import_record(const CacheRecord& record, const std::vector<std::string>& request_keys);
+  /// What import_record did.
+  struct ImportOutcome {
+    bool inserted = false;            ///< the record was new
+    std::uint64_t kept_requests = 0;  ///< request keys already mapped to another record,
+                                      ///< left as they were
+  };
+  /// Inserts a complete record unless present, and maps its request keys unless they are
+  /// mapped already: an import never redirects a request this database answers. Throws
+  /// CacheError for a record whose checksum fails.
+  ImportOutcome import_record(const CacheRecord& record,
+                              const std::vector<std::string>& request_keys);
   /// Makes the file self-contained for shipping: checkpoints the WAL and switches to a
   /// rollback journal, so that it can be opened immutable.
   void finalize_for_deployment();
@@ -178,6 +190,7 @@ class SqliteStore final : public Store {
   std::uint64_t evict_locked(std::uint64_t max_size, const std::string& keep);
   std::int64_t now() const;
   void require_writable(const char* what) const;
+  int nofollow() const noexcept;  // SQLITE_OPEN_NOFOLLOW unless foreign files are allowed
 
   std::string path_;
   bool read_only_;
@@ -199,6 +212,17 @@ class SqliteStore final : public Store {
 /// Checks that `path` (an existing file) may be loaded: owned by this user (or by root when
 /// `read_only`), not writable by group or others. Throws CacheError explaining the refusal.
 void check_file_owner(const std::string& path, bool read_only, bool allow_foreign_owner);
+
+/// Checks that a cache directory may hold a writable database: owned by this user and not
+/// writable by group or others (a sticky 1777 directory included), so that nobody else can
+/// plant `kernels.db`, `-wal`, `-shm` or lock files in it. No-op when `allow_foreign_owner`.
+/// Throws CacheError explaining the refusal.
+void check_cache_directory(const std::string& directory, bool allow_foreign_owner);
+
+/// Checks the database `path` and its `-wal`, `-shm` and `-journal` files, where they exist,
+/// without following links: each must be a regular file (never a symbolic link) that
+/// check_file_owner accepts. No-op when `allow_foreign_owner`. Throws CacheError.
+void check_cache_files(const std::string& path, bool allow_foreign_owner);
 
 /// True when `directory` lies on NFS, CIFS/SMB or another network filesystem.
 bool is_network_filesystem(const std::string& directory);

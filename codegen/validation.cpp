@@ -79,6 +79,26 @@ void check_compile_options(const std::vector<std::string>& options, const std::s
             "NVRTC option");
       }
     }
+    check_no_target_option(option, k, who, what);
+  }
+}
+
+void check_no_target_option(std::string_view option, std::size_t index, const std::string& who,
+                            std::string_view what) {
+  static constexpr std::string_view kTargetOptions[] = {
+      "-arch", "--gpu-architecture", "-code", "--gpu-code", "-gencode", "--generate-code"};
+  // "-arch", "-arch=sm_90", "-arch sm_90"; the value of a separate "-arch" "sm_90" pair is
+  // harmless once its name is refused.
+  const std::string_view name = option.substr(0, option.find_first_of("= \t"));
+  for (std::string_view target_option : kTargetOptions) {
+    const bool same = name == target_option;
+    if (same) {
+      throw ArgumentError(who + ": " + std::string(what) + "[" + std::to_string(index) + "] " +
+                          quoted(option) +
+                          ": chooses the GPU architecture, which cujit derives from the device "
+                          "or the Target you pass (compile_for(Target{90}), --arch for "
+                          "cujit-cache); remove the option and pass a Target instead");
+    }
   }
 }
 

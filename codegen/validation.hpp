@@ -22,11 +22,20 @@ void check_param_count(std::size_t count, const std::string& who);
 std::string printable(std::string_view text);
 
 /// Checks extra NVRTC options: each must be one option, not empty, starting with '-', with no
-/// control character (a newline or NUL would smuggle a second option or truncate this one).
+/// control character (a newline or NUL would smuggle a second option or truncate this one),
+/// and none choosing the architecture (check_no_target_option).
 /// `who` starts the message ("cujit: kernel 'k'"), `what` names the argument
 /// ("compile_options"). Throws ArgumentError naming `what[k]` and the option.
 void check_compile_options(const std::vector<std::string>& options, const std::string& who,
                            std::string_view what);
+
+/// Refuses an option that chooses the GPU architecture or code (`-arch`, `--gpu-architecture`,
+/// `-code`, `--gpu-code`, `-gencode`, `--generate-code`, any spelling of their values): the
+/// target is cujit's to choose and part of every cache key, so such an option would store a
+/// binary for one architecture under another's key. Throws ArgumentError naming `what[index]`
+/// and telling to pass a Target instead.
+void check_no_target_option(std::string_view option, std::size_t index, const std::string& who,
+                            std::string_view what);
 
 /// Checks a type written as text (a reduction's reduce_type): blank, or a C++ type name made
 /// of identifiers, '::', balanced '<...>' with ',' and integer arguments, '*', '&' and

@@ -3,6 +3,8 @@
 
 #include <cujit/error.hpp>
 
+#include "codegen/validation.hpp"
+
 #include <dlfcn.h>
 #include <nvrtc.h>
 #include <sys/stat.h>
@@ -108,6 +110,10 @@ std::vector<std::string> nvrtc_options(const SourceProgram& program, const Targe
 }
 
 CompiledProgram compile(const SourceProgram& program, const Target& target) {
+  for (std::size_t k = 0; k < program.options.size(); ++k) {
+    detail::check_no_target_option(program.options[k], k, "cujit: compile " + program.name,
+                                   "options");
+  }
   const std::vector<int>& archs = nvrtc_supported_archs();
   if (target.format == BinaryFormat::Cubin &&
       std::find(archs.begin(), archs.end(), target.arch) == archs.end()) {

@@ -5,6 +5,7 @@
 #include "cache/kernel_cache.hpp"
 #include "cache/record.hpp"
 #include "cache/sha256.hpp"
+#include "cache/sqlite_store.hpp"
 
 #include <cujit/cache.hpp>
 
@@ -113,6 +114,26 @@ inline FakeKernel fake_kernel(const std::string& name, const Target& target = Ta
   k.request.spec = "spec:" + name;
   k.request.target = target;
   return k;
+}
+
+/// Swaps the comma-separated `columns` of two records' rows in `store`, as a buggy tool or a
+/// careless copy between databases would.
+inline void swap_columns(detail::SqliteStore& store, const std::string& key_a,
+                         const std::string& key_b, const std::string& columns) {
+  std::string sets;
+  std::string::size_type start = 0;
+  while (start < columns.size()) {
+    auto comma = columns.find(',', start);
+    if (comma == std::string::npos) comma = columns.size();
+    const std::string c = columns.substr(start, comma - start);
+    sets += (sets.empty() ? "" : ", ") + c + " = (SELECT " + c +
+            " FROM cujit_swap k2 WHERE k2.content_key = CASE kernels.content_key WHEN '" + key_a +
+            "' THEN '" + key_b + "' ELSE '" + key_a + "' END)";
+    start = comma + 1;
+  }
+  // The rows are read from a snapshot: an UPDATE's subqueries see the rows it already changed.
+  store.exec("CREATE TEMP TABLE cujit_swap AS SELECT * FROM kernels; UPDATE kernels SET " + sets +
+             " WHERE content_key IN ('" + key_a + "', '" + key_b + "'); DROP TABLE cujit_swap;");
 }
 
 }  // namespace cujit::test

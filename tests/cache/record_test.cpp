@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 namespace cujit::detail {
 namespace {
 
@@ -108,19 +110,38 @@ TEST(Compression, RoundTripAndDefensiveDecompress) {
   EXPECT_EQ(decompress(compress(""), 0).value(), "");
 }
 
-TEST(Record, MakeRecordChecksumsTheBinary) {
+TEST(Record, MakeRecordSealsKeyKindTargetNamesMetadataAndBinary) {
   CompiledProgram program;
   program.target = Target{80};
   program.binary = "binary bytes";
+  program.lowered_names = {{"k", "_Z1k"}};
+  program.metadata = "{}";
   CacheRecord r = make_record("key", "raw", sample(), program, 1234);
   EXPECT_TRUE(r.checksum_ok());
-  EXPECT_EQ(r.checksum, binary_checksum("binary bytes"));
-  EXPECT_EQ(r.checksum.size(), 8u);
-  EXPECT_NE(binary_checksum("binary bytes"), binary_checksum("binary bytez"));
+  EXPECT_EQ(r.checksum, record_checksum(r));
+  EXPECT_EQ(r.checksum.size(), 16u);
   EXPECT_EQ(r.created, 1234);
   EXPECT_EQ(decompress(r.source_zstd, r.source_size).value(), sample().source);
-  r.program.binary[0] ^= 1;
-  EXPECT_FALSE(r.checksum_ok());
+  // Any sealed field changed, alone, breaks the seal.
+  const std::vector<std::function<void(CacheRecord&)>> changes = {
+      [](CacheRecord& c) { c.program.binary[0] ^= 1; },
+      [](CacheRecord& c) { c.content_key = "other key"; },
+      [](CacheRecord& c) { c.kind = "elementwise"; },
+      [](CacheRecord& c) { c.program.target = Target{90}; },
+      [](CacheRecord& c) { c.program.target.format = BinaryFormat::Ptx; },
+      [](CacheRecord& c) { c.program.lowered_names[0].second = "_Z1j"; },
+      [](CacheRecord& c) { c.program.metadata = "{\"x\":1}"; },
+      // Bytes moved between two fields keep the concatenation but not the seal.
+      [](CacheRecord& c) {
+        c.content_key += "r";
+        c.kind = "aw";
+      },
+  };
+  for (std::size_t k = 0; k < changes.size(); ++k) {
+    CacheRecord changed = r;
+    changes[k](changed);
+    EXPECT_FALSE(changed.checksum_ok()) << "change " << k;
+  }
 }
 
 }  // namespace

@@ -427,7 +427,7 @@ TEST(SqliteStore, ExportImportCopiesRecordsAndRequests) {
   auto to = SqliteStore::open_writable(dir.file("to.db"), {});
   int copied = 0;
   from->for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {
-    copied += to->import_record(r, keys) ? 1 : 0;
+    copied += to->import_record(r, keys).inserted ? 1 : 0;
   });
   EXPECT_EQ(copied, 2);
   EXPECT_EQ(to->find_by_request(rkey("a")).status, Lookup::Status::Hit);
@@ -435,7 +435,7 @@ TEST(SqliteStore, ExportImportCopiesRecordsAndRequests) {
   ASSERT_TRUE(b);
   EXPECT_EQ(to->source_of(*b).value(), "__global__ void b() {}");
   from->for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {
-    EXPECT_FALSE(to->import_record(r, keys));
+    EXPECT_FALSE(to->import_record(r, keys).inserted);
   });
 }
 

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 // tests/CMakeLists.txt passes the path of the cujit-cache binary when the tool is built.
 #ifndef CUJIT_CACHE_TOOL
@@ -233,6 +234,61 @@ TEST_F(ToolDatabase, PruneExportImportClear) {
   EXPECT_EQ(tool("info --json", env).parsed()["entries"], 4);
   EXPECT_EQ(tool("clear --json", env).parsed()["removed"], 4);
   EXPECT_EQ(tool("ls --json", env).parsed().size(), 0u);
+}
+
+// Issue 16: verify finds swapped records, import skips them and never redirects a request the
+// destination answers (before the fix: verify said healthy, a swapped record was served for
+// the other's request, and import redirected the request).
+TEST_F(ToolDatabase, VerifyAndImportCatchSwappedAndRedirectedRecords) {
+  const std::string swapped = dir_.file("swapped.db"), redirected = dir_.file("redirected.db");
+  const std::string dest = dir_.file("dest.db");
+  ASSERT_EQ(tool("--db " + db_ + " export " + swapped).status, 0);
+  ASSERT_EQ(tool("--db " + db_ + " export " + redirected).status, 0);
+  ASSERT_EQ(tool("--db " + db_ + " export " + dest).status, 0);
+  std::map<std::string, std::string> request_to_binary;  // as the original database has them
+  std::vector<std::string> keys;
+  SqliteStore::open_existing(db_, {})->for_each_record(
+      [&](const CacheRecord& r, const std::vector<std::string>& requests) {
+        keys.push_back(r.content_key);
+        for (const auto& q : requests) request_to_binary[q] = r.program.binary;
+      });
+  ASSERT_EQ(keys.size(), 4u);
+  std::string request_a;
+  SqliteStore::open_existing(db_, {})->for_each_record(
+      [&](const CacheRecord& r, const std::vector<std::string>& requests) {
+        if (r.content_key == keys[0] && !requests.empty()) request_a = requests[0];
+      });
+  ASSERT_FALSE(request_a.empty());
+  test::swap_columns(*SqliteStore::open_existing(swapped, {}), keys[0], keys[1],
+                     "binary,checksum,binary_size,lowered_names,target");
+  SqliteStore::open_existing(redirected, {})
+      ->exec("UPDATE requests SET content_key = '" + keys[1] + "' WHERE request_key = '" +
+             request_a + "'");
+
+  ToolRun verify = tool("--db " + swapped + " verify --json");
+  EXPECT_EQ(verify.status, 1) << verify.out;
+  EXPECT_EQ(verify.parsed()["damaged"].size(), 2u) << verify.out;
+
+  const std::string fresh = "CUJIT_CACHE_DIR=" + dir_.file("fresh");
+  ToolRun from_swapped = tool("import " + swapped + " --json", fresh);
+  EXPECT_EQ(from_swapped.parsed()["copied"], 2) << from_swapped.out;
+  EXPECT_EQ(from_swapped.parsed()["damaged_skipped"], 2) << from_swapped.out;
+  ToolRun from_redirected = tool("--db " + dest + " import " + redirected + " --json");
+  EXPECT_EQ(from_redirected.status, 0) << from_redirected.out;
+  EXPECT_EQ(from_redirected.parsed()["requests_kept"], 1) << from_redirected.out;
+
+  // Every request either database answers gets the binary it was stored for, or nothing.
+  for (const std::string db : {dest, dir_.file("fresh") + "/kernels.db"}) {
+    auto store = SqliteStore::open_existing(db, {});
+    for (const auto& [request, binary] : request_to_binary) {
+      Lookup l = store->find_by_request(request);
+      if (l.status == Lookup::Status::Hit) {
+        EXPECT_EQ(l.record.program.binary, binary) << db;
+      } else {
+        EXPECT_EQ(l.status, Lookup::Status::Miss) << db;
+      }
+    }
+  }
 }
 
 TEST_F(ToolDatabase, ErrorsNameTheDatabase) {

@@ -595,19 +595,33 @@ int prune(const Options& o, const std::string& max_size, const std::string& olde
 int copy(const Options& o, SqliteStore& from, SqliteStore& to, const char* verb) {
   std::uint64_t copied = 0;
   std::uint64_t present = 0;
-  from.for_each_record([&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
-    (to.import_record(r, keys) ? copied : present) += 1;
-  });
+  std::uint64_t kept = 0;
+  const std::uint64_t damaged =
+      from.for_each_record([&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
+        const auto outcome = to.import_record(r, keys);
+        (outcome.inserted ? copied : present) += 1;
+        kept += outcome.kept_requests;
+      });
   if (o.json) {
     print_json({{"from", from.name()},
                 {"to", to.name()},
                 {"copied", copied},
-                {"already_present", present}});
+                {"already_present", present},
+                {"damaged_skipped", damaged},
+                {"requests_kept", kept}});
   } else {
     std::cout << fmt::format("{} {} entries from {} to {} ({} already present)\n", verb, copied,
                              from.name(), to.name(), present);
+    if (damaged > 0) {
+      std::cout << fmt::format("skipped {} damaged entries of {} (run cujit-cache verify on it)\n",
+                               damaged, from.name());
+    }
+    if (kept > 0) {
+      std::cout << fmt::format("kept {} request mappings of {} that {} maps to other entries\n",
+                               kept, to.name(), from.name());
+    }
   }
-  return 0;
+  return damaged > 0 ? 1 : 0;
 }
 
 int export_to(const Options& o, const std::string& out) {
