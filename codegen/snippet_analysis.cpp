@@ -1,5 +1,7 @@
 #include "codegen/snippet_analysis.hpp"
 
+#include "codegen/large_stack.hpp"
+
 #include "codegen/clang_prelude.hpp"
 
 #include <cujit/error.hpp>
@@ -1153,7 +1155,18 @@ SnippetReport analyze_snippets(const SnippetSet& set) {
   return analyze_snippets(set, PreludeMode::Automatic);
 }
 
+namespace {
+SnippetReport analyze_on_this_stack(const SnippetSet& set, PreludeMode mode);
+}  // namespace
+
 SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
+  // clang's parser recurses per nesting level, like NVRTC's: never on a worker's small stack.
+  return on_large_stack([&] { return analyze_on_this_stack(set, mode); });
+}
+
+namespace {
+
+SnippetReport analyze_on_this_stack(const SnippetSet& set, PreludeMode mode) {
   const std::size_t count = set.snippets.size();
   SnippetReport report;
   std::vector<LexedSnippet> lexed;
@@ -1300,5 +1313,7 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
   report.fully_checked = diags.empty() && !config_dependent;
   return report;
 }
+
+}  // namespace
 
 }  // namespace cujit::detail

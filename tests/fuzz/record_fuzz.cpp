@@ -168,6 +168,7 @@ void check_row(const std::vector<std::string_view>& f, bool as_text) {
     CUJIT_FUZZ_CHECK(static_cast<std::int64_t>(r.program.binary.size()) == binary_size,
                      "a hit whose binary size disagrees with its size field");
     CUJIT_FUZZ_CHECK(r.program.target.name() == target, "a hit for another target");
+    CUJIT_FUZZ_CHECK(r.content_key == kKey && r.kind == "raw", "a hit under another key or kind");
     CUJIT_FUZZ_CHECK(encode_names(r.program.lowered_names) == names, "a hit with other names");
     CUJIT_FUZZ_CHECK(r.source_size <= kMaxSourceSize, "a hit with an oversized source");
   }

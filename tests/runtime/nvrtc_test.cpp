@@ -1,9 +1,11 @@
+#include <cujit/elementwise.hpp>
 #include <cujit/error.hpp>
 #include <cujit/program.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <thread>
 
 namespace cujit {
 namespace {
@@ -100,6 +102,60 @@ TEST(Nvrtc, CountsCompilations) {
   compile(program, Target::parse("sm_90"));
   EXPECT_EQ(nvrtc_compile_count(), before + 1);
   EXPECT_FALSE(nvrtc_version_string().empty());
+}
+
+// Issue 16, finding 4: compilers recurse once per nesting level, and source nested a few
+// thousand parentheses deep, compiled on a worker thread (8 MiB stack), killed the process
+// with SIGSEGV inside NVRTC. Now NVRTC and the snippet analyser run on a thread with a large
+// stack: the result is a binary or a CompileError, never a crash. Failed (SIGSEGV) on eb933fb.
+TEST(Nvrtc, DeepNestingFromAWorkerThreadIsCompiledOrRefusedNeverACrash) {
+  constexpr int kDepth = 10000;
+  SourceProgram p;
+  p.source = "extern \"C\" __global__ void deep(float* x) { x[0] = " + std::string(kDepth, '(') +
+             "1.0f" + std::string(kDepth, ')') + "; }\n";
+  std::string outcome;
+  std::thread worker([&] {
+    try {
+      CompiledProgram c = compile(p, Target{80});
+      outcome = c.binary.empty() ? "empty" : "compiled";
+    } catch (const CompileError&) {
+      outcome = "compile error";
+    } catch (const std::exception& e) {
+      outcome = std::string("other exception: ") + e.what();
+    }
+  });
+  worker.join();
+  EXPECT_EQ(outcome, "compiled");
+  // Beyond the documented depth (50,000; 200,000 overflowed even the large stack), a
+  // CompileError at the bracket, before NVRTC sees it.
+  p.source = "extern \"C\" __global__ void deep(float* x) {\n x[0] = " + std::string(300000, '(') +
+             "1.0f" + std::string(300000, ')') + "; }\n";
+  try {
+    compile(p, Target{80});
+    ADD_FAILURE() << "300,000 nested parentheses were compiled";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.column(), 50008);
+    EXPECT_NE(std::string(e.what()).find("nested more than 50000"), std::string::npos);
+  }
+}
+
+TEST(Nvrtc, DeepNestingInASnippetFromAWorkerThreadIsATypedError) {
+  constexpr int kDepth = 10000;
+  const std::string op = "y = " + std::string(kDepth, '(') + "x" + std::string(kDepth, ')');
+  std::string outcome;
+  std::thread worker([&] {
+    try {
+      ElementwiseKernel k("T x", "T y", op, "deep_snippet");  // analysed by clang here
+      outcome = "analysed";
+    } catch (const Error&) {
+      outcome = "error";
+    } catch (const std::exception& e) {
+      outcome = std::string("other exception: ") + e.what();
+    }
+  });
+  worker.join();
+  EXPECT_TRUE(outcome == "analysed" || outcome == "error") << outcome;
 }
 
 }  // namespace
