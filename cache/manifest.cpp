@@ -58,15 +58,47 @@ std::string manifest_entry_kind(const std::string& entry) {
   return parse_entry(entry)["kind"].get<std::string>();
 }
 
-std::vector<std::string> read_manifest(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CacheError(io_error("cannot open", path));
+std::vector<std::string> read_manifest(const std::string& path,
+                                       std::vector<std::size_t>* line_numbers) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (file.fd < 0) throw CacheError(io_error("cannot open", path));
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) throw CacheError(io_error("cannot stat", path));
+  if (!S_ISREG(st.st_mode)) {
+    throw CacheError("cujit: manifest " + path +
+                     " is not a regular file (a directory, device or pipe); not read");
+  }
   std::vector<std::string> out;
   std::string line;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") != std::string::npos) out.push_back(line);
+  std::size_t number = 0;
+  auto finish_line = [&] {
+    ++number;
+    if (line.find_first_not_of(" \t\r") != std::string::npos) {
+      out.push_back(std::move(line));
+      if (line_numbers != nullptr) line_numbers->push_back(number);
+    }
+    line.clear();
+  };
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(file.fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw CacheError(io_error("read failed", path));
+    if (n == 0) break;
+    for (ssize_t k = 0; k < n; ++k) {
+      if (buffer[k] == '\n') {
+        finish_line();
+      } else if (line.size() >= kMaxManifestLine) {
+        throw CacheError("cujit: manifest " + path + ": line " + std::to_string(number + 1) +
+                         " is longer than " + std::to_string(kMaxManifestLine >> 20) +
+                         " MiB; not a manifest entry (not read further)");
+      } else {
+        line += buffer[k];
+      }
+    }
   }
-  if (in.bad()) throw CacheError(io_error("read failed", path));
+  if (!line.empty()) finish_line();
   return out;
 }
 

@@ -2,6 +2,7 @@
 // Recording the kernels a run uses (CUJIT_RECORD=manifest.jsonl) so that `cujit-cache
 // precompile` can build them ahead of time.
 
+#include <cstddef>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -16,9 +17,15 @@ std::string canonical_manifest_entry(const std::string& entry);
 /// The "kind" of a manifest entry. Throws ArgumentError like canonical_manifest_entry.
 std::string manifest_entry_kind(const std::string& entry);
 
-/// The entries of a manifest file: its non-blank lines, unparsed. Throws CacheError naming
-/// the file when it cannot be read.
-std::vector<std::string> read_manifest(const std::string& path);
+/// Longest manifest line read_manifest accepts (16 MiB; recorded entries are a few KiB).
+inline constexpr std::size_t kMaxManifestLine = std::size_t{16} << 20;
+
+/// The entries of a manifest file: its non-blank lines, unparsed,
+/// and, in `line_numbers` when given, the line number of each. Throws CacheError naming the
+/// file when it cannot be read, is not a regular file (a directory, /dev/zero, a FIFO: never
+/// waited on) or has a line longer than kMaxManifestLine.
+std::vector<std::string> read_manifest(const std::string& path,
+                                       std::vector<std::size_t>* line_numbers = nullptr);
 
 /// Appends entries to a manifest file, one JSON object per line, each at most once: neither
 /// twice from this process nor when the file (written by any process) already holds it.

@@ -2,28 +2,12 @@
 
 #include <cujit/error.hpp>
 
+#include "cache/json_text.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace cujit::detail {
 namespace {
-
-std::vector<std::string> string_list(const nlohmann::json& entry, const char* field) {
-  std::vector<std::string> out;
-  auto it = entry.find(field);
-  if (it == entry.end()) return out;
-  if (!it->is_array()) {
-    throw ArgumentError(std::string("cujit: raw manifest entry: \"") + field +
-                        "\" must be an array of strings");
-  }
-  for (const auto& v : *it) {
-    if (!v.is_string()) {
-      throw ArgumentError(std::string("cujit: raw manifest entry: \"") + field +
-                          "\" must be an array of strings");
-    }
-    out.push_back(v.get<std::string>());
-  }
-  return out;
-}
 
 ReplayedKernel replay_raw(const std::string& entry, const Target& target) {
   SourceProgram program = raw_program_from_entry(entry);
@@ -43,18 +27,20 @@ const bool registered = [] {
 
 std::string raw_manifest_entry(const SourceProgram& program) {
   nlohmann::json j = {{"kind", "raw"},
-                      {"source", program.source},
-                      {"options", program.options},
-                      {"name_expressions", program.name_expressions}};
+                      {"source", text_json(program.source)},
+                      {"options", text_json(program.options)},
+                      {"name_expressions", text_json(program.name_expressions)}};
   // Optional fields appear only when they differ from the defaults, so that the common entry
   // stays short and stable.
-  if (program.name != SourceProgram{}.name) j["name"] = program.name;
+  if (program.name != SourceProgram{}.name) j["name"] = text_json(program.name);
   if (!program.headers.empty()) {
     nlohmann::json headers = nlohmann::json::array();
-    for (const auto& [name, text] : program.headers) headers.push_back({name, text});
+    for (const auto& [name, text] : program.headers) {
+      headers.push_back({text_json(name), text_json(text)});
+    }
     j["headers"] = headers;
   }
-  return j.dump();
+  return dump_json(j);
 }
 
 KernelRequest raw_kernel_request(const SourceProgram& program, const Target& target) {
@@ -72,31 +58,24 @@ SourceProgram raw_program_from_entry(const std::string& entry) {
     throw ArgumentError("cujit: raw manifest entry is not a JSON object");
   }
   auto source = j.find("source");
-  if (source == j.end() || !source->is_string()) {
-    throw ArgumentError("cujit: raw manifest entry has no string \"source\"");
-  }
+  if (source == j.end()) throw ArgumentError("cujit: raw manifest entry has no \"source\"");
   SourceProgram p;
-  p.source = source->get<std::string>();
+  p.source = require_text(*source, "raw manifest entry: \"source\"");
   if (auto name = j.find("name"); name != j.end()) {
-    if (!name->is_string())
-      throw ArgumentError("cujit: raw manifest entry: \"name\" must be a string");
-    p.name = name->get<std::string>();
+    p.name = require_text(*name, "raw manifest entry: \"name\"");
   }
-  p.options = string_list(j, "options");
-  p.name_expressions = string_list(j, "name_expressions");
+  for (const char* field : {"options", "name_expressions"}) {
+    auto it = j.find(field);
+    if (it == j.end()) continue;
+    auto texts = require_texts(*it, std::string("raw manifest entry: \"") + field + "\"");
+    (std::string(field) == "options" ? p.options : p.name_expressions) = std::move(texts);
+  }
   if (auto headers = j.find("headers"); headers != j.end()) {
-    if (!headers->is_array()) {
-      throw ArgumentError(
-          "cujit: raw manifest entry: \"headers\" must be an array of "
-          "[name, contents] pairs");
-    }
+    const std::string what = "raw manifest entry: \"headers\" [name, contents] pair";
+    if (!headers->is_array()) throw ArgumentError("cujit: " + what + "s must be an array");
     for (const auto& h : *headers) {
-      if (!h.is_array() || h.size() != 2 || !h[0].is_string() || !h[1].is_string()) {
-        throw ArgumentError(
-            "cujit: raw manifest entry: \"headers\" must be an array of "
-            "[name, contents] pairs");
-      }
-      p.headers.emplace_back(h[0].get<std::string>(), h[1].get<std::string>());
+      if (!h.is_array() || h.size() != 2) throw ArgumentError("cujit: " + what + " expected");
+      p.headers.emplace_back(require_text(h[0], what), require_text(h[1], what));
     }
   }
   return p;

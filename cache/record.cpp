@@ -1,5 +1,6 @@
 #include "cache/record.hpp"
 
+#include "cache/json_text.hpp"
 #include "cache/sha256.hpp"
 
 #include <cujit/error.hpp>
@@ -191,13 +192,13 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
   r.content_key = content_key;
   r.kind = kind;
   r.program = program;
-  nlohmann::json opts = {{"name", source.name},
-                         {"options", normalize_options(source.options)},
-                         {"name_expressions", source.name_expressions}};
+  nlohmann::json opts = {{"name", text_json(source.name)},
+                         {"options", text_json(normalize_options(source.options))},
+                         {"name_expressions", text_json(source.name_expressions)}};
   nlohmann::json headers = nlohmann::json::array();
-  for (const auto& [name, text] : source.headers) headers.push_back(name);
+  for (const auto& [name, text] : source.headers) headers.push_back(text_json(name));
   opts["headers"] = headers;
-  r.options = opts.dump();
+  r.options = dump_json(opts);
   r.source_zstd = compress(source.source);
   r.source_size = source.source.size();
   r.created = now;

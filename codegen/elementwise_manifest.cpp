@@ -2,6 +2,8 @@
 
 #include "codegen/manifest_json.hpp"
 
+#include "cache/json_text.hpp"
+
 #include <cujit/error.hpp>
 
 #include "codegen/validation.hpp"
@@ -56,14 +58,14 @@ std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
   }
   nlohmann::json entry = {
       {"kind", "elementwise"},
-      {"name", def.name},
-      {"in_params", def.in_signature},
-      {"out_params", def.out_signature},
-      {"operation", def.operation},
-      {"preamble", def.preamble},
-      {"loop_prep", def.loop_prep},
-      {"after_loop", def.after_loop},
-      {"options", def.compile_options},
+      {"name", text_json(def.name)},
+      {"in_params", text_json(def.in_signature)},
+      {"out_params", text_json(def.out_signature)},
+      {"operation", text_json(def.operation)},
+      {"preamble", text_json(def.preamble)},
+      {"loop_prep", text_json(def.loop_prep)},
+      {"after_loop", text_json(def.after_loop)},
+      {"options", text_json(def.compile_options)},
       {"reduce_dims", def.reduce_dims},
       {"specialization",
        {{"layout", static_cast<int>(s.layout)},
@@ -74,16 +76,20 @@ std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
         {"tile_rows", s.tile_rows},
         {"params", params}}},
   };
-  return entry.dump();
+  return dump_json(entry);
 }
 
 std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
     const std::string& entry) {
   try {
     const nlohmann::json j = nlohmann::json::parse(entry);
+    auto text = [&](const char* field) {
+      return require_text(j.at(field), std::string("manifest entry: \"") + field + "\"");
+    };
     ElementwiseDefinition def = make_elementwise_definition(
-        j.at("in_params"), j.at("out_params"), j.at("operation"), j.at("name"), j.at("preamble"),
-        j.at("loop_prep"), j.at("after_loop"), j.at("options"), j.at("reduce_dims"));
+        text("in_params"), text("out_params"), text("operation"), text("name"), text("preamble"),
+        text("loop_prep"), text("after_loop"),
+        require_texts(j.at("options"), "manifest entry: \"options\""), j.at("reduce_dims"));
     const nlohmann::json& js = j.at("specialization");
     EwSpecialization s;
     const int layout = manifest_int(js, "layout");

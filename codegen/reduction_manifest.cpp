@@ -2,6 +2,8 @@
 
 #include "codegen/manifest_json.hpp"
 
+#include "cache/json_text.hpp"
+
 #include <cujit/error.hpp>
 
 #include "codegen/validation.hpp"
@@ -78,16 +80,16 @@ std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSp
   }
   nlohmann::json entry = {
       {"kind", "reduction"},
-      {"name", def.name},
-      {"in_params", def.in_signature},
-      {"out_params", def.out_signature},
-      {"map_expr", def.map_expr},
-      {"reduce_expr", def.reduce_expr},
-      {"post_map_expr", def.post_map_expr},
-      {"identity", def.identity},
-      {"preamble", def.preamble},
-      {"reduce_type", def.reduce_type},
-      {"options", def.compile_options},
+      {"name", text_json(def.name)},
+      {"in_params", text_json(def.in_signature)},
+      {"out_params", text_json(def.out_signature)},
+      {"map_expr", text_json(def.map_expr)},
+      {"reduce_expr", text_json(def.reduce_expr)},
+      {"post_map_expr", text_json(def.post_map_expr)},
+      {"identity", text_json(def.identity)},
+      {"preamble", text_json(def.preamble)},
+      {"reduce_type", text_json(def.reduce_type)},
+      {"options", text_json(def.compile_options)},
       {"reduce_dims", def.reduce_dims},
       {"specialization",
        {{"strategy", static_cast<int>(s.strategy)},
@@ -105,7 +107,7 @@ std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSp
         {"pass2_block", s.pass2_block},
         {"params", params}}},
   };
-  return entry.dump();
+  return dump_json(entry);
 }
 
 std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
@@ -115,10 +117,14 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
     if (j.at("kind") != "reduction") {
       throw ArgumentError("cujit: manifest entry is not a reduction: " + j.at("kind").dump());
     }
+    auto text = [&](const char* field) {
+      return require_text(j.at(field), std::string("manifest entry: \"") + field + "\"");
+    };
     ReductionDefinition def = make_reduction_definition(
-        j.at("in_params"), j.at("out_params"), j.at("map_expr"), j.at("reduce_expr"),
-        j.at("post_map_expr"), j.at("identity"), j.at("name"), j.at("reduce_type"),
-        j.at("preamble"), j.at("options"), j.at("reduce_dims"));
+        text("in_params"), text("out_params"), text("map_expr"), text("reduce_expr"),
+        text("post_map_expr"), text("identity"), text("name"), text("reduce_type"),
+        text("preamble"), require_texts(j.at("options"), "manifest entry: \"options\""),
+        j.at("reduce_dims"));
     const nlohmann::json& js = j.at("specialization");
     RedSpecialization s;
     const int strategy = manifest_int(js, "strategy");
@@ -157,10 +163,9 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
                           s.group == s.block_size;
     if (s.params.size() != def.in.size() + def.out.size() || s.out_ndim < 1 || s.out_ndim > 64 ||
         s.red_ndim < 1 || s.red_ndim > 64 || s.vec < 1 || s.vec > 16 || !group_ok ||
-        s.block_size < 32 || s.block_size > 1024 || s.block_size % 32 != 0 ||
-        s.pass2_block < 0 || s.pass2_block > 1024 || s.pass2_block % 32 != 0 ||
-        s.reduce_ctype.empty() || s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 ||
-        s.rows_per_pass > 8) {
+        s.block_size < 32 || s.block_size > 1024 || s.block_size % 32 != 0 || s.pass2_block < 0 ||
+        s.pass2_block > 1024 || s.pass2_block % 32 != 0 || s.reduce_ctype.empty() ||
+        s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 || s.rows_per_pass > 8) {
       throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");
     }
     return {std::move(def), std::move(s)};

@@ -150,6 +150,16 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
                         target.name() + " (supported: sm_" + std::to_string(archs.front()) +
                         " to sm_" + std::to_string(archs.back()) + ")");
   }
+  // NVRTC takes C strings: a NUL would silently cut the text short.
+  if (program.source.find('\0') != std::string::npos) {
+    throw ArgumentError("cujit: compile " + program.name + ": the source contains a NUL byte");
+  }
+  for (const auto& [name, text] : program.headers) {
+    if (name.find('\0') != std::string::npos || text.find('\0') != std::string::npos) {
+      throw ArgumentError("cujit: compile " + program.name + ": header '" + name +
+                          "' contains a NUL byte");
+    }
+  }
   check_nesting(program.source, program.name, program.options, program.source);
   for (const auto& [name, text] : program.headers) {
     check_nesting(text, name, program.options, program.source);

@@ -9,6 +9,10 @@
 #include "runtime/driver.hpp"
 #include "runtime/module.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -23,9 +27,25 @@ struct RawModule::State {
 
 namespace {
 
+// Largest file from_file reads (a source or a binary); anything bigger is not a kernel.
+constexpr std::uint64_t kMaxFileBytes = std::uint64_t{1} << 30;
+
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ArgumentError("cujit: cannot read '" + path + "'");
+  const std::string who = "cujit: RawModule::from_file('" + detail::printable(path) + "')";
+  std::ifstream in;
+  struct stat st {};
+  // The type first: a directory, /dev/zero or a FIFO is no source (and a FIFO would block).
+  if (::stat(path.c_str(), &st) != 0) {
+    throw ArgumentError(who + ": cannot read: " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw ArgumentError(who + ": not a regular file (a directory, device or pipe)");
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
+    throw ArgumentError(who + ": " + std::to_string(st.st_size) + " bytes; at most 1 GiB is read");
+  }
+  in.open(path, std::ios::binary);
+  if (!in) throw ArgumentError(who + ": cannot read");
   std::ostringstream contents;
   contents << in.rdbuf();
   return contents.str();
@@ -42,6 +62,10 @@ RawModule::RawModule(std::string source, std::vector<std::string> options,
                      std::vector<std::string> name_expressions)
     : state_(std::make_shared<State>()) {
   detail::check_compile_options(options, "cujit: RawModule", "options");
+  if (auto nul = source.find('\0'); nul != std::string::npos) {
+    throw ArgumentError("cujit: RawModule: the source contains a NUL byte at offset " +
+                        std::to_string(nul) + "; NVRTC would compile only the text before it");
+  }
   for (std::size_t k = 0; k < name_expressions.size(); ++k) {
     detail::check_name_expression(name_expressions[k], k, "cujit: RawModule", "name_expressions");
   }

@@ -1,12 +1,14 @@
 // cujit-cache end to end: record a manifest, precompile it, run from the deployment database
 // with zero NVRTC compilations, and maintain databases with the other subcommands.
 
+#include "cache/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/raw_replay.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache_test_util.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
@@ -288,6 +290,51 @@ TEST_F(ToolDatabase, VerifyAndImportCatchSwappedAndRedirectedRecords) {
         EXPECT_EQ(l.status, Lookup::Status::Miss) << db;
       }
     }
+  }
+}
+
+// Issue 16, finding 3: with --json, a path that is not UTF-8 is written as {"base64": ...}
+// and every error is a JSON object (before the fix: std::terminate, exit 134).
+TEST_F(ToolDatabase, PathsThatAreNotUtf8NeverTerminateTheTool) {
+  const std::string latin1 = dir_.file("caf\xe9.db");
+  ASSERT_EQ(tool("--db " + db_ + " export '" + latin1 + "'").status, 0);
+  for (const std::string command : {"info", "verify", "prune --stale", "ls", "clear"}) {
+    ToolRun run = tool("--db '" + latin1 + "' " + command + " --json");
+    EXPECT_EQ(run.status, 0) << command << ": " << run.out;
+    EXPECT_FALSE(run.parsed().is_discarded()) << command << ": " << run.out;
+  }
+  EXPECT_EQ(json_text(tool("--db '" + latin1 + "' info --json").parsed()["path"]).value(), latin1);
+  ToolRun missing = tool("--db '" + dir_.file("nope\xe9.db") + "' info --json");
+  EXPECT_EQ(missing.status, 2) << missing.out;
+  EXPECT_TRUE(missing.parsed().contains("error")) << missing.out;
+}
+
+// Issue 16, findings 3 and 5: junk manifest lines fail alone, with their line number, in
+// worker processes and in threads (before: -j 2 failed every entry); a device or a FIFO is
+// refused at once (before: /dev/zero grew to gigabytes, a FIFO waited forever).
+TEST_F(ToolDatabase, JunkManifestLinesFailAloneWithTheirLineNumbers) {
+  const std::string good = raw_manifest_entry(program("good", "x[i] + 1"));
+  const std::string other = raw_manifest_entry(program("other", "x[i] * 3"));
+  const std::string manifest = dir_.file("junk.jsonl");
+  std::ofstream(manifest, std::ios::binary) << good << "\n\xe9\xff not json \xfe\n\n"
+                                            << other << "\n{\"kind\":\"raw\",\"source\":5}\n";
+  for (const std::string mode : {"-j 2", "-j 2 --threads"}) {
+    const std::string out = dir_.file("junk" + std::to_string(mode.size()) + ".db");
+    ToolRun run = tool("precompile " + manifest + " --arch sm_80 -o " + out + " --json " + mode);
+    EXPECT_EQ(run.status, 1) << mode << ": " << run.out;
+    json r = run.parsed();
+    EXPECT_EQ(r["compiled"], 2) << mode << ": " << run.out;
+    ASSERT_EQ(r["failed"].size(), 2u) << mode << ": " << run.out;
+    EXPECT_EQ(r["failed"][0]["line"], 2) << run.out;
+    EXPECT_EQ(r["failed"][1]["line"], 5) << run.out;
+  }
+  const std::string fifo = dir_.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& bad : {std::string("/dev/zero"), fifo, dir_.path()}) {
+    ToolRun run = tool("precompile " + bad + " --arch sm_80 -o " + dir_.file("x.db") + " --json",
+                       "ulimit -v 4000000; timeout 20");
+    EXPECT_EQ(run.status, 2) << bad << ": " << run.out;
+    EXPECT_NE(run.out.find("not a regular file"), std::string::npos) << bad << ": " << run.out;
   }
 }
 

@@ -6,6 +6,7 @@
 //   cujit-cache [--db PATH] export OUT.db | import IN.db | clear
 // Every command takes --json for machine-readable output.
 
+#include "cache/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/manifest.hpp"
 #include "cache/sha256.hpp"
@@ -69,7 +70,9 @@ std::string iso_time(std::int64_t ms) {
   return buf;
 }
 
-void print_json(const json& j) { std::cout << j.dump(2) << "\n"; }
+// Text that is not UTF-8 (a Latin-1 path, a compiler message) is written under cujit's one
+// rule: {"base64": ...} in place of the string (cache/json_text.hpp).
+void print_json(const json& j) { std::cout << detail::dump_json(j, 2) << "\n"; }
 
 std::string first_lines(const std::string& text, int lines) {
   std::size_t pos = 0;
@@ -118,6 +121,7 @@ struct PrecompileArgs {
 
 struct Failure {
   std::size_t entry;
+  std::size_t line;  // in the manifest file
   std::string kind;
   std::string target;
   std::string error;
@@ -191,9 +195,9 @@ JobResult run_job(detail::KernelCache& cache, const std::vector<std::string>& en
 // Collects job results from any thread and drives the progress bar.
 class Tally {
  public:
-  Tally(const std::vector<std::string>& entries, const std::vector<Target>& targets,
-        Progress& progress)
-      : entries_(entries), targets_(targets), progress_(progress) {}
+  Tally(const std::vector<std::string>& entries, const std::vector<std::size_t>& lines,
+        const std::vector<Target>& targets, Progress& progress)
+      : entries_(entries), lines_(lines), targets_(targets), progress_(progress) {}
 
   void add(const JobResult& r) {
     {
@@ -209,7 +213,8 @@ class Tally {
         } catch (const Error&) {
           kind = "?";
         }
-        failures_.push_back({e + 1, kind, targets_[r.job % targets_.size()].name(), r.error});
+        failures_.push_back(
+            {e + 1, lines_[e], kind, targets_[r.job % targets_.size()].name(), r.error});
       }
     }
     progress_.step(r.outcome == JobResult::Outcome::Failed);
@@ -224,6 +229,7 @@ class Tally {
 
  private:
   const std::vector<std::string>& entries_;
+  const std::vector<std::size_t>& lines_;
   const std::vector<Target>& targets_;
   Progress& progress_;
   std::mutex mutex_;
@@ -301,7 +307,7 @@ void run_in_processes(const CacheConfig& config, const std::vector<std::string>&
           JobResult r = run_job(cache, entries, targets, job);
           json line = {
               {"job", r.job}, {"outcome", static_cast<int>(r.outcome)}, {"error", r.error}};
-          if (!write_all(fds[1], line.dump() + "\n")) {
+          if (!write_all(fds[1], detail::dump_json(line) + "\n")) {
             rc = 1;
             break;
           }
@@ -347,7 +353,8 @@ void run_in_processes(const CacheConfig& config, const std::vector<std::string>&
         JobResult r;
         r.job = line.value("job", std::size_t{0});
         r.outcome = static_cast<JobResult::Outcome>(line.value("outcome", 2));
-        r.error = line.value("error", std::string());
+        auto error = line.find("error");
+        r.error = error != line.end() ? detail::json_text(*error).value_or("") : "";
         if (r.job < total) tally.add(r);
       }
     }
@@ -377,7 +384,8 @@ void run_in_processes(const CacheConfig& config, const std::vector<std::string>&
 
 int precompile(const Options& o, const PrecompileArgs& a) {
   auto started = std::chrono::steady_clock::now();
-  std::vector<std::string> entries = detail::read_manifest(a.manifest);
+  std::vector<std::size_t> lines;
+  std::vector<std::string> entries = detail::read_manifest(a.manifest, &lines);
   std::vector<Target> targets = targets_of(a);
   CacheConfig config;
   config.database_path = a.output;
@@ -392,7 +400,7 @@ int precompile(const Options& o, const PrecompileArgs& a) {
   unsigned jobs = a.jobs != 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)));
   Progress progress(total, !o.json && ::isatty(STDERR_FILENO) != 0);
-  Tally tally(entries, targets, progress);
+  Tally tally(entries, lines, targets, progress);
   if (a.threads || jobs == 1) {
     run_in_threads(config, entries, targets, jobs, tally);
   } else {
@@ -414,8 +422,11 @@ int precompile(const Options& o, const PrecompileArgs& a) {
               {"seconds", seconds},   {"targets", json::array()}, {"failed", json::array()}};
     for (const auto& t : targets) j["targets"].push_back(t.name());
     for (const auto& f : failures) {
-      j["failed"].push_back(
-          {{"entry", f.entry}, {"kind", f.kind}, {"target", f.target}, {"error", f.error}});
+      j["failed"].push_back({{"entry", f.entry},
+                             {"line", f.line},
+                             {"kind", f.kind},
+                             {"target", f.target},
+                             {"error", f.error}});
     }
     print_json(j);
   } else {
@@ -427,7 +438,7 @@ int precompile(const Options& o, const PrecompileArgs& a) {
         entries.size(), targets.size(), names, a.output, jobs, seconds, compiled, present,
         failures.size());
     for (const auto& f : failures) {
-      std::cout << fmt::format("  entry {} ({}) for {}: {}\n", f.entry, f.kind, f.target,
+      std::cout << fmt::format("  line {} ({}) for {}: {}\n", f.line, f.kind, f.target,
                                first_lines(f.error, 4));
     }
   }
@@ -724,7 +735,7 @@ int run(int argc, char** argv) {
     if (*export_cmd) return export_to(o, other);
     if (*import_cmd) return import_from(o, other);
     if (*clear_cmd) return clear(o);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // cujit::Error, and anything else: never terminate
     std::string m = e.what();
     if (m.rfind("cujit: ", 0) == 0) m.erase(0, 7);
     if (m.rfind("cujit-cache: ", 0) == 0) m.erase(0, 13);
