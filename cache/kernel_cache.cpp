@@ -82,7 +82,8 @@ struct Layers {
   std::unique_ptr<ManifestRecorder> recorder;
   bool recorder_failed = false;
   // Damaged deployment entries already reported ("store\ncontent key"): they cannot be
-  // deleted, and a lookup by request key then by content key would find them twice.
+  // deleted, and a lookup by request key then by content key would find them twice. And
+  // writable stores whose damaged entries were warned about once (the store's name).
   std::set<std::string> damaged_reported;
   // Recently used kernels of the writable database, read ahead by prefetch() and keyed by
   // request key; a lookup takes its entry out (the memory layer keeps the program after).
@@ -277,8 +278,17 @@ struct KernelCache::Impl {
            " failed its checksum or field checks; ignored");
       return;
     }
-    warn("cache entry " + lookup.record.content_key + " in " + store->name() +
-         " failed its checksum or field checks; deleted it, recompiling");
+    bool first = false;
+    {
+      std::lock_guard lock(l.mutex);
+      first = l.damaged_reported.insert(store->name()).second;
+    }
+    // One warning per database and process: a damaged file tends to have many damaged entries.
+    if (first) {
+      warn("cache entry " + lookup.record.content_key + " in " + store->name() +
+           " failed its checksum or field checks; deleted it, recompiling (further damaged "
+           "entries of this database are deleted without a warning)");
+    }
     guarded_write(l, store, [&](Store& s) { s.remove(lookup.record.content_key); });
   }
 

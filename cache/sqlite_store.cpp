@@ -63,6 +63,8 @@ constexpr const char* kRecentKeys =
     "SELECT r.request_key, k.content_key FROM requests r JOIN kernels k ON k.content_key = "
     "r.content_key ORDER BY k.last_used DESC LIMIT ?1";
 constexpr std::size_t kMaxPendingTouches = 64;
+// How long flush() waits for another connection's lock (ms).
+constexpr int kFlushBusyTimeoutMs = 100;
 
 // Fills `out` from a row of CUJIT_RECORD_COLUMNS; false when a field fails its checks.
 bool read_row(const Statement& s, CacheRecord& out) {
@@ -303,7 +305,10 @@ SqliteStore::SqliteStore(std::string path, bool read_only, StoreOptions options)
 SqliteStore::~SqliteStore() {
   std::lock_guard lock(mutex_);
   try {
-    if (db_ && !read_only_) flush_locked();
+    if (db_ && !read_only_) {
+      db_->set_busy_timeout(std::min(options_.busy_timeout_ms, kFlushBusyTimeoutMs));
+      flush_locked();
+    }
   } catch (...) {
     // Last-used times are a hint; losing them on a failing database is harmless.
   }
@@ -600,7 +605,17 @@ void SqliteStore::flush_locked() {
 
 void SqliteStore::flush() {
   std::lock_guard lock(mutex_);
-  flush_locked();
+  if (!db_) return;
+  // Last-used times are a hint: waiting 5 s for another process's lock (at exit, say) is not
+  // worth them. They stay pending for a later flush if the lock is held.
+  db_->set_busy_timeout(std::min(options_.busy_timeout_ms, kFlushBusyTimeoutMs));
+  try {
+    flush_locked();
+  } catch (const SqliteError& e) {
+    db_->set_busy_timeout(options_.busy_timeout_ms);
+    if (!e.busy()) throw;
+    return;
+  }
   if (read_only_ || network_fs_ || !db_) return;
   // The next process to open the database rebuilds the WAL index from every frame in the WAL
   // (recovery forgets which frames were checkpointed), so a WAL left behind slows every

@@ -148,5 +148,29 @@ TEST(Integrity, ArchitectureOptionsAreRefusedWithATypedError) {
   (void)ok;
 }
 
+// Issue 16, finding 5: "one warning" means one per cause and database, not one per damaged
+// entry (before: a warning for each of the three).
+TEST(Integrity, ManyDamagedEntriesGiveOneWarning) {
+  TempDir dir;
+  FakeCompiler compiler;
+  std::vector<test::FakeKernel> kernels;
+  for (const char* name : {"a", "b", "c"}) kernels.push_back(test::fake_kernel(name));
+  {
+    KernelCache cache(config_in(dir));
+    for (auto& k : kernels) cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}));
+    auto store = std::dynamic_pointer_cast<SqliteStore>(cache.writable_store());
+    ASSERT_TRUE(store);
+    store->exec("UPDATE kernels SET binary = CAST(upper(binary) AS BLOB)");
+  }
+  WarningCapture warnings;
+  KernelCache cache(config_in(dir));
+  CacheOutcome where{};
+  for (auto& k : kernels) {
+    cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}), &where);
+    EXPECT_EQ(where, CacheOutcome::Compiled);
+  }
+  EXPECT_EQ(warnings.count(), 1u) << warnings.joined();
+}
+
 }  // namespace
 }  // namespace cujit::detail

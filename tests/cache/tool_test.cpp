@@ -338,6 +338,27 @@ TEST_F(ToolDatabase, JunkManifestLinesFailAloneWithTheirLineNumbers) {
   }
 }
 
+// Issue 16, finding 5: an output that is not a cujit database is never replaced without
+// --force (before: the manifest named by a typo was moved aside); show --json with no match
+// prints a JSON error (before: nothing).
+TEST_F(ToolDatabase, OutputsThatAreNotDatabasesAreKeptAndMissesAreReported) {
+  const std::string precious = dir_.file("notes.txt");
+  std::ofstream(precious) << "my notes\n";
+  ToolRun exported = tool("--db " + db_ + " export " + precious + " --json");
+  EXPECT_EQ(exported.status, 2) << exported.out;
+  EXPECT_NE(exported.out.find("--force"), std::string::npos) << exported.out;
+  ToolRun pre = tool("precompile " + dir_.file("m.jsonl") + " --arch sm_80 -o " + precious);
+  EXPECT_EQ(pre.status, 2);
+  std::ifstream in(precious);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "my notes\n");
+  EXPECT_EQ(tool("--db " + db_ + " export " + precious + " --force --json").status, 0);
+  EXPECT_EQ(tool("--db " + db_ + " export " + precious + " --json").status, 0);  // a database now
+  ToolRun show = tool("--db " + db_ + " show 00000000 --json");
+  EXPECT_EQ(show.status, 1);
+  EXPECT_TRUE(show.parsed().contains("error")) << show.out;
+}
+
 TEST_F(ToolDatabase, ErrorsNameTheDatabase) {
   ToolRun missing = tool("--db " + dir_.file("nope.db") + " info --json");
   EXPECT_EQ(missing.status, 2);

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -47,6 +48,7 @@ using nlohmann::json;
 struct Options {
   std::string db;
   bool json = false;
+  bool force = false;  // replace an output file that is not a cujit database
   bool allow_foreign = false;
 };
 
@@ -382,10 +384,25 @@ void run_in_processes(const CacheConfig& config, const std::vector<std::string>&
   }
 }
 
+// An output that exists must be a cujit database (it is added to) unless --force: a typo must
+// not move a manifest or any other file aside and put a database in its place.
+void check_output(const Options& o, const std::string& path) {
+  struct stat st {};
+  if (o.force || ::lstat(path.c_str(), &st) != 0) return;
+  try {
+    SqliteStore::open_existing(path, store_options(o)).reset();
+  } catch (const Error& e) {
+    throw ArgumentError("cujit-cache: output " + path +
+                        " exists and is not a cujit cache database; not replaced (pass --force "
+                        "to move it aside and start a new database there)");
+  }
+}
+
 int precompile(const Options& o, const PrecompileArgs& a) {
   auto started = std::chrono::steady_clock::now();
   std::vector<std::size_t> lines;
   std::vector<std::string> entries = detail::read_manifest(a.manifest, &lines);
+  check_output(o, a.output);
   std::vector<Target> targets = targets_of(a);
   CacheConfig config;
   config.database_path = a.output;
@@ -506,7 +523,12 @@ int show(const Options& o, const std::string& key, bool with_source) {
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
   auto r = store->load(key, true);
   if (!r) {
-    std::cerr << "cujit-cache: no entry with key " << key << " in " << db_path(o) << "\n";
+    const std::string message = "no entry with key " + key + " in " + db_path(o);
+    if (o.json) {
+      print_json({{"error", message}});
+    } else {
+      std::cerr << "cujit-cache: " << message << "\n";
+    }
     return 1;
   }
   auto source = store->source_of(*r);
@@ -637,6 +659,7 @@ int copy(const Options& o, SqliteStore& from, SqliteStore& to, const char* verb)
 
 int export_to(const Options& o, const std::string& out) {
   auto from = SqliteStore::open_existing(db_path(o), store_options(o));
+  check_output(o, out);
   auto to = SqliteStore::open_writable(out, store_options(o));
   int rc = copy(o, *from, *to, "exported");
   to->finalize_for_deployment();  // an exported database is usually shipped
@@ -684,6 +707,7 @@ int run(int argc, char** argv) {
                 "compile in threads of one process instead of worker processes (NVRTC "
                 "serialises much of a compilation within a process)");
   pre->add_flag("--json", o.json, "machine-readable output");
+  pre->add_flag("--force", o.force, "replace an output file that is not a cujit database");
 
   auto* ls_cmd = app.add_subcommand("ls", "list entries");
   ls_cmd->add_flag("--json", o.json, "machine-readable output");
@@ -718,6 +742,7 @@ int run(int argc, char** argv) {
   auto* export_cmd = app.add_subcommand("export", "copy entries into another database");
   export_cmd->add_option("output", other, "destination database")->required();
   export_cmd->add_flag("--json", o.json, "machine-readable output");
+  export_cmd->add_flag("--force", o.force, "replace an output file that is not a cujit database");
   auto* import_cmd = app.add_subcommand("import", "copy entries from another database");
   import_cmd->add_option("input", other, "source database")->required();
   import_cmd->add_flag("--json", o.json, "machine-readable output");
