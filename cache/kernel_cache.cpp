@@ -1,5 +1,6 @@
 #include "cache/kernel_cache.hpp"
 
+#include "cache/key_lease.hpp"
 #include "cache/manifest.hpp"
 #include "cache/record.hpp"
 #include "cache/sqlite_store.hpp"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -47,6 +49,21 @@ std::size_t hash_request(const KernelRequest& r) noexcept {
   h ^= (static_cast<std::size_t>(r.target.arch) * 2 + static_cast<std::size_t>(r.target.format)) *
        0x9e3779b97f4a7c15ULL;
   return h;
+}
+
+// A sealed record is served only for its own kind and target. Found by request key, another
+// one is a miss (the mapping is rewritten when the kernel is stored); found by content key,
+// which names the target, it is mislabelled and handled as damaged.
+bool serves(const Lookup& lookup, const KernelRequest& request) {
+  return lookup.status == Lookup::Status::Hit && lookup.record.kind == request.kind &&
+         lookup.record.program.target == request.target;
+}
+
+Lookup mislabelled_as_damaged(Lookup lookup, const KernelRequest& request) {
+  if (lookup.status == Lookup::Status::Hit && !serves(lookup, request)) {
+    lookup.status = Lookup::Status::Damaged;
+  }
+  return lookup;
 }
 
 struct Slot {
@@ -353,19 +370,8 @@ struct KernelCache::Impl {
       outcome = where;
       return std::make_shared<const CompiledProgram>(std::move(lookup.record.program));
     };
-    // A sealed record is served only for its own kind and target. Found by request key, another
-    // one is a miss (the mapping is rewritten below); found by content key, which names the
-    // target, it is mislabelled and handled as damaged.
-    auto usable = [&](Lookup& lookup) {
-      if (lookup.status != Lookup::Status::Hit) return false;
-      return lookup.record.kind == request.kind && lookup.record.program.target == request.target;
-    };
-    auto by_content = [&](Lookup lookup) {
-      if (lookup.status == Lookup::Status::Hit && !usable(lookup)) {
-        lookup.status = Lookup::Status::Damaged;
-      }
-      return lookup;
-    };
+    auto usable = [&](const Lookup& lookup) { return serves(lookup, request); };
+    auto by_content = [&](Lookup lookup) { return mislabelled_as_damaged(lookup, request); };
 
     // 1. By request key: no source generation at all.
     std::vector<std::shared_ptr<Store>> deps = deployments(l);
@@ -410,7 +416,33 @@ struct KernelCache::Impl {
       w = writable(l);
     }
 
-    // 3. Compile, outside any lock or transaction, and store if anything can.
+    // 3. Compile, outside any lock or transaction, once per host, and store if anything can.
+    std::optional<KeyLease> lease;
+    if (Lookup lookup = take_lease(l, w, request, ckey, lease); usable(lookup)) {
+      guarded_write(l, w, [&](Store& s) { s.link(rkey, ckey); });
+      return found(lookup, CacheOutcome::DiskHit);
+    }
+    return compile_and_store(l, w, request, source, ckey, rkey, compile, outcome);
+  }
+
+  // Takes the kernel's lease in `lease` (when the writable store is shared by processes).
+  // When another process held it, that process has probably stored the kernel meanwhile: the
+  // lookup by content key that follows is returned (a miss otherwise).
+  Lookup take_lease(Layers& l, const std::shared_ptr<Store>& w, const KernelRequest& request,
+                    const std::string& ckey, std::optional<KeyLease>& lease) {
+    if (!w || l.config.lease_timeout_ms <= 0 || w->lease_directory().empty()) return {};
+    bool waited = false;
+    lease = KeyLease::acquire(w->lease_directory(), ckey,
+                              std::chrono::milliseconds(l.config.lease_timeout_ms), &waited);
+    if (!waited) return {};
+    return mislabelled_as_damaged(
+        guarded_find(l, w, [&](Store& s) { return s.find_by_content(ckey); }), request);
+  }
+
+  std::shared_ptr<const CompiledProgram> compile_and_store(
+      Layers& l, const std::shared_ptr<Store>& w, const KernelRequest& request,
+      const SourceProgram& source, const std::string& ckey, const std::string& rkey,
+      const CompileFn& compile, CacheOutcome& outcome) {
     CompiledProgram program = compile(source);
     misses.fetch_add(1, std::memory_order_relaxed);
     outcome = CacheOutcome::Compiled;

@@ -295,6 +295,11 @@ void create_private_directories(const std::string& directory) {
   }
 }
 
+std::string SqliteStore::lease_directory() const {
+  // flock() is local to a host: across NFS clients it may not exclude anyone.
+  return read_only_ || network_fs_ ? std::string() : path_ + ".leases";
+}
+
 int SqliteStore::nofollow() const noexcept {
   return options_.allow_foreign_owner ? 0 : SQLITE_OPEN_NOFOLLOW;
 }

@@ -117,6 +117,8 @@ class SqliteStore final : public Store {
   void touch(const std::string& content_key) override;
   void flush() override;
   std::vector<std::pair<std::string, CacheRecord>> recent(std::size_t max_records) override;
+  /// `PATH.leases` beside a writable database on a local filesystem.
+  std::string lease_directory() const override;
 
   /// Moves the damaged database aside (`PATH.corrupt-<time>`), warns, and starts a new one.
   /// `seen_generation` is generation() from before the operation that failed: when another

@@ -49,6 +49,10 @@ class Store {
   virtual void touch(const std::string& content_key) = 0;
   /// Writes pending touches and counters.
   virtual void flush() = 0;
+  /// Where processes sharing this store take a kernel's KeyLease before compiling it, so that
+  /// each kernel is compiled once per host; empty when the store is not shared that way (in
+  /// memory, read-only, on a network filesystem).
+  virtual std::string lease_directory() const { return {}; }
   /// Up to `max_records` kernels with a request key mapped to them, most recently used
   /// first, as (request key, record) pairs. Only intact entries (checksum verified); damaged
   /// ones are left for a lookup to find and handle.

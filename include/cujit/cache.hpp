@@ -12,8 +12,8 @@
 /// | `CUJIT_CACHE_DIR` | directory of the writable database |
 /// | `CUJIT_CACHE_PATH` | deployment databases, `a.db:b.db`, searched in order |
 /// | `CUJIT_CACHE_MAX_SIZE` | size limit of the writable database: bytes, or with K/M/G suffix |
-/// | `CUJIT_CACHE_ALLOW_FOREIGN` | `1`: load databases owned by another user or writable by others |
-/// | `CUJIT_CACHE_PRELOAD` | how many recently used kernels to read ahead (default 64; 0: none) |
+/// | `CUJIT_CACHE_ALLOW_FOREIGN` | `1`: load databases owned by another user or writable by others
+/// | | `CUJIT_CACHE_PRELOAD` | how many recently used kernels to read ahead (default 64; 0: none) |
 /// | `CUJIT_MODULE_PRELOAD` | `0`: do not load the read-ahead kernels' modules in the background |
 /// | `CUJIT_RECORD` | append every kernel a run uses to this manifest (JSON lines) |
 
@@ -56,6 +56,10 @@ struct CacheConfig {
   /// a new process's first call of a kernel it used before then costs no SQLite lookup.
   /// At most kPreloadMaxBytes of binaries are kept. 0: none.
   std::size_t preload_records = 64;
+  /// How long a process that misses a kernel another process on this host is compiling into
+  /// the same writable database waits for it (ms) before compiling it itself; the other
+  /// process dying ends the wait at once. 0: never wait (every process compiles its misses).
+  int lease_timeout_ms = 60000;
 
   /// The configuration the environment variables above describe. A malformed value is
   /// reported with a warning and ignored. Thread-safe.
