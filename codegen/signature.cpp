@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <string_view>
+#include <unordered_set>
 
 namespace cujit::detail {
 namespace {
@@ -109,7 +111,8 @@ std::vector<Param> parse_signature(std::string_view text, std::string_view kerne
                                    std::string_view what) {
   std::vector<Token> tokens = tokenize(text, kernel, what);
   std::vector<Param> params;
-  if (tokens.size() == 1) return params;  // empty or blank: no parameters
+  std::unordered_set<std::string_view> seen;  // names so far (views into `text`)
+  if (tokens.size() == 1) return params;      // empty or blank: no parameters
 
   std::size_t k = 0;
   auto describe = [](const Token& t) {
@@ -170,11 +173,9 @@ std::vector<Param> parse_signature(std::string_view text, std::string_view kerne
            "'" + std::string(name.text) +
                "' is a type placeholder name and cannot name a parameter");
     }
-    for (const Param& earlier : params) {
-      if (earlier.name == name.text) {
-        fail(text, kernel, what, name.column,
-             "duplicate parameter name '" + std::string(name.text) + "'");
-      }
+    if (!seen.insert(name.text).second) {  // a set: 10^5 parameters took 14 s pairwise
+      fail(text, kernel, what, name.column,
+           "duplicate parameter name '" + std::string(name.text) + "'");
     }
     param.name = std::string(name.text);
     params.push_back(std::move(param));
@@ -192,13 +193,13 @@ std::vector<Param> parse_signature(std::string_view text, std::string_view kerne
 
 void check_signatures(const std::vector<Param>& in, const std::vector<Param>& out,
                       std::string_view kernel, bool allow_raw_outputs) {
+  std::unordered_set<std::string_view> inputs;
+  for (const Param& p : in) inputs.insert(p.name);
   for (const Param& o : out) {
-    for (const Param& p : in) {
-      if (p.name == o.name) {
-        throw SignatureError(std::string(kernel) + ": out_params: parameter '" + o.name +
-                                 "' is also an input; input and output names must differ",
-                             o.column);
-      }
+    if (inputs.count(o.name) != 0) {
+      throw SignatureError(std::string(kernel) + ": out_params: parameter '" + o.name +
+                               "' is also an input; input and output names must differ",
+                           o.column);
     }
     if (o.raw && !allow_raw_outputs) {
       throw SignatureError(std::string(kernel) + ": out_params: output '" + o.name +

@@ -315,6 +315,16 @@ TEST(KernelCache, FullDiskFallsBackToMemoryWithOneWarning) {
   cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}), &where);
   EXPECT_EQ(where, CacheOutcome::MemoryHit);
   EXPECT_EQ(store->integrity_check(), "ok");
+  // The flush at exit meets the same full disk: still one warning per cause (issue 16).
+  auto again = fake_kernel("k0");
+  again.source.source += std::string(30000, ' ') + "// 0";
+  KernelCache reader(config_in(dir));
+  for (int i = 0; i < 3; ++i) {
+    reader.get_or_compile(again.request, again.generator(), compiler.fn(Target{80}));
+  }
+  cache.flush();
+  reader.flush();
+  EXPECT_EQ(warnings.count(), 1u) << warnings.joined();
 }
 
 TEST(KernelCache, LockHeldTooLongFallsBackWithOneWarning) {
