@@ -158,5 +158,28 @@ TEST(Nvrtc, DeepNestingInASnippetFromAWorkerThreadIsATypedError) {
   EXPECT_TRUE(outcome == "analysed" || outcome == "error") << outcome;
 }
 
+// Issue 16, finding 5: NVRTC's time grows with the square of a kernel's parameter count, and
+// a raw source with 10^5 parameters stayed in NVRTC for many minutes. More than 4,096 are
+// refused at once with a CompileError naming the line; 300 still compile.
+TEST(Nvrtc, KernelsWithTooManyParametersAreRefusedBeforeNvrtc) {
+  auto kernel = [](int parameters) {
+    SourceProgram p;
+    p.source = "// a kernel (f(a, b)) of many parameters\ntemplate <class T> __global__ void k(";
+    for (int i = 0; i < parameters; ++i) p.source += (i ? ", T a" : "T a") + std::to_string(i);
+    p.source += ") {}\ntemplate __global__ void k<char>(";
+    for (int i = 0; i < parameters; ++i) p.source += i ? ", char" : "char";
+    p.source += ");\n";
+    return p;
+  };
+  EXPECT_FALSE(compile(kernel(300), Target{80}).binary.empty());
+  try {
+    compile(kernel(100000), Target{80});
+    ADD_FAILURE() << "100,000 parameters went to NVRTC";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(std::string(e.what()).find("more than 4096 parameters"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace cujit
