@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
            time_each(iterations, [&](int) { request_key(r.kind, r.spec, r.target); }));
     SourceProgram p = realistic_source(1);
     report("content key (SHA-256 of a 5 KiB source and options)",
-           time_each(iterations, [&](int) { content_key(p, Target{90}); }));
+           time_each(iterations, [&](int) { content_key(p, Target{90}, "raw"); }));
   }
 
   // 3. SQLite put and get of a record of realistic size.
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
     std::vector<CacheRecord> records;
     for (int i = 0; i < iterations; ++i) {
       SourceProgram p = realistic_source(i);
-      CacheRecord rec = make_record(content_key(p, Target{90}), "elementwise", p,
+      CacheRecord rec = make_record(content_key(p, Target{90}, "elementwise"), "elementwise", p,
                                     realistic_binary(p, Target{90}), now_ms());
       records.push_back(std::move(rec));
       request_keys.push_back(request_key("elementwise", realistic_request(i).spec, Target{90}));

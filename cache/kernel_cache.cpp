@@ -398,7 +398,7 @@ struct KernelCache::Impl {
 
     // 2. By content key: the same source may have been compiled for another request.
     SourceProgram source = generate();
-    std::string ckey = content_key(source, request.target);
+    std::string ckey = content_key(source, request.target, request.kind);
     for (const auto& d : deps) {
       Lookup lookup =
           by_content(guarded_find(l, d, [&](Store& s) { return s.find_by_content(ckey); }));
@@ -418,23 +418,27 @@ struct KernelCache::Impl {
 
     // 3. Compile, outside any lock or transaction, once per host, and store if anything can.
     std::optional<KeyLease> lease;
-    if (Lookup lookup = take_lease(l, w, request, ckey, lease); usable(lookup)) {
+    Lookup lookup = take_lease(l, w, request, ckey, lease);
+    if (usable(lookup)) {
       guarded_write(l, w, [&](Store& s) { s.link(rkey, ckey); });
       return found(lookup, CacheOutcome::DiskHit);
     }
+    if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, w, lookup);
     return compile_and_store(l, w, request, source, ckey, rkey, compile, outcome);
   }
 
-  // Takes the kernel's lease in `lease` (when the writable store is shared by processes).
-  // When another process held it, that process has probably stored the kernel meanwhile: the
-  // lookup by content key that follows is returned (a miss otherwise).
+  // Takes the kernel's lease in `lease` (when the writable store is shared by processes and
+  // can still be written), then looks the kernel up by content key again: another process may
+  // have stored it since this one missed it, while holding the lease or just before.
   Lookup take_lease(Layers& l, const std::shared_ptr<Store>& w, const KernelRequest& request,
                     const std::string& ckey, std::optional<KeyLease>& lease) {
-    if (!w || l.config.lease_timeout_ms <= 0 || w->lease_directory().empty()) return {};
+    if (!w || l.config.lease_timeout_ms <= 0 || writes_disabled(l) ||
+        w->lease_directory().empty()) {
+      return {};
+    }
     bool waited = false;
     lease = KeyLease::acquire(w->lease_directory(), ckey,
                               std::chrono::milliseconds(l.config.lease_timeout_ms), &waited);
-    if (!waited) return {};
     return mislabelled_as_damaged(
         guarded_find(l, w, [&](Store& s) { return s.find_by_content(ckey); }), request);
   }

@@ -12,7 +12,9 @@
 namespace cujit::detail {
 
 /// An exclusive lease on one key among the processes of a host. Move-only; releasing it
-/// (destruction) removes its file, so lease files do not pile up.
+/// (destruction) removes its file, so lease files do not pile up. A child fork()ed while a
+/// lease is held shares the lock until it exits or execs (the descriptor is close-on-exec);
+/// waiters then wait for that too, at most their timeout.
 class KeyLease {
  public:
   /// Takes the lease of `key` (a hex cache key) in `directory`, created with mode 0700 when

@@ -16,7 +16,34 @@
 namespace cujit::detail {
 namespace {
 
+// Deepest nesting of arrays and objects a manifest entry may have (recorded entries have 4):
+// nlohmann's dump recurses once per level, and a line of 10^5 '[' would overflow the stack.
+constexpr int kMaxEntryDepth = 32;
+
+bool shallow(const std::string& text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    const char c = text[k];
+    if (in_string) {
+      if (c == '\\') ++k;  // skip the escaped character
+      if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if ((c == '[' || c == '{') && ++depth > kMaxEntryDepth) {
+      return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
 nlohmann::json parse_entry(const std::string& entry) {
+  if (!shallow(entry)) {
+    throw ArgumentError("cujit: manifest entry is nested more than " +
+                        std::to_string(kMaxEntryDepth) + " levels deep: " + entry.substr(0, 80));
+  }
   nlohmann::json j = nlohmann::json::parse(entry, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     throw ArgumentError("cujit: manifest entry is not a JSON object: " + entry.substr(0, 200));

@@ -111,9 +111,9 @@ std::string request_key(const std::string& kind, const std::string& spec, const 
   return to_hex(h.finish());
 }
 
-std::string content_key(const SourceProgram& program, const Target& target) {
+std::string content_key(const SourceProgram& program, const Target& target, std::string_view kind) {
   Sha256 h;
-  h.field("cujit-content").field(program.source);
+  h.field("cujit-content").field(kind).field(program.source);
   auto options = normalize_options(program.options);
   h.field(static_cast<std::int64_t>(options.size()));
   for (const auto& o : options) h.field(o);

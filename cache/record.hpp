@@ -52,9 +52,10 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
 /// Request-level key (64 hex digits): kind, spec, target name and every version.
 std::string request_key(const std::string& kind, const std::string& spec, const Target& target);
 
-/// Content key (64 hex digits): generated source, normalised options, name expressions,
-/// header names and contents, target, and every version. Never compiler output.
-std::string content_key(const SourceProgram& program, const Target& target);
+/// Content key (64 hex digits): kernel kind (families attach different metadata to equal
+/// binaries), generated source, normalised options, name expressions, header names and
+/// contents, target, and every version. Never compiler output.
+std::string content_key(const SourceProgram& program, const Target& target, std::string_view kind);
 
 /// Options as hashed: surrounding blanks removed, empty options dropped, order kept (later
 /// options may override earlier ones).

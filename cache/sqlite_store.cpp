@@ -300,10 +300,6 @@ std::string SqliteStore::lease_directory() const {
   return read_only_ || network_fs_ ? std::string() : path_ + ".leases";
 }
 
-int SqliteStore::nofollow() const noexcept {
-  return options_.allow_foreign_owner ? 0 : SQLITE_OPEN_NOFOLLOW;
-}
-
 SqliteStore::SqliteStore(std::string path, bool read_only, StoreOptions options)
     : path_(std::move(path)), read_only_(read_only), options_(std::move(options)) {}
 
@@ -385,7 +381,7 @@ std::unique_ptr<SqliteStore> SqliteStore::open_existing(const std::string& path,
   std::unique_ptr<SqliteStore> store(new SqliteStore(path, false, options));
   std::lock_guard lock(store->mutex_);
   try {
-    store->db_.emplace(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | store->nofollow(), path);
+    store->db_.emplace(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, path);
     store->db_->set_busy_timeout(options.busy_timeout_ms);
     store->check_schema_locked();
   } catch (const SqliteError& e) {
@@ -416,8 +412,7 @@ void SqliteStore::open_locked() {
     prepare_lookups_locked();
     return;
   }
-  db_.emplace(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | nofollow(),
-              path_);
+  db_.emplace(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, path_);
   db_->set_busy_timeout(options_.busy_timeout_ms);
   // Reading the header first makes a non-database fail here, before anything is written.
   std::int64_t version = db_->query_int("PRAGMA user_version");
@@ -611,17 +606,22 @@ void SqliteStore::flush_locked() {
 void SqliteStore::flush() {
   std::lock_guard lock(mutex_);
   if (!db_) return;
+  // Restores the normal busy timeout on every way out of here.
+  struct Timeout {
+    Database& db;
+    int normal;
+    ~Timeout() { db.set_busy_timeout(normal); }
+  } restore{*db_, options_.busy_timeout_ms};
   // Last-used times are a hint: waiting 5 s for another process's lock (at exit, say) is not
   // worth them. They stay pending for a later flush if the lock is held.
   db_->set_busy_timeout(std::min(options_.busy_timeout_ms, kFlushBusyTimeoutMs));
   try {
     flush_locked();
   } catch (const SqliteError& e) {
-    db_->set_busy_timeout(options_.busy_timeout_ms);
     if (!e.busy()) throw;
     return;
   }
-  if (read_only_ || network_fs_ || !db_) return;
+  if (read_only_ || network_fs_) return;
   // The next process to open the database rebuilds the WAL index from every frame in the WAL
   // (recovery forgets which frames were checkpointed), so a WAL left behind slows every
   // fresh process's first lookup and grows by each process's last-used writes. Truncate it
@@ -632,7 +632,6 @@ void SqliteStore::flush() {
   } catch (const SqliteError&) {
     // Busy or failing: the WAL stays and is checkpointed later.
   }
-  db_->set_busy_timeout(options_.busy_timeout_ms);
 }
 
 void SqliteStore::put(const CacheRecord& record, const std::string& request_key) {

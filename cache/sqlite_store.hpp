@@ -192,7 +192,6 @@ class SqliteStore final : public Store {
   std::uint64_t evict_locked(std::uint64_t max_size, const std::string& keep);
   std::int64_t now() const;
   void require_writable(const char* what) const;
-  int nofollow() const noexcept;  // SQLITE_OPEN_NOFOLLOW unless foreign files are allowed
 
   std::string path_;
   bool read_only_;

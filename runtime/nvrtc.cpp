@@ -110,7 +110,8 @@ void check_kernel_parameters(const std::string& text, const std::string& file,
     std::size_t open = text.find('(', at);
     if (open == std::string::npos) return;
     int depth = 0, entries = 1;
-    for (std::size_t k = open; k < text.size(); ++k) {
+    std::size_t k = open;
+    for (; k < text.size(); ++k) {
       const char c = text[k];
       if (c == '(' || c == '[' || c == '{' || c == '<') ++depth;
       if (c == ')' || c == ']' || c == '}' || c == '>') --depth;
@@ -125,6 +126,31 @@ void check_kernel_parameters(const std::string& text, const std::string& file,
                            "", options, source, line, 0);
       }
     }
+    if (k >= text.size()) return;  // unclosed: nothing after it is a parameter list either
+    at = std::max(at, k);          // one pass over the text, however many __global__ it holds
+  }
+}
+
+// Everything compile() refuses without asking NVRTC (not even loading it).
+void check_before_nvrtc(const SourceProgram& program) {
+  for (std::size_t k = 0; k < program.options.size(); ++k) {
+    detail::check_no_target_option(program.options[k], k, "cujit: compile " + program.name,
+                                   "options");
+  }
+  // NVRTC takes C strings: a NUL would silently cut the text short.
+  if (program.source.find('\0') != std::string::npos) {
+    throw ArgumentError("cujit: compile " + program.name + ": the source contains a NUL byte");
+  }
+  for (const auto& [name, text] : program.headers) {
+    if (name.find('\0') != std::string::npos || text.find('\0') != std::string::npos) {
+      throw ArgumentError("cujit: compile " + program.name + ": header '" + name +
+                          "' contains a NUL byte");
+    }
+  }
+  check_nesting(program.source, program.name, program.options, program.source);
+  check_kernel_parameters(program.source, program.name, program.options, program.source);
+  for (const auto& [name, text] : program.headers) {
+    check_nesting(text, name, program.options, program.source);
   }
 }
 
@@ -172,31 +198,13 @@ std::vector<std::string> nvrtc_options(const SourceProgram& program, const Targe
 }
 
 CompiledProgram compile(const SourceProgram& program, const Target& target) {
-  for (std::size_t k = 0; k < program.options.size(); ++k) {
-    detail::check_no_target_option(program.options[k], k, "cujit: compile " + program.name,
-                                   "options");
-  }
+  check_before_nvrtc(program);
   const std::vector<int>& archs = nvrtc_supported_archs();
   if (target.format == BinaryFormat::Cubin &&
       std::find(archs.begin(), archs.end(), target.arch) == archs.end()) {
     throw ArgumentError("cujit: NVRTC " + nvrtc_version_string() + " cannot build " +
                         target.name() + " (supported: sm_" + std::to_string(archs.front()) +
                         " to sm_" + std::to_string(archs.back()) + ")");
-  }
-  // NVRTC takes C strings: a NUL would silently cut the text short.
-  if (program.source.find('\0') != std::string::npos) {
-    throw ArgumentError("cujit: compile " + program.name + ": the source contains a NUL byte");
-  }
-  for (const auto& [name, text] : program.headers) {
-    if (name.find('\0') != std::string::npos || text.find('\0') != std::string::npos) {
-      throw ArgumentError("cujit: compile " + program.name + ": header '" + name +
-                          "' contains a NUL byte");
-    }
-  }
-  check_nesting(program.source, program.name, program.options, program.source);
-  check_kernel_parameters(program.source, program.name, program.options, program.source);
-  for (const auto& [name, text] : program.headers) {
-    check_nesting(text, name, program.options, program.source);
   }
   std::vector<const char*> header_sources, header_names;
   for (const auto& header : program.headers) {

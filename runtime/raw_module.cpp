@@ -9,7 +9,9 @@
 #include "runtime/driver.hpp"
 #include "runtime/module.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -32,23 +34,32 @@ constexpr std::uint64_t kMaxFileBytes = std::uint64_t{1} << 30;
 
 std::string read_file(const std::string& path) {
   const std::string who = "cujit: RawModule::from_file('" + detail::printable(path) + "')";
-  std::ifstream in;
+  // Opened first, then judged by what was opened: a directory, /dev/zero or a FIFO is no
+  // source (O_NONBLOCK: opening a FIFO would wait for a writer).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw ArgumentError(who + ": cannot read: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   struct stat st {};
-  // The type first: a directory, /dev/zero or a FIFO is no source (and a FIFO would block).
-  if (::stat(path.c_str(), &st) != 0) {
-    throw ArgumentError(who + ": cannot read: " + std::strerror(errno));
-  }
-  if (!S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     throw ArgumentError(who + ": not a regular file (a directory, device or pipe)");
   }
   if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
     throw ArgumentError(who + ": " + std::to_string(st.st_size) + " bytes; at most 1 GiB is read");
   }
-  in.open(path, std::ios::binary);
-  if (!in) throw ArgumentError(who + ": cannot read");
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
+  std::string contents;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw ArgumentError(who + ": read failed: " + std::strerror(errno));
+    if (n == 0) break;
+    contents.append(buffer, static_cast<std::size_t>(n));
+    if (contents.size() > kMaxFileBytes) throw ArgumentError(who + ": grew past 1 GiB");
+  }
+  return contents;
 }
 
 bool ends_with(const std::string& text, const std::string& suffix) {

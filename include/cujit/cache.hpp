@@ -12,8 +12,8 @@
 /// | `CUJIT_CACHE_DIR` | directory of the writable database |
 /// | `CUJIT_CACHE_PATH` | deployment databases, `a.db:b.db`, searched in order |
 /// | `CUJIT_CACHE_MAX_SIZE` | size limit of the writable database: bytes, or with K/M/G suffix |
-/// | `CUJIT_CACHE_ALLOW_FOREIGN` | `1`: load databases owned by another user or writable by others
-/// | | `CUJIT_CACHE_PRELOAD` | how many recently used kernels to read ahead (default 64; 0: none) |
+/// | `CUJIT_CACHE_ALLOW_FOREIGN` | `1`: use caches owned by another user or writable by others |
+/// | `CUJIT_CACHE_PRELOAD` | how many recently used kernels to read ahead (default 64; 0: none) |
 /// | `CUJIT_MODULE_PRELOAD` | `0`: do not load the read-ahead kernels' modules in the background |
 /// | `CUJIT_RECORD` | append every kernel a run uses to this manifest (JSON lines) |
 

@@ -104,8 +104,9 @@ TEST(Concurrency, ProcessKilledDuringWritesLeavesAUsableDatabase) {
       auto k = fake_kernel("k" + std::to_string(i));
       k.source.source += std::string(static_cast<std::size_t>(5000 + i % 7 * 3000), 'x');
       CompiledProgram c = compiler.fn(Target{80})(k.source);
-      store->put(make_record(content_key(k.source, Target{80}), "test", k.source, c, now_ms()),
-                 request_key("test", k.request.spec, Target{80}));
+      store->put(
+          make_record(content_key(k.source, Target{80}, "test"), "test", k.source, c, now_ms()),
+          request_key("test", k.request.spec, Target{80}));
       if (i == 20) (void)!::write(pipe_fd[1], "x", 1);  // enough written: kill me any time now
     }
   }

@@ -5,6 +5,7 @@
 // directory as an empty source).
 
 #include "cache/json_text.hpp"
+#include "cache/manifest.hpp"
 #include "cache/raw_replay.hpp"
 #include "cache_test_util.hpp"
 #include "codegen/validation.hpp"
@@ -120,6 +121,20 @@ TEST(HostileInput, NulBytesDirectoriesAndDevicesAreRefused) {
     EXPECT_THROW(RawModule::from_file(path), ArgumentError) << path;
     EXPECT_THROW(RawModule::from_file(path + ".ptx"), ArgumentError) << path;
   }
+}
+
+// A manifest line nested 10^5 deep: nlohmann's dump recursed once per level and overflowed
+// the stack (the recorder reads every line of CUJIT_RECORD's file); now an ArgumentError.
+TEST(HostileInput, DeeplyNestedManifestLinesAreRefused) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_THROW(canonical_manifest_entry(deep), ArgumentError);
+  EXPECT_THROW(canonical_manifest_entry(R"({"kind":"raw","x":)" + deep + "}"), ArgumentError);
+  EXPECT_NO_THROW(
+      canonical_manifest_entry(R"({"kind":"raw","s":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["})"));
+  TempDir dir;
+  std::ofstream(dir.file("m.jsonl")) << deep << "\n";
+  ManifestRecorder recorder(dir.file("m.jsonl"));
+  EXPECT_TRUE(recorder.record(R"({"kind":"raw","source":"x"})"));
 }
 
 }  // namespace

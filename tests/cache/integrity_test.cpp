@@ -28,7 +28,7 @@ CacheRecord sealed(const std::string& name, const Target& target = Target{80}) {
   c.target = target;
   c.binary = "binary of " + name + std::string(200, 'b');
   c.metadata = "{}";
-  return make_record(content_key(p, target), "test", p, c, now_ms());
+  return make_record(content_key(p, target, "test"), "test", p, c, now_ms());
 }
 
 std::string rkey(const std::string& name, const Target& target = Target{80}) {
@@ -80,7 +80,7 @@ TEST(Integrity, ARecordOfAnotherTargetIsNeverServed) {
     cache.get_or_compile(k80.request, k80.generator(), compiler.fn(Target{80}));
     auto store = std::dynamic_pointer_cast<SqliteStore>(cache.writable_store());
     ASSERT_TRUE(store);
-    std::string ckey80 = content_key(k80.source, Target{80});
+    std::string ckey80 = content_key(k80.source, Target{80}, "test");
     store->link(request_key(k90.request.kind, k90.request.spec, Target{90}), ckey80);
   }
   for (int process = 0; process < 2; ++process) {
@@ -107,8 +107,9 @@ TEST(Integrity, AMislabelledRecordFoundByContentIsReplaced) {
     CompiledProgram wrong;
     wrong.target = Target{90};
     wrong.binary = "FAKEBIN:sm_90:wrong";
-    store->put(make_record(content_key(k.source, Target{80}), "test", k.source, wrong, now_ms()),
-               "");
+    store->put(
+        make_record(content_key(k.source, Target{80}, "test"), "test", k.source, wrong, now_ms()),
+        "");
   }
   WarningCapture warnings;
   KernelCache cache(config_in(dir));

@@ -76,7 +76,7 @@ TEST(Nvrtc, RawReplayRebuildsTheSameKernel) {
   EXPECT_EQ(k.request.target, sm80);
   EXPECT_EQ(k.request.spec, raw_kernel_request(p, sm80).spec);
   SourceProgram regenerated = k.generate();
-  EXPECT_EQ(content_key(regenerated, sm80), content_key(p, sm80));
+  EXPECT_EQ(content_key(regenerated, sm80, "raw"), content_key(p, sm80, "raw"));
   CompiledProgram c = k.compile(regenerated);
   EXPECT_EQ(c.binary.substr(0, 4),
             "\x7f"

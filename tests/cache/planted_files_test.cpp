@@ -57,7 +57,8 @@ std::string forge_wal(const Victim& victim, const TempDir& attacker) {
   fs::copy_file(victim.db(), copy);
   auto store = SqliteStore::open_writable(copy, {});
   store->exec("PRAGMA wal_autocheckpoint=0");
-  const std::string ckey = content_key(victim.kernel.source, Target{80});
+  const std::string ckey =
+      content_key(victim.kernel.source, Target{80}, victim.kernel.request.kind);
   CompiledProgram evil;
   evil.target = Target{80};
   evil.binary = "EVIL BINARY";
@@ -141,6 +142,24 @@ TEST(PlantedFiles, ADirectoryOwnedByAnotherUserIsRefused) {
   EXPECT_EQ(victim.call().first, CacheOutcome::Compiled);
   expect_refused_once(warnings, "owned by uid 12345");
   ASSERT_EQ(::chown(victim.dir.path().c_str(), ::geteuid(), ::getegid()), 0);
+}
+
+// Only what lies inside the private directory is judged: a cache reached through a symbolic
+// link higher up (a linked home or scratch directory) is used as before.
+TEST(PlantedFiles, ALinkedParentDirectoryIsFine) {
+  TempDir dir;
+  fs::create_directory(dir.file("real"));
+  ASSERT_EQ(::symlink(dir.file("real").c_str(), dir.file("home").c_str()), 0);
+  FakeCompiler compiler;
+  auto k = test::fake_kernel("k");
+  WarningCapture warnings;
+  for (CacheOutcome expected : {CacheOutcome::Compiled, CacheOutcome::DiskHit}) {
+    KernelCache cache(config_in(dir.file("home") + "/cache"));
+    CacheOutcome where{};
+    cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}), &where);
+    EXPECT_EQ(where, expected);
+  }
+  EXPECT_EQ(warnings.count(), 0u) << warnings.joined();
 }
 
 }  // namespace

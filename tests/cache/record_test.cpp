@@ -28,38 +28,39 @@ TEST(Sha256, FieldsAreLengthPrefixed) {
 }
 
 TEST(Keys, ContentKeyIsDeterministicAndHex) {
-  std::string a = content_key(sample(), Target{80});
-  EXPECT_EQ(a, content_key(sample(), Target{80}));
+  std::string a = content_key(sample(), Target{80}, "raw");
+  EXPECT_EQ(a, content_key(sample(), Target{80}, "raw"));
   EXPECT_EQ(a.size(), 64u);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
 }
 
 TEST(Keys, ContentKeyChangesWithEveryInput) {
   const Target t{80};
-  std::string base = content_key(sample(), t);
+  std::string base = content_key(sample(), t, "raw");
   SourceProgram p = sample();
   p.source += " ";
-  EXPECT_NE(content_key(p, t), base);
+  EXPECT_NE(content_key(p, t, "raw"), base);
   p = sample();
   p.options.push_back("-DFOO");
-  EXPECT_NE(content_key(p, t), base);
+  EXPECT_NE(content_key(p, t, "raw"), base);
   p = sample();
   p.name_expressions.push_back("k2");
-  EXPECT_NE(content_key(p, t), base);
+  EXPECT_NE(content_key(p, t, "raw"), base);
   p = sample();
   p.headers.emplace_back("h.cuh", "#define X 1");
-  std::string with_header = content_key(p, t);
+  std::string with_header = content_key(p, t, "raw");
   EXPECT_NE(with_header, base);
   p.headers[0].second = "#define X 2";  // header contents, not only names, are hashed
-  EXPECT_NE(content_key(p, t), with_header);
-  EXPECT_NE(content_key(sample(), Target{86}), base);
-  EXPECT_NE(content_key(sample(), Target{80, BinaryFormat::Ptx}), base);
+  EXPECT_NE(content_key(p, t, "raw"), with_header);
+  EXPECT_NE(content_key(sample(), Target{86}, "raw"), base);
+  EXPECT_NE(content_key(sample(), Target{80, BinaryFormat::Ptx}, "raw"), base);
+  EXPECT_NE(content_key(sample(), t, "elementwise"), base);
 }
 
 TEST(Keys, OptionsAreNormalised) {
   SourceProgram p = sample();
   p.options = {"  -use_fast_math ", ""};
-  EXPECT_EQ(content_key(p, Target{80}), content_key(sample(), Target{80}));
+  EXPECT_EQ(content_key(p, Target{80}, "raw"), content_key(sample(), Target{80}, "raw"));
   EXPECT_EQ(normalize_options({" -a", "", "\t-b\n"}), (std::vector<std::string>{"-a", "-b"}));
 }
 
@@ -69,7 +70,7 @@ TEST(Keys, RequestKeyNamesKindSpecAndTarget) {
   EXPECT_NE(base, request_key("reduction", "spec", Target{80}));
   EXPECT_NE(base, request_key("elementwise", "spec2", Target{80}));
   EXPECT_NE(base, request_key("elementwise", "spec", Target{90}));
-  EXPECT_NE(base, content_key(sample(), Target{80}));
+  EXPECT_NE(base, content_key(sample(), Target{80}, "raw"));
 }
 
 TEST(Names, RoundTrip) {

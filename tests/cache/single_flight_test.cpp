@@ -96,7 +96,7 @@ TEST(SingleFlight, Child) {
 TEST(SingleFlight, ProcessesStartedTogetherCompileEachKernelOnce) {
   const int with_leases = compilations_of(16, 60000);
   // A process that found a lease taken and timed out would compile again; none should.
-  EXPECT_LE(with_leases, kKernels + 4) << "16 processes x " << kKernels << " kernels";
+  EXPECT_LE(with_leases, kKernels + 2) << "16 processes x " << kKernels << " kernels";
   EXPECT_GE(with_leases, kKernels);
   std::cout << "[ single   ] 16 processes x " << kKernels << " kernels: " << with_leases
             << " NVRTC compilations with leases\n";
@@ -121,7 +121,10 @@ pid_t hold_lease(const std::string& dir) {
   (void)!::read(ready[0], &byte, 1);
   ::close(ready[0]);
   ::close(ready[1]);
-  return byte == 1 ? pid : -1;
+  if (byte == 1) return pid;
+  ::kill(pid, SIGKILL);  // it took no lease: nothing to hold
+  ::waitpid(pid, nullptr, 0);
+  return -1;
 }
 
 TEST(SingleFlight, AKilledHolderReleasesTheLeaseAtOnceAHungOneAfterTheTimeout) {

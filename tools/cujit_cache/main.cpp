@@ -17,6 +17,7 @@
 #include <cujit/error.hpp>
 #include <cujit/program.hpp>
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -384,18 +385,20 @@ void run_in_processes(const CacheConfig& config, const std::vector<std::string>&
   }
 }
 
-// An output that exists must be a cujit database (it is added to) unless --force: a typo must
-// not move a manifest or any other file aside and put a database in its place.
+// An output that exists must be an SQLite database (cujit's own, or empty) unless --force: a
+// typo must not move a manifest or any other file aside and put a database in its place. An
+// SQLite database that is not cujit's is refused later, when it is opened, and left untouched.
 void check_output(const Options& o, const std::string& path) {
-  struct stat st {};
-  if (o.force || ::lstat(path.c_str(), &st) != 0) return;
-  try {
-    SqliteStore::open_existing(path, store_options(o)).reset();
-  } catch (const Error& e) {
-    throw ArgumentError("cujit-cache: output " + path +
-                        " exists and is not a cujit cache database; not replaced (pass --force "
-                        "to move it aside and start a new database there)");
-  }
+  if (o.force) return;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return;  // missing: created; unreadable: opening it reports why
+  char header[16] = {};
+  const ssize_t n = ::read(fd, header, sizeof header);
+  ::close(fd);
+  if (n == 0 || (n == 16 && std::memcmp(header, "SQLite format 3", 16) == 0)) return;
+  throw ArgumentError("cujit-cache: output " + path +
+                      " exists and is not an SQLite database; not replaced (pass --force to move "
+                      "it aside and start a new database there)");
 }
 
 int precompile(const Options& o, const PrecompileArgs& a) {
