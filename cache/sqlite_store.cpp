@@ -192,48 +192,36 @@ void map_request(Database& db, const std::string& request_key, const std::string
   s.step();
 }
 
-}  // namespace
-
-void check_file_owner(const std::string& path, bool read_only, bool allow_foreign_owner) {
-  if (allow_foreign_owner) return;
+// Throws CacheError unless `path` (`what`: "cache database", "cache directory") is owned by
+// this user (or by root when `root_ok`) and not writable by group or others.
+void check_owner_and_mode(const std::string& what, const std::string& path, bool root_ok) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    throw CacheError("cujit: cache database " + path + ": cannot stat: " + std::strerror(errno));
+    throw CacheError("cujit: " + what + " " + path + ": cannot stat: " + std::strerror(errno));
   }
-  bool owner_ok = st.st_uid == ::geteuid() || (read_only && st.st_uid == 0);
-  if (!owner_ok) {
-    throw CacheError("cujit: cache database " + path + " is owned by uid " +
+  const std::string refused =
+      "; not used (set CUJIT_CACHE_ALLOW_FOREIGN=1 or CacheConfig::allow_foreign_owner to use it "
+      "anyway)";
+  if (st.st_uid != ::geteuid() && !(root_ok && st.st_uid == 0)) {
+    throw CacheError("cujit: " + what + " " + path + " is owned by uid " +
                      std::to_string(st.st_uid) + ", not by this user (uid " +
-                     std::to_string(::geteuid()) +
-                     "); not loaded (set CUJIT_CACHE_ALLOW_FOREIGN=1 or "
-                     "CacheConfig::allow_foreign_owner to load it anyway)");
+                     std::to_string(::geteuid()) + ")" + refused);
   }
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    throw CacheError("cujit: cache database " + path +
-                     " is writable by group or others; not loaded (chmod go-w it, or set "
-                     "CUJIT_CACHE_ALLOW_FOREIGN=1 to load it anyway)");
+    throw CacheError("cujit: " + what + " " + path +
+                     " is writable by group or others (chmod go-w it)" + refused);
   }
 }
 
+}  // namespace
+
+void check_file_owner(const std::string& path, bool read_only, bool allow_foreign_owner) {
+  if (!allow_foreign_owner) check_owner_and_mode("cache database", path, read_only);
+}
+
 void check_cache_directory(const std::string& directory, bool allow_foreign_owner) {
-  if (allow_foreign_owner) return;
-  struct stat st {};
-  if (::stat(directory.c_str(), &st) != 0) {
-    throw CacheError("cujit: cache directory " + directory +
-                     ": cannot stat: " + std::strerror(errno));
-  }
-  if (st.st_uid != ::geteuid()) {
-    throw CacheError("cujit: cache directory " + directory + " is owned by uid " +
-                     std::to_string(st.st_uid) + ", not by this user (uid " +
-                     std::to_string(::geteuid()) +
-                     "): another user could plant files SQLite would obey; not used (set "
-                     "CUJIT_CACHE_ALLOW_FOREIGN=1 to use it anyway)");
-  }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    throw CacheError("cujit: cache directory " + directory +
-                     " is writable by group or others: another user could plant files SQLite "
-                     "would obey; not used (chmod go-w it, or set CUJIT_CACHE_ALLOW_FOREIGN=1)");
-  }
+  // Whoever may write the directory may plant a -wal SQLite would replay, or a link.
+  if (!allow_foreign_owner) check_owner_and_mode("cache directory", directory, false);
 }
 
 void check_cache_files(const std::string& path, bool allow_foreign_owner) {

@@ -12,7 +12,6 @@
 #include "runtime/module_preload.hpp"
 
 #include <gtest/gtest.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,9 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "support/child_process.hpp"
 #include "support/gpu.hpp"
-
-extern char** environ;
 
 namespace cujit {
 namespace {
@@ -31,18 +29,9 @@ constexpr const char* kPhase = "CUJIT_TEST_WARM_PROCESS_PHASE";
 
 // Runs the test `name` of this binary in a new process with `env` added; its exit status.
 int run_alone(const std::string& name, const std::vector<std::string>& env) {
-  std::vector<std::string> args = {"/proc/self/exe", "--gtest_filter=" + name};
-  std::vector<std::string> vars = env;
-  for (char** e = environ; *e != nullptr; ++e) vars.emplace_back(*e);
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  for (auto& v : vars) envp.push_back(v.data());
-  argv.push_back(nullptr);
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  if (::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()) != 0) return -1;
+  const pid_t pid = test::spawn_test(name, env);
   int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) return -1;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

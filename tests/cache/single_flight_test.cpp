@@ -6,12 +6,12 @@
 #include "cache/key_lease.hpp"
 #include "cache/raw_replay.hpp"
 #include "cache_test_util.hpp"
+#include "support/child_process.hpp"
 
 #include <cujit/program.hpp>
 
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,8 +24,6 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
-
 namespace cujit::detail {
 namespace {
 
@@ -35,28 +33,15 @@ constexpr const char* kDirVar = "CUJIT_TEST_SINGLE_FLIGHT_DIR";
 constexpr const char* kTimeoutVar = "CUJIT_TEST_SINGLE_FLIGHT_TIMEOUT_MS";
 constexpr int kKernels = 20;
 
-pid_t spawn_child(const std::vector<std::string>& env) {
-  std::vector<std::string> args = {"/proc/self/exe", "--gtest_filter=SingleFlight.Child"};
-  std::vector<std::string> vars = env;
-  for (char** e = environ; *e != nullptr; ++e) vars.emplace_back(*e);
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  for (auto& v : vars) envp.push_back(v.data());
-  argv.push_back(nullptr);
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  return ::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()) == 0 ? pid : -1;
-}
-
 // N processes compile the same kernels into one empty cache directory; the NVRTC
 // compilations they ran, together.
 int compilations_of(int processes, int lease_timeout_ms) {
   TempDir dir;
   std::vector<pid_t> children;
   for (int p = 0; p < processes; ++p) {
-    children.push_back(
-        spawn_child({std::string(kDirVar) + "=" + dir.path(),
-                     std::string(kTimeoutVar) + "=" + std::to_string(lease_timeout_ms)}));
+    children.push_back(test::spawn_test(
+        "SingleFlight.Child", {std::string(kDirVar) + "=" + dir.path(),
+                               std::string(kTimeoutVar) + "=" + std::to_string(lease_timeout_ms)}));
   }
   for (pid_t pid : children) {
     int status = 0;
