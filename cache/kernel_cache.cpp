@@ -54,9 +54,13 @@ std::size_t hash_request(const KernelRequest& r) noexcept {
 // A sealed record is served only for its own kind and target. Found by request key, another
 // one is a miss (the mapping is rewritten when the kernel is stored); found by content key,
 // which names the target, it is mislabelled and handled as damaged.
+bool made_for(const std::string& kind, const Target& target, const KernelRequest& request) {
+  return kind == request.kind && target == request.target;
+}
+
 bool serves(const Lookup& lookup, const KernelRequest& request) {
-  return lookup.status == Lookup::Status::Hit && lookup.record.kind == request.kind &&
-         lookup.record.program.target == request.target;
+  return lookup.status == Lookup::Status::Hit &&
+         made_for(lookup.record.kind, lookup.record.program.target, request);
 }
 
 Lookup mislabelled_as_damaged(Lookup lookup, const KernelRequest& request) {
@@ -383,7 +387,7 @@ struct KernelCache::Impl {
     }
     std::shared_ptr<Store> w = writable(l);
     auto pre = take_preloaded(l, rkey);  // read ahead, checksum verified then
-    if (pre && pre->kind == request.kind && pre->program->target == request.target) {
+    if (pre && made_for(pre->kind, pre->program->target, request)) {
       if (w) guarded_write(l, w, [&](Store& s) { s.touch(pre->content_key); });
       disk_hits.fetch_add(1, std::memory_order_relaxed);
       outcome = CacheOutcome::DiskHit;

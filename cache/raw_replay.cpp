@@ -64,12 +64,13 @@ SourceProgram raw_program_from_entry(const std::string& entry) {
   if (auto name = j.find("name"); name != j.end()) {
     p.name = require_text(*name, "raw manifest entry: \"name\"");
   }
-  for (const char* field : {"options", "name_expressions"}) {
+  auto texts = [&](const char* field) {
     auto it = j.find(field);
-    if (it == j.end()) continue;
-    auto texts = require_texts(*it, std::string("raw manifest entry: \"") + field + "\"");
-    (std::string(field) == "options" ? p.options : p.name_expressions) = std::move(texts);
-  }
+    return it == j.end() ? std::vector<std::string>()
+                         : require_texts(*it, std::string("raw manifest entry: \"") + field + "\"");
+  };
+  p.options = texts("options");
+  p.name_expressions = texts("name_expressions");
   if (auto headers = j.find("headers"); headers != j.end()) {
     const std::string what = "raw manifest entry: \"headers\" [name, contents] pair";
     if (!headers->is_array()) throw ArgumentError("cujit: " + what + "s must be an array");

@@ -68,7 +68,8 @@ std::string record_checksum(const CacheRecord& record) {
     XXH3_128bits_update(&state, length, sizeof length);
     XXH3_128bits_update(&state, bytes.data(), bytes.size());
   };
-  field("cujit-record-" + std::to_string(kRecordFormatVersion));
+  static const std::string tag = "cujit-record-" + std::to_string(kRecordFormatVersion);
+  field(tag);
   field(record.content_key);
   field(record.kind);
   field(record.program.target.name());

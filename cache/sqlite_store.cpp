@@ -294,10 +294,7 @@ SqliteStore::SqliteStore(std::string path, bool read_only, StoreOptions options)
 SqliteStore::~SqliteStore() {
   std::lock_guard lock(mutex_);
   try {
-    if (db_ && !read_only_) {
-      db_->set_busy_timeout(std::min(options_.busy_timeout_ms, kFlushBusyTimeoutMs));
-      flush_locked();
-    }
+    if (db_) flush_briefly_locked();
   } catch (...) {
     // Last-used times are a hint; losing them on a failing database is harmless.
   }
@@ -591,9 +588,7 @@ void SqliteStore::flush_locked() {
   pending_hits_ = 0;
 }
 
-void SqliteStore::flush() {
-  std::lock_guard lock(mutex_);
-  if (!db_) return;
+bool SqliteStore::flush_briefly_locked() {
   // Restores the normal busy timeout on every way out of here.
   struct Timeout {
     Database& db;
@@ -607,8 +602,14 @@ void SqliteStore::flush() {
     flush_locked();
   } catch (const SqliteError& e) {
     if (!e.busy()) throw;
-    return;
+    return false;
   }
+  return true;
+}
+
+void SqliteStore::flush() {
+  std::lock_guard lock(mutex_);
+  if (!db_ || !flush_briefly_locked()) return;
   if (read_only_ || network_fs_) return;
   // The next process to open the database rebuilds the WAL index from every frame in the WAL
   // (recovery forgets which frames were checkpointed), so a WAL left behind slows every
@@ -620,6 +621,7 @@ void SqliteStore::flush() {
   } catch (const SqliteError&) {
     // Busy or failing: the WAL stays and is checkpointed later.
   }
+  db_->set_busy_timeout(options_.busy_timeout_ms);
 }
 
 void SqliteStore::put(const CacheRecord& record, const std::string& request_key) {

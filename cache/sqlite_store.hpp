@@ -188,6 +188,8 @@ class SqliteStore final : public Store {
   Lookup find_locked(const char* sql, const std::string& key);
   void close_locked() noexcept;
   void flush_locked();
+  // flush_locked waiting at most kFlushBusyTimeoutMs for a lock; false when it was busy.
+  bool flush_briefly_locked();
   void write_touches_locked();  // inside a transaction
   std::uint64_t evict_locked(std::uint64_t max_size, const std::string& keep);
   std::int64_t now() const;

@@ -91,8 +91,7 @@ void check_no_target_option(std::string_view option, std::size_t index, const st
   // harmless once its name is refused.
   const std::string_view name = option.substr(0, option.find_first_of("= \t"));
   for (std::string_view target_option : kTargetOptions) {
-    const bool same = name == target_option;
-    if (same) {
+    if (name == target_option) {
       throw ArgumentError(who + ": " + std::string(what) + "[" + std::to_string(index) + "] " +
                           quoted(option) +
                           ": chooses the GPU architecture, which cujit derives from the device "
