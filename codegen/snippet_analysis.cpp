@@ -1166,6 +1166,84 @@ SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode) {
 
 namespace {
 
+// Parses `source` (the snippets in their scaffold) with clang, the prelude from `pch` when
+// given; clang's diagnostics, and what the AST showed in `facts`.
+std::vector<Diag> run_clang(Language& lang, const std::string& source,
+                            const clang::PrecompiledPreamble* pch, AstFacts& facts) {
+  // One clang run at a time: concurrent runs sharing the prelude's file system and PCH
+  // crashed rarely under stress, and an analysis takes a few milliseconds only once per
+  // kernel specialisation, so serialising costs nothing that matters.
+  std::lock_guard<std::mutex> lock(clang_mutex());
+  auto ci = std::make_unique<clang::CompilerInstance>();
+  ci->setInvocation(lang.make_invocation());
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs = lang.file_system();
+  std::unique_ptr<llvm::MemoryBuffer> main =
+      llvm::MemoryBuffer::getMemBufferCopy(source, kMainFile);
+  if (pch != nullptr) {
+    // Takes the buffer (the SourceManager frees it) and overlays the PCH onto `fs`.
+    pch->AddImplicitPreamble(ci->getInvocation(), fs, main.release());
+  } else {
+    ci->getInvocation().getPreprocessorOpts().addRemappedFile(kMainFile, main.release());
+  }
+  Collector collector(*ci);
+  ci->createDiagnostics(&collector, /*ShouldOwnClient=*/false);
+  ci->createFileManager(fs);
+  AnalysisAction action(facts);
+  ci->ExecuteAction(action);
+  return collector.diagnostics();
+}
+
+// The errors cujit reports itself: clang's first certain error, reserved names used or
+// declared, parameters redeclared, read-only parameters assigned.
+std::vector<Finding> collect_findings(const SnippetSet& set, const std::vector<LexedSnippet>& lexed,
+                                      const std::vector<Diag>& diags, const AstFacts& facts) {
+  const std::size_t count = set.snippets.size();
+  std::vector<Finding> findings;
+  // The first error decides: after an error clang could not judge (an unknown name, a
+  // template), later errors may be consequences of it.
+  if (!diags.empty() && diags.front().certain) {
+    findings.push_back({diags.front().pos, diags.front().message});
+  }
+  for (const Diag& d : diags) {
+    if (!d.reserved_name.empty()) {
+      findings.push_back({d.pos, "'" + d.reserved_name +
+                                     "' is not defined here (cujit defines _ind, _raw_<name> "
+                                     "and the other reserved variables only where they "
+                                     "apply)"});
+    }
+  }
+  const std::string reserved_message =
+      "' is reserved for cujit's generated code (i, _ind, _in_ind, _out_ind, _J, _raw_<name>, "
+      "_cj...); choose another name";
+  for (const auto& [pos, name] : facts.local_decls) {
+    const std::size_t k = static_cast<std::size_t>(pos.snippet);
+    if (depth_at(lexed[k], pos) != 0) continue;
+    if (is_reserved_declaration_name(name)) {
+      findings.push_back({pos, "'" + name + reserved_message});
+    } else if (std::any_of(set.snippets[k].variables.begin(), set.snippets[k].variables.end(),
+                           // Captured by name: C++17 lambdas cannot capture a structured
+                           // binding (g++ allows it, clang does not).
+                           [&decl = name](const SnippetVariable& v) {
+                             return v.name == decl && v.kind == SnippetVariable::Kind::Element;
+                           })) {
+      // The generated kernel declares element variables in the block the snippet goes
+      // into (raw arrays live in an enclosing scope, where shadowing them is legal).
+      findings.push_back({pos, "'" + name +
+                                   "' is already a variable of this snippet (a kernel "
+                                   "parameter); choose another name"});
+    }
+  }
+  for (const auto& [pos, name] : facts.file_scope_decls) {
+    if (is_cujit_variable_name(name) || is_cujit_internal_name(name)) {
+      findings.push_back({pos, "'" + name + reserved_message});
+    }
+  }
+  for (std::size_t k = 0; k < count; ++k) {
+    find_read_only_assignments(set, static_cast<int>(k), lexed[k], facts, diags, findings);
+  }
+  return findings;
+}
+
 SnippetReport analyze_on_this_stack(const SnippetSet& set, PreludeMode mode) {
   const std::size_t count = set.snippets.size();
   SnippetReport report;
@@ -1210,78 +1288,10 @@ SnippetReport analyze_on_this_stack(const SnippetSet& set, PreludeMode mode) {
   // Before taking the lock: waiting for the PCH means waiting for the thread that builds it.
   const clang::PrecompiledPreamble* pch =
       mode == PreludeMode::Text ? nullptr : lang.precompiled(mode == PreludeMode::Precompiled);
-  std::vector<Diag> diags;
   AstFacts facts;
-  {
-    // One clang run at a time: concurrent runs sharing the prelude's file system and PCH
-    // crashed rarely under stress, and an analysis takes a few milliseconds only once per
-    // kernel specialisation, so serialising costs nothing that matters.
-    std::lock_guard<std::mutex> lock(clang_mutex());
-    auto ci = std::make_unique<clang::CompilerInstance>();
-    ci->setInvocation(lang.make_invocation());
-    llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs = lang.file_system();
-    std::unique_ptr<llvm::MemoryBuffer> main =
-        llvm::MemoryBuffer::getMemBufferCopy(source, kMainFile);
-    if (pch != nullptr) {
-      // Takes the buffer (the SourceManager frees it) and overlays the PCH onto `fs`.
-      pch->AddImplicitPreamble(ci->getInvocation(), fs, main.release());
-    } else {
-      ci->getInvocation().getPreprocessorOpts().addRemappedFile(kMainFile, main.release());
-    }
-    Collector collector(*ci);
-    ci->createDiagnostics(&collector, /*ShouldOwnClient=*/false);
-    ci->createFileManager(fs);
-    AnalysisAction action(facts);
-    ci->ExecuteAction(action);
-    diags = collector.diagnostics();
-  }
-
-  std::vector<Finding> findings;
-  if (!config_dependent) {
-    // The first error decides: after an error clang could not judge (an unknown name, a
-    // template), later errors may be consequences of it.
-    if (!diags.empty() && diags.front().certain) {
-      findings.push_back({diags.front().pos, diags.front().message});
-    }
-    for (const Diag& d : diags) {
-      if (!d.reserved_name.empty()) {
-        findings.push_back({d.pos, "'" + d.reserved_name +
-                                       "' is not defined here (cujit defines _ind, _raw_<name> "
-                                       "and the other reserved variables only where they "
-                                       "apply)"});
-      }
-    }
-    const std::string reserved_message =
-        "' is reserved for cujit's generated code (i, _ind, _in_ind, _out_ind, _J, _raw_<name>, "
-        "_cj...); choose another name";
-    for (const auto& [pos, name] : facts.local_decls) {
-      const std::size_t k = static_cast<std::size_t>(pos.snippet);
-      if (depth_at(lexed[k], pos) != 0) continue;
-      if (is_reserved_declaration_name(name)) {
-        findings.push_back({pos, "'" + name + reserved_message});
-      } else if (std::any_of(set.snippets[k].variables.begin(), set.snippets[k].variables.end(),
-                             // Captured by name: C++17 lambdas cannot capture a structured
-                             // binding (g++ allows it, clang does not).
-                             [&decl = name](const SnippetVariable& v) {
-                               return v.name == decl && v.kind == SnippetVariable::Kind::Element;
-                             })) {
-        // The generated kernel declares element variables in the block the snippet goes
-        // into (raw arrays live in an enclosing scope, where shadowing them is legal).
-        findings.push_back({pos, "'" + name +
-                                     "' is already a variable of this snippet (a kernel "
-                                     "parameter); choose another name"});
-      }
-    }
-    for (const auto& [pos, name] : facts.file_scope_decls) {
-      if (is_cujit_variable_name(name) || is_cujit_internal_name(name)) {
-        findings.push_back({pos, "'" + name + reserved_message});
-      }
-    }
-    for (std::size_t k = 0; k < count; ++k) {
-      find_read_only_assignments(set, static_cast<int>(k), lexed[k], facts, diags, findings);
-    }
-  }
-
+  const std::vector<Diag> diags = run_clang(lang, source, pch, facts);
+  const std::vector<Finding> findings =
+      config_dependent ? std::vector<Finding>() : collect_findings(set, lexed, diags, facts);
   if (debug_enabled()) {
     std::cerr << "cujit: snippet analysis of " << set.kernel_name
               << (pch != nullptr ? " (precompiled prelude)" : " (prelude as text)") << "\n"
