@@ -18,7 +18,7 @@ namespace cujit::detail {
 inline constexpr int kRecordFormatVersion = 2;
 /// Version of cujit's source generation; bump it whenever generated code changes for equal
 /// requests, so that stale binaries are never found by request key.
-inline constexpr int kCodegenVersion = 3;
+inline constexpr int kCodegenVersion = 4;
 /// Largest source the cache decompresses (guards against a corrupt size field).
 inline constexpr std::uint64_t kMaxSourceSize = std::uint64_t{256} << 20;
 

@@ -1,15 +1,13 @@
 #include "codegen/elementwise_codegen.hpp"
 
 #include "codegen/device_support.hpp"
+#include "codegen/elementwise_plan.hpp"
 
 #include <cctype>
 #include <sstream>
 
 namespace cujit::detail {
 namespace {
-
-bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 bool needs_fp16(const EwSpecialization& s) {
   for (const EwParam& p : s.params) {
@@ -68,61 +66,6 @@ std::vector<int> strided_array_params(const ElementwiseDefinition& def, const Ew
     if (!p.raw && !e.scalar && (e.used || e.raw_view_used)) result.push_back(k);
   }
   return result;
-}
-
-std::set<std::string> referenced_identifiers(const std::string& code) {
-  std::set<std::string> names;
-  const std::size_t n = code.size();
-  char previous = 0;  // last non-space character before the identifier
-  for (std::size_t i = 0; i < n;) {
-    const char c = code[i];
-    if (c == '/' && i + 1 < n && code[i + 1] == '/') {
-      while (i < n && code[i] != '\n') ++i;
-    } else if (c == '/' && i + 1 < n && code[i + 1] == '*') {
-      const std::size_t end = code.find("*/", i + 2);
-      i = end == std::string::npos ? n : end + 2;
-    } else if (c == '"' || c == '\'') {
-      for (++i; i < n && code[i] != c; ++i) {
-        if (code[i] == '\\') ++i;
-      }
-      ++i;
-      previous = c;
-    } else if (is_ident_start(c)) {
-      std::size_t j = i;
-      while (j < n && is_ident_char(code[j])) ++j;
-      const bool member = previous == '.' || (previous == '>' && i >= 2);
-      bool arrow = false;
-      if (previous == '>') {
-        // Only "->" marks a member; a lone '>' (comparison, template) does not.
-        std::size_t k = i;
-        while (k > 0 && std::isspace(static_cast<unsigned char>(code[k - 1]))) --k;
-        arrow = k >= 2 && code[k - 2] == '-';
-      }
-      if (!(member && (previous == '.' || arrow))) names.insert(code.substr(i, j - i));
-      previous = 'a';
-      i = j;
-    } else if (std::isdigit(static_cast<unsigned char>(c))) {
-      while (i < n && (is_ident_char(code[i]) || code[i] == '.')) ++i;
-      previous = '0';
-    } else {
-      if (!std::isspace(static_cast<unsigned char>(c))) previous = c;
-      ++i;
-    }
-  }
-  return names;
-}
-
-bool output_is_write_only(const std::string& operation, const std::string& name) {
-  std::size_t start = operation.find_first_not_of(" \t\r\n");
-  if (start == std::string::npos || operation.compare(start, name.size(), name) != 0) return false;
-  std::size_t after = operation.find_first_not_of(" \t", start + name.size());
-  if (after == std::string::npos || operation[after] != '=' ||
-      (after + 1 < operation.size() && operation[after + 1] == '=')) {
-    return false;
-  }
-  // No other mention of the name (a later read would need the stored value).
-  const std::string rest = operation.substr(after + 1);
-  return referenced_identifiers(rest).count(name) == 0;
 }
 
 namespace {
@@ -268,10 +211,7 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
   const bool strided_like = s.layout == EwLayout::Strided || s.layout == EwLayout::Tiled2D ||
                             s.layout == EwLayout::Rows2D;
   if (strided_like) {
-    const std::string nd = std::to_string(s.ndim);
-    w << "struct _cj_Layout { " + I + " shape[" + nd + "]; " + I + " strides[" +
-             std::to_string(std::max<std::size_t>(strided.size(), 1)) + "][" + nd +
-             "]; unsigned magic[" + nd + "]; unsigned shift[" + nd + "]; };\n";
+    w << elementwise_layout_abi(def, s).declaration();
     // Byte offset of flat C-order index j in array a.
     w << "__device__ __forceinline__ " + I + " _cj_offset(const _cj_Layout& L, int a, " + I +
              " j) {\n  " + I + " off = 0;\n";

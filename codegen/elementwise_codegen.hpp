@@ -7,6 +7,7 @@
 #include <cujit/program.hpp>
 
 #include "codegen/signature.hpp"
+#include "codegen/snippet_use.hpp"
 
 #include <set>
 #include <string>
@@ -22,6 +23,7 @@ struct ElementwiseDefinition {
   std::string operation, preamble, loop_prep, after_loop;
   std::vector<std::string> compile_options;
   bool reduce_dims = true;
+  ParamUse use;  ///< what the snippets use, computed once by make_*_definition
 };
 
 enum class EwLayout : unsigned char {
@@ -73,12 +75,5 @@ std::vector<int> strided_array_params(const ElementwiseDefinition& def, const Ew
 /// with arrays = strided_array_params().size(); Tiled2D passes the same struct (ndim 2) and is
 /// launched with 32x8 threads per block.
 SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpecialization& s);
-
-/// True when `operation` writes output `name` before reading it on every path we can see
-/// cheaply: the operation starts with "name = " and mentions name nowhere else.
-bool output_is_write_only(const std::string& operation, const std::string& name);
-
-/// Identifiers in code (a lexer-level scan: skips comments, strings, and members after . or ->).
-std::set<std::string> referenced_identifiers(const std::string& code);
 
 }  // namespace cujit::detail

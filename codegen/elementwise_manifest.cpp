@@ -40,6 +40,12 @@ ElementwiseDefinition make_elementwise_definition(std::string in_params, std::st
   def.after_loop = std::move(after_loop);
   def.compile_options = std::move(options);
   def.reduce_dims = reduce_dims;
+  std::vector<std::string> names;
+  for (const Param& p : def.in) names.push_back(p.name);
+  for (const Param& p : def.out) names.push_back(p.name);
+  def.use = param_use(names, std::vector<char>(names.size(), 0),
+                      {&def.operation, &def.loop_prep, &def.after_loop, &def.preamble},
+                      &def.operation);
   return def;
 }
 

@@ -1,6 +1,7 @@
 #include "codegen/reduction_codegen.hpp"
 
 #include "codegen/device_support.hpp"
+#include "codegen/reduction_plan.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -287,11 +288,7 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
   w << "}\n";
 
   // The layout and the offset helpers.
-  w << "struct _cj_RL {\n  " + I + " n_out, n_red, chunk, nsplit;\n  " + I + " out_shape[" + NO +
-           "];\n  " + I + " red_shape[" + NR + "];\n  " + I + " in_out[" + std::to_string(NA) +
-           "][" + NO + "];\n  " + I + " in_red[" + std::to_string(NA) + "][" + NR + "];\n  " + I +
-           " out_out[" + std::to_string(NB) + "][" + NO + "];\n  unsigned out_magic[" + NO +
-           "], out_shift[" + NO + "], red_magic[" + NR + "], red_shift[" + NR + "];\n};\n";
+  w << reduction_layout_abi(def, s).declaration();
   w << "__device__ __forceinline__ void _cj_out_offsets(const _cj_RL& L, " + I + " o, " + I +
            "* io, " + I + "* oo) {\n";
   w << "#pragma unroll\n  for (int a = 0; a < " + std::to_string(NA) +

@@ -9,6 +9,7 @@
 #include <cujit/program.hpp>
 
 #include "codegen/signature.hpp"
+#include "codegen/snippet_use.hpp"
 
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct ReductionDefinition {
   std::string reduce_type;  ///< as written; empty: the first output's type
   std::vector<std::string> compile_options;
   bool reduce_dims = true;
+  ParamUse use;  ///< what the snippets use, computed once by make_*_definition
 };
 
 /// How threads are mapped onto (output, reduced index) pairs.

@@ -17,6 +17,24 @@ bool blank(const std::string& text) {
   return text.find_first_not_of(" \t\r\n") == std::string::npos;
 }
 
+// Inputs are used where the map or the preamble names them; outputs are always written by the
+// post-map.
+ParamUse reduction_param_use(const ReductionDefinition& def) {
+  std::vector<std::string> in_names, out_names;
+  for (const Param& p : def.in) in_names.push_back(p.name);
+  for (const Param& p : def.out) out_names.push_back(p.name);
+  ParamUse use = param_use(in_names, std::vector<char>(in_names.size(), 0),
+                           {&def.map_expr, &def.preamble}, nullptr);
+  const ParamUse out = param_use(out_names, std::vector<char>(out_names.size(), 1),
+                                 {&def.post_map_expr, &def.preamble}, nullptr);
+  using Flags = std::vector<char> ParamUse::*;
+  for (Flags part : {&ParamUse::used, &ParamUse::raw_view_used, &ParamUse::write_only}) {
+    (use.*part).insert((use.*part).end(), (out.*part).begin(), (out.*part).end());
+  }
+  use.any_raw_view |= out.any_raw_view;
+  return use;
+}
+
 }  // namespace
 
 ReductionDefinition make_reduction_definition(std::string in_params, std::string out_params,
@@ -66,6 +84,7 @@ ReductionDefinition make_reduction_definition(std::string in_params, std::string
   def.reduce_type = std::move(reduce_type);
   def.compile_options = std::move(options);
   def.reduce_dims = reduce_dims;
+  def.use = reduction_param_use(def);
   return def;
 }
 

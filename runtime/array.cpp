@@ -4,7 +4,7 @@
 
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/layout.hpp"
+#include "core/layout.hpp"
 #include "runtime/memory.hpp"
 #include "runtime/scalar.hpp"
 

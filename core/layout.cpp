@@ -1,4 +1,4 @@
-#include "runtime/layout.hpp"
+#include "core/layout.hpp"
 
 namespace cujit::detail {
 

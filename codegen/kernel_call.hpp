@@ -1,0 +1,129 @@
+#pragma once
+// A kernel call as the planners see it: plain descriptions of the arguments and of the device,
+// no driver handles, and the checks every kernel family makes on them before planning. Pure;
+// CI tests it without a GPU.
+
+#include <cujit/array.hpp>
+#include <cujit/dtype.hpp>
+
+#include "codegen/signature.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace cujit::detail {
+
+/// Up to this many parameters per kernel (in and out together).
+inline constexpr std::size_t kMaxCallArgs = 48;
+
+/// Index arithmetic stays 32-bit while every array spans less than this many bytes or
+/// elements; the margin keeps grid-stride loops from overflowing when they step past the end.
+inline constexpr std::int64_t kInt32IndexLimit = (std::int64_t{1} << 31) - (std::int64_t{1} << 24);
+
+/// One argument: a host scalar or an array (its shape and strides stay owned by the caller).
+struct ArgDesc {
+  bool is_array = false;
+  DType dtype = DType::Float32;
+  const Shape* shape = nullptr;    ///< arrays: extents
+  const Shape* strides = nullptr;  ///< arrays: byte strides
+  std::uint64_t address = 0;       ///< arrays: device address (its alignment matters)
+  bool c_contiguous = true;        ///< arrays
+  int device = -1;                 ///< arrays
+  bool null = false;               ///< an array without storage
+
+  std::size_t itemsize() const { return dtype_size(dtype); }
+  std::int64_t size() const;
+};
+
+/// What the planners need to know of a device.
+struct DeviceLimits {
+  int compute_capability = 90;
+  int sm_count = 132;
+  int max_threads_per_sm = 2048;
+};
+
+/// Names a kernel in messages ("cujit: reduction kernel 'sum'"), built only when one is
+/// needed: the launch path allocates as little as it can.
+struct Who {
+  const char* family;  ///< "kernel", "reduction kernel"
+  const std::string& name;
+  std::string text() const;
+};
+
+/// A definition's parameters, inputs then outputs.
+class ParamList {
+ public:
+  ParamList(const std::vector<Param>& in, const std::vector<Param>& out) : in_(in), out_(out) {}
+  std::size_t n_in() const { return in_.size(); }
+  std::size_t n_out() const { return out_.size(); }
+  std::size_t size() const { return in_.size() + out_.size(); }
+  const Param& operator[](std::size_t k) const { return k < in_.size() ? in_[k] : out_[k - in_.size()]; }
+  /// "input 'x'" or "output 'z'"
+  std::string role(std::size_t k) const;
+
+ private:
+  const std::vector<Param>& in_;
+  const std::vector<Param>& out_;
+};
+
+/// Throws ArgumentError unless `count` is n_in or n_in + n_out ("`who` takes ...").
+void check_argument_count(const Who& who, const ParamList& params, std::size_t count);
+
+/// The device of the arrays and the broadcast shape of the non-raw ones among the first
+/// `shape_args` arguments (nullptr when there is none; it points into the arguments when
+/// their shapes are equal, so the common call allocates nothing).
+struct ArrayScan {
+  int device = -1;
+  const Shape* shape = nullptr;
+  Shape broadcast;
+  ArrayScan() = default;
+  ArrayScan(const ArrayScan&) = delete;
+  ArrayScan& operator=(const ArrayScan&) = delete;
+};
+/// Fills `scan`. Throws ArgumentError for a null array, DeviceError for arrays on different
+/// devices, ShapeError when shapes do not broadcast (naming the first argument that does not).
+void scan_arrays(ArrayScan& scan, const Who& who, const ParamList& params,
+                 const ArgDesc* args, std::size_t count, std::size_t shape_args);
+
+/// Throws ShapeError when a given non-raw output's shape is not `shape` ("... but `what` is").
+void check_output_shapes(const Who& who, const ParamList& params, const ArgDesc* args,
+                         const Shape& shape, const std::string& what);
+
+/// Throws ArgumentError for a raw array that is neither C-contiguous nor 1-dimensional.
+void check_raw_array(const Who& who, const Param& param, const ArgDesc& arg);
+
+/// The dtypes of every parameter for arguments `args` (the first `count`): outputs must be
+/// arrays (TypeError), then resolve_types' rules.
+ResolvedTypes resolve_call_types(const Who& who, const ParamList& params,
+                                 const std::vector<Param>& in, const std::vector<Param>& out,
+                                 const ArgDesc* args, std::size_t count);
+
+/// "(2, 3)" or "(4,)"
+std::string shape_text(const Shape& shape);
+
+std::int64_t shape_product(const Shape& shape);
+
+/// A small fixed-capacity byte string that keys a specialisation without heap allocation.
+class PlanKey {
+ public:
+  void push(unsigned char byte);
+  void push16(unsigned value) {
+    push(static_cast<unsigned char>(value & 0xff));
+    push(static_cast<unsigned char>(value >> 8));
+  }
+  friend bool operator==(const PlanKey& a, const PlanKey& b) {
+    return a.size_ == b.size_ && std::memcmp(a.bytes_, b.bytes_, a.size_) == 0;
+  }
+  std::size_t hash() const noexcept;
+
+ private:
+  unsigned char bytes_[4 * kMaxCallArgs + 16];
+  std::size_t size_ = 0;
+};
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& k) const noexcept { return k.hash(); }
+};
+
+}  // namespace cujit::detail

@@ -1,0 +1,419 @@
+#include "codegen/reduction_plan.hpp"
+
+#include <cujit/error.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace cujit::detail {
+namespace {
+
+// Split segments take at most this many chunks each; their second pass has this many threads
+// per block, so its loads of up to kMaxSegmentSplit partials go out in three rounds at most.
+constexpr std::int64_t kMaxSegmentSplit = 24576;
+constexpr int kSegmentPass2Block = 1024;
+
+std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+int next_pow2(std::int64_t value) {
+  int p = 1;
+  while (p < value && p < (1 << 30)) p <<= 1;
+  return p;
+}
+
+// Parameters, layout arrays and their strides split into kept and reduced axes.
+struct Layouts {
+  std::vector<int> in, out;          // layout inputs, layout outputs (parameter indices)
+  std::vector<Shape> kept, reduced;  // layout inputs then outputs / inputs only
+  std::int64_t max_span = 0;
+};
+
+void describe_params(const ReductionDefinition& def, const ResolvedTypes& types,
+                     const ArgDesc* args, RedSpecialization& spec) {
+  const ParamList params(def.in, def.out);
+  spec.params.resize(params.size());
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    RedParam& e = spec.params[k];
+    e.dtype = k < params.n_in() ? types.in[k] : types.out[k - params.n_in()];
+    e.scalar = k < params.n_in() && !args[k].is_array;
+    e.used = def.use.used[k] != 0;
+    e.raw_view_used = def.use.raw_view_used[k] != 0 && !e.scalar;
+    if (!e.scalar && params[k].raw) e.raw_contiguous = args[k].c_contiguous;
+  }
+}
+
+Layouts layouts(const ReductionDefinition& def, const ArgDesc* args, const Shape& shape,
+                const RedAxes& axes, bool keepdims, const RedSpecialization& spec) {
+  const ParamList params(def.in, def.out);
+  const Who who{"reduction kernel", def.name};
+  Layouts l;
+  l.max_span = axes.n_out * std::max<std::int64_t>(axes.n_red, 1);
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const ArgDesc& a = args[k];
+    if (spec.params[k].scalar) continue;
+    if (params[k].raw) {
+      check_raw_array(who, params[k], a);
+      l.max_span = std::max(l.max_span, a.size());
+      continue;
+    }
+    for (std::size_t d = 0; d < a.shape->size(); ++d) {
+      l.max_span = std::max(l.max_span, std::abs((*a.strides)[d]) * (*a.shape)[d]);
+    }
+    const bool input = k < params.n_in();
+    if (spec.params[k].raw_view_used && (!a.c_contiguous || (input && *a.shape != shape))) {
+      throw ArgumentError(who.text() + ": _raw_" + params[k].name + " needs '" + params[k].name +
+                          "' to be C-contiguous" + (input ? " and not broadcast" : ""));
+    }
+    if (!input) {
+      l.out.push_back(static_cast<int>(k));
+      continue;
+    }
+    l.in.push_back(static_cast<int>(k));
+    const Shape full = broadcast_strides(*a.shape, *a.strides, shape);
+    Shape kept, reduced;
+    for (int d : axes.kept_axes) kept.push_back(full[d]);
+    for (int d : axes.red_axes) reduced.push_back(full[d]);
+    l.kept.push_back(std::move(kept));
+    l.reduced.push_back(std::move(reduced));
+  }
+  for (int k : l.out) {
+    const Shape& strides = *args[k].strides;
+    Shape kept;
+    if (keepdims) {
+      for (int d : axes.kept_axes) kept.push_back(strides[d]);
+    } else {
+      kept = strides;
+    }
+    l.kept.push_back(std::move(kept));
+  }
+  return l;
+}
+
+// Whether every used input is contiguous along the single reduced dimension, its vector
+// width along it, and the primary input (the first used one that varies along both groups).
+int choose_vector(const RedPlan& plan, const ArgDesc* args, const std::vector<int>& inputs,
+                  std::size_t& max_item, int& primary, bool& red_contiguous) {
+  const RedSpecialization& spec = plan.spec;
+  primary = -1;
+  max_item = 0;
+  red_contiguous = spec.red_ndim == 1;
+  for (std::size_t a = 0; a < inputs.size(); ++a) {
+    const RedParam& e = spec.params[inputs[a]];
+    if (!e.used) continue;
+    if (primary < 0) primary = static_cast<int>(a);
+    const std::size_t item = dtype_size(e.dtype);
+    max_item = std::max(max_item, item);
+    if (plan.reduced.strides[a][0] != static_cast<std::int64_t>(item)) red_contiguous = false;
+  }
+  if (primary < 0) primary = 0;
+  for (std::size_t a = 0; a < inputs.size(); ++a) {
+    if (!spec.params[inputs[a]].used) continue;
+    if (plan.kept.strides[a].back() != 0 && plan.reduced.strides[a].back() != 0) {
+      primary = static_cast<int>(a);
+      break;
+    }
+  }
+  if (!red_contiguous || max_item == 0 || max_item > 8 ||
+      plan.n_red < static_cast<std::int64_t>(2 * (16 / max_item))) {
+    return 1;
+  }
+  int vec = static_cast<int>(16 / max_item);
+  for (std::size_t a = 0; a < inputs.size() && vec > 1; ++a) {
+    const RedParam& e = spec.params[inputs[a]];
+    if (!e.used) continue;
+    const std::int64_t align = vec * static_cast<std::int64_t>(dtype_size(e.dtype));
+    if (args[inputs[a]].address % align != 0) vec = 1;
+    for (std::int64_t st : plan.kept.strides[a]) {
+      if (st % align != 0) vec = 1;
+    }
+  }
+  return vec;
+}
+
+// Rows: a group of lanes per row, or the whole block for long rows.
+void plan_rows(RedPlan& plan, bool small_rows, std::int64_t per_row) {
+  RedSpecialization& spec = plan.spec;
+  const int B = spec.block_size;
+  spec.strategy = RedStrategy::Rows;
+  // Two loads per lane keep more bytes in flight than one, and lane pairs still fill whole
+  // 32-byte sectors.
+  spec.group = small_rows ? static_cast<int>(std::min<std::int64_t>(32, next_pow2((per_row + 1) / 2)))
+                          : B;
+  // Rows a group covers in one or two loads per lane: several rows per pass.
+  const std::int64_t nv = spec.vec > 1 ? plan.n_red / spec.vec : plan.n_red;
+  const std::int64_t loads = (nv + spec.group - 1) / spec.group;
+  if (small_rows && spec.group < B && loads >= 1 && loads <= 2) {
+    spec.row_loads = static_cast<int>(loads);
+    spec.rows_per_pass = loads == 1 ? 4 : 2;
+  }
+}
+
+// Columns: V adjacent outputs per thread when the innermost kept axis is contiguous and
+// aligned in every loaded input (one 16-byte load per reduced index); few thread columns
+// split the reduced axis inside the block too.
+void plan_columns(RedPlan& plan, const ArgDesc* args, const std::vector<int>& inputs,
+                  std::size_t max_item) {
+  RedSpecialization& spec = plan.spec;
+  const CollapsedLayout& co = plan.kept;
+  spec.strategy = RedStrategy::Columns;
+  spec.vec = 1;
+  if (max_item > 0 && max_item <= 8) {
+    const int v = static_cast<int>(16 / max_item);
+    bool ok = co.shape.back() % v == 0;
+    for (std::size_t a = 0; a < inputs.size() && ok; ++a) {
+      const RedParam& e = spec.params[inputs[a]];
+      if (!e.used) continue;
+      const auto item = static_cast<std::int64_t>(dtype_size(e.dtype));
+      const std::int64_t align = v * item;
+      ok = co.strides[a].back() == item && args[inputs[a]].address % align == 0;
+      for (std::size_t d = 0; d + 1 < co.shape.size(); ++d) ok = ok && co.strides[a][d] % align == 0;
+      for (std::int64_t st : plan.reduced.strides[a]) ok = ok && st % align == 0;
+    }
+    if (ok) spec.vec = v;
+  }
+  const int B = spec.block_size;
+  const std::int64_t threads = plan.n_out / spec.vec;
+  const std::size_t shared = static_cast<std::size_t>(B / 32) *
+                             static_cast<std::size_t>(next_pow2(threads)) *
+                             reduction_partial_bytes(spec);
+  // Only long columns: an identity that is not neutral would count once per thread.
+  if (threads <= 16 && shared <= 16384 && plan.n_red >= std::int64_t{B} * 16) {
+    spec.group = next_pow2(threads);
+  }
+}
+
+void choose_strategy(RedPlan& plan, const ArgDesc* args, const std::vector<int>& inputs,
+                     const DeviceLimits& device) {
+  RedSpecialization& spec = plan.spec;
+  std::size_t max_item = 0;
+  int primary = 0;
+  bool red_contiguous = false;
+  spec.vec = choose_vector(plan, args, inputs, max_item, primary, red_contiguous);
+  spec.red_contiguous = red_contiguous;
+  if (!red_contiguous) spec.vec = 1;
+  const int B = spec.block_size;
+  const std::int64_t resident =
+      std::int64_t{device.sm_count} * std::max(1, device.max_threads_per_sm / B);
+  const std::int64_t rs = std::abs(plan.reduced.strides[primary].back());
+  const std::int64_t os = std::abs(plan.kept.strides[primary].back());
+  const bool red_inner = !(os != 0 && os < rs);
+  const std::int64_t per_row = (plan.n_red + spec.vec - 1) / spec.vec;  // loads per segment
+  const bool small_rows = per_row <= 32 * 16;
+  if (plan.n_out > 1 && red_inner) {
+    const std::int64_t enough = small_rows ? std::int64_t{device.sm_count} * 4 : resident;
+    if (plan.n_out >= enough || plan.n_red == 0) {
+      plan_rows(plan, small_rows, per_row);
+    } else {
+      spec.strategy = RedStrategy::Segments;
+    }
+  } else if (plan.n_out > 1) {
+    plan_columns(plan, args, inputs, max_item);
+  } else {
+    spec.strategy = RedStrategy::Segments;
+  }
+}
+
+// Blocks per segment: `split` 0 chooses, 1 forces one, 2 at least two (the specialisation is
+// one- or two-pass); chunks are multiples of `multiple`.
+void settle(RedPlan& plan, int split, std::int64_t wanted, std::int64_t max_split,
+            std::int64_t multiple) {
+  const std::int64_t red_len = std::max<std::int64_t>(plan.n_red, 1);
+  std::int64_t nsplit = std::clamp<std::int64_t>(wanted, 1, std::max<std::int64_t>(1, max_split));
+  if (split == 1) nsplit = 1;
+  if (split == 2) nsplit = std::max<std::int64_t>(nsplit, 2);
+  nsplit = std::min<std::int64_t>(nsplit, 65535);
+  plan.chunk = round_up((red_len + nsplit - 1) / nsplit, multiple);
+  plan.nsplit = (red_len + plan.chunk - 1) / plan.chunk;
+  if (split == 2 && plan.nsplit < 2) plan.nsplit = 2;  // an empty second block keeps two passes
+}
+
+// Grid sizes for `resident` blocks resident on the whole device.
+void plan_grid(RedPlan& plan, std::int64_t resident, int split, const RedTuning& tuning) {
+  const RedSpecialization& spec = plan.spec;
+  const int B = spec.block_size;
+  const std::int64_t n_out = plan.n_out, n_red = plan.n_red;
+  plan.nsplit = 1;
+  plan.chunk = std::max<std::int64_t>(n_red, 1);
+  plan.block1 = B;
+  plan.grid_y = 1;
+  switch (spec.strategy) {
+    case RedStrategy::Rows: {
+      const std::int64_t rows_per_block = spec.group < B ? B / spec.group : 1;
+      plan.grid_x = std::min((n_out + rows_per_block - 1) / rows_per_block, resident * 4);
+      break;
+    }
+    case RedStrategy::Columns: {
+      const std::int64_t threads = n_out / spec.vec;  // one per V adjacent outputs
+      if (spec.group < 32) {
+        const std::int64_t lanes = B / spec.group;  // threads along the reduced axis
+        plan.grid_x = (threads + spec.group - 1) / spec.group;
+        settle(plan, split, (resident * tuning.waves + plan.grid_x - 1) / plan.grid_x,
+               n_red / (lanes * 8), 1);
+        plan.grid_y = plan.nsplit;
+        plan.grid2 = std::min(n_out, resident * 4);  // a block per output
+        break;
+      }
+      const std::int64_t threads_wanted = resident * B * tuning.waves;
+      settle(plan, split, (threads_wanted + threads - 1) / threads, n_red / 64, 1);
+      // Few outputs: a narrower block, so that threads are not left without a column.
+      plan.block1 = static_cast<int>(std::min<std::int64_t>(B, round_up(threads, 32)));
+      plan.grid_x = (threads + plan.block1 - 1) / plan.block1;
+      plan.grid_y = plan.nsplit;
+      plan.grid2 = std::min((n_out + B - 1) / B, resident * 4);  // a thread per output
+      break;
+    }
+    case RedStrategy::Segments: {
+      const std::int64_t tile = reduction_tile(spec);
+      settle(plan, split, (resident * tuning.segment_waves + n_out - 1) / n_out,
+             std::min(n_red / tile, kMaxSegmentSplit), tile);
+      plan.grid_x = plan.nsplit;
+      plan.grid_y = std::min<std::int64_t>(n_out, 65535);
+      plan.grid2 = std::min(n_out, resident * 4);
+      break;
+    }
+  }
+}
+
+void size_scratch(RedPlan& plan) {
+  plan.block2 = plan.spec.second_pass_block();
+  plan.scratch_bytes = plan.spec.two_pass ? static_cast<std::size_t>(plan.nsplit * plan.n_out) *
+                                                reduction_partial_bytes(plan.spec)
+                                          : 0;
+}
+
+}  // namespace
+
+RedAxes reduction_axes(const Who& who, const Shape& shape, const ReduceOptions& reduce) {
+  const int ndim = static_cast<int>(shape.size());
+  if (ndim > 64) {
+    throw ShapeError(who.text() + ": arrays with more than 64 dimensions are not supported");
+  }
+  std::uint64_t mask = 0;
+  if (!reduce.has_axes) {
+    mask = ndim == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ndim) - 1;
+  } else {
+    for (int a : reduce.axes) {
+      const int axis = a < 0 ? a + ndim : a;
+      if (axis < 0 || axis >= ndim) {
+        throw ShapeError(who.text() + ": axis " + std::to_string(a) + " is out of range for the " +
+                         std::to_string(ndim) + "-d input shape " + shape_text(shape));
+      }
+      if (mask >> axis & 1) {
+        throw ShapeError(who.text() + ": axis " + std::to_string(a) + " is repeated in cujit::axis");
+      }
+      mask |= std::uint64_t{1} << axis;
+    }
+  }
+  RedAxes axes;
+  for (int d = 0; d < ndim; ++d) {
+    const bool reduced = mask >> d & 1;
+    (reduced ? axes.red_axes : axes.kept_axes).push_back(d);
+    (reduced ? axes.red_shape : axes.kept_shape).push_back(shape[d]);
+    if (!reduced || reduce.keepdims) axes.out_shape.push_back(reduced ? 1 : shape[d]);
+  }
+  axes.n_out = shape_product(axes.kept_shape);
+  axes.n_red = shape_product(axes.red_shape);
+  return axes;
+}
+
+RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& types,
+                       const std::string& reduce_ctype, const ArgDesc* args, const Shape& shape,
+                       const RedAxes& axes, bool keepdims, int block_option,
+                       const RedTuning& tuning, const DeviceLimits& device) {
+  const Who who{"reduction kernel", def.name};
+  if (axes.n_red == 0 && def.identity.empty()) {
+    throw ArgumentError(who.text() + ": zero-size reduction (input shape " + shape_text(shape) +
+                        ") and the kernel has no identity");
+  }
+  RedPlan plan;
+  RedSpecialization& spec = plan.spec;
+  spec.reduce_ctype = reduce_ctype;
+  spec.block_size = block_option > 0 ? block_option : tuning.block_size;
+  if (block_option < 0 || spec.block_size > 1024 || spec.block_size % 32 != 0) {
+    throw ArgumentError(who.text() + ": block size " + std::to_string(block_option) +
+                        " is not a multiple of 32 up to 1024");
+  }
+  plan.n_out = axes.n_out;
+  plan.n_red = axes.n_red;
+  describe_params(def, types, args, spec);
+  Layouts l = layouts(def, args, shape, axes, keepdims, spec);
+  spec.index64 = l.max_span > kInt32IndexLimit;
+  plan.kept = collapse_dims(axes.kept_shape, l.kept, def.reduce_dims);
+  plan.reduced = collapse_dims(axes.red_shape, l.reduced, def.reduce_dims);
+  plan.layout_inputs = l.in.size();
+  spec.out_ndim = static_cast<int>(plan.kept.shape.size());
+  spec.red_ndim = static_cast<int>(plan.reduced.shape.size());
+  choose_strategy(plan, args, l.in, device);
+  const std::int64_t resident =
+      std::int64_t{device.sm_count} * std::max(1, device.max_threads_per_sm / spec.block_size);
+  plan_grid(plan, resident, 0, tuning);
+  spec.two_pass = plan.nsplit > 1;
+  if (spec.two_pass && spec.strategy == RedStrategy::Segments) spec.pass2_block = kSegmentPass2Block;
+  size_scratch(plan);
+  return plan;
+}
+
+void replan_reduction_grid(RedPlan& plan, int blocks_per_sm, const RedTuning& tuning,
+                           const DeviceLimits& device) {
+  if (blocks_per_sm <= 0) return;
+  const std::int64_t resident = std::int64_t{device.sm_count} * blocks_per_sm;
+  const std::int64_t assumed =
+      std::int64_t{device.sm_count} * std::max(1, device.max_threads_per_sm / plan.spec.block_size);
+  if (resident == assumed) return;
+  plan_grid(plan, resident, plan.spec.two_pass ? 2 : 1, tuning);
+  size_scratch(plan);
+}
+
+AbiStruct reduction_layout_abi(const ReductionDefinition& def, const RedSpecialization& s) {
+  const int na = static_cast<int>(reduction_layout_inputs(def, s).size());
+  const int nb = static_cast<int>(reduction_layout_outputs(def).size());
+  const int no = s.out_ndim, nr = s.red_ndim;
+  using T = AbiField::Type;
+  return AbiStruct("_cj_RL", s.index64,
+                   {{"n_out", T::Index}, {"n_red", T::Index}, {"chunk", T::Index},
+                    {"nsplit", T::Index}, {"out_shape", T::Index, 0, no},
+                    {"red_shape", T::Index, 0, nr}, {"in_out", T::Index, na, no},
+                    {"in_red", T::Index, na, nr}, {"out_out", T::Index, nb, no},
+                    {"out_magic", T::U32, 0, no}, {"out_shift", T::U32, 0, no},
+                    {"red_magic", T::U32, 0, nr}, {"red_shift", T::U32, 0, nr}});
+}
+
+std::vector<unsigned char> reduction_layout_bytes(const AbiStruct& abi, const RedPlan& plan) {
+  std::vector<unsigned char> bytes(abi.size(), 0);
+  AbiWriter w(abi, bytes.data());
+  w.set(kRedNOut, 0, plan.n_out);
+  w.set(kRedNRed, 0, plan.n_red);
+  w.set(kRedChunk, 0, plan.chunk);
+  w.set(kRedNSplit, 0, plan.nsplit);
+  const CollapsedLayout& co = plan.kept;
+  const CollapsedLayout& cr = plan.reduced;
+  w.fill(kRedOutShape, co.shape);
+  w.fill(kRedRedShape, cr.shape);
+  const std::size_t no = co.shape.size(), nr = cr.shape.size(), na = plan.layout_inputs;
+  for (std::size_t a = 0; a < co.strides.size(); ++a) {
+    const bool input = a < na;
+    for (std::size_t d = 0; d < no; ++d) {
+      w.set(input ? kRedInOut : kRedOutOut, (input ? a : a - na) * no + d, co.strides[a][d]);
+    }
+  }
+  for (std::size_t a = 0; a < cr.strides.size(); ++a) {
+    for (std::size_t d = 0; d < nr; ++d) w.set(kRedInRed, a * nr + d, cr.strides[a][d]);
+  }
+  // Magic numbers for the fast division by every extent (32-bit indices only).
+  const std::pair<const Shape*, std::pair<int, int>> groups[] = {
+      {&co.shape, {kRedOutMagic, kRedOutShift}}, {&cr.shape, {kRedRedMagic, kRedRedShift}}};
+  for (const auto& [extents, fields] : groups) {
+    for (std::size_t d = 0; d < extents->size(); ++d) {
+      const std::int64_t e = (*extents)[d];
+      if (plan.spec.index64 || e < 1) continue;
+      const FastDivisor f = fast_divisor(static_cast<unsigned>(e));
+      w.set(fields.first, d, f.magic);
+      w.set(fields.second, d, f.shift);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace cujit::detail

@@ -1,0 +1,74 @@
+#pragma once
+// The plan of a reduction call: which axes are reduced, the layout arrays and their strides
+// split into kept and reduced axes, the strategy (segments, rows, columns) with its vector
+// width and groups, one or two passes, the grids for the device, and the layout struct's
+// bytes. A pure function of the argument descriptions and the device limits.
+
+#include <cujit/kernel_args.hpp>
+
+#include "codegen/kernel_abi.hpp"
+#include "codegen/kernel_call.hpp"
+#include "codegen/reduction_codegen.hpp"
+#include "core/layout.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace cujit::detail {
+
+/// Run-time tuning knobs (CUJIT_RED_BLOCK, CUJIT_RED_WAVES, CUJIT_RED_SEG_WAVES).
+struct RedTuning {
+  int block_size = 256;    ///< threads per block unless the call asks
+  int waves = 2;           ///< waves of resident blocks for split columns
+  int segment_waves = 32;  ///< blocks per resident block slot for split segments
+};
+
+/// The reduced and kept axes of the broadcast input shape.
+struct RedAxes {
+  Shape out_shape;               ///< the result's shape (keepdims: reduced axes as 1)
+  Shape kept_shape, red_shape;
+  std::vector<int> kept_axes, red_axes;
+  std::int64_t n_out = 1, n_red = 1;
+};
+
+/// Normalises and checks `reduce`'s axes against `shape`; throws ShapeError naming `who`.
+RedAxes reduction_axes(const Who& who, const Shape& shape, const ReduceOptions& reduce);
+
+struct RedPlan {
+  RedSpecialization spec;
+  std::int64_t n_out = 0, n_red = 0;
+  std::int64_t chunk = 1, nsplit = 1;  ///< reduced elements per block, blocks per segment
+  std::int64_t grid_x = 1, grid_y = 1, grid2 = 1;
+  int block1 = 256, block2 = 256;
+  std::size_t scratch_bytes = 0;  ///< partials of a two-pass launch; 0: one pass
+  CollapsedLayout kept, reduced;  ///< strides: layout inputs (then outputs, kept only)
+  std::size_t layout_inputs = 0;
+};
+
+/// Plans a call over `args` (all parameters; outputs the caller did not give described as
+/// the arrays the launcher allocates) with the broadcast input `shape` and its `axes`.
+/// `reduce_ctype` is the accumulator's C++ type; `blocks_per_sm` the first pass's occupancy
+/// once the kernel is compiled (0 before: the planner assumes full occupancy). Throws
+/// ArgumentError for a bad block size, a raw array neither C-contiguous nor 1-d, a `_raw_`
+/// view of an array that is not C-contiguous, or an empty reduction without identity.
+RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& types,
+                       const std::string& reduce_ctype, const ArgDesc* args, const Shape& shape,
+                       const RedAxes& axes, bool keepdims, int block_option,
+                       const RedTuning& tuning, const DeviceLimits& device);
+
+/// Sizes the grids again for `blocks_per_sm` resident first-pass blocks per SM (the compiled
+/// kernel's occupancy), keeping the plan one- or two-pass as compiled.
+void replan_reduction_grid(RedPlan& plan, int blocks_per_sm, const RedTuning& tuning,
+                           const DeviceLimits& device);
+
+/// The layout struct `_cj_RL` of a specialisation.
+AbiStruct reduction_layout_abi(const ReductionDefinition& def, const RedSpecialization& s);
+enum RedLayoutField : int {
+  kRedNOut, kRedNRed, kRedChunk, kRedNSplit, kRedOutShape, kRedRedShape, kRedInOut, kRedInRed,
+  kRedOutOut, kRedOutMagic, kRedOutShift, kRedRedMagic, kRedRedShift
+};
+
+/// The layout struct's bytes for `plan`.
+std::vector<unsigned char> reduction_layout_bytes(const AbiStruct& abi, const RedPlan& plan);
+
+}  // namespace cujit::detail

@@ -1,0 +1,208 @@
+#include "runtime/launcher.hpp"
+
+#include "runtime/context.hpp"
+#include "runtime/driver.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <future>
+#include <new>
+#include <regex>
+#include <sstream>
+
+namespace cujit::detail {
+
+void CallDescs::describe(std::size_t k, const Arg& arg) {
+  if (arg.is_array()) return describe(k, arg.array());
+  ArgDesc* d = new (storage_ + k * sizeof(ArgDesc)) ArgDesc();
+  d->dtype = arg.dtype();
+}
+
+void CallDescs::describe(std::size_t k, const Array& a) {
+  ArgDesc* d = new (storage_ + k * sizeof(ArgDesc)) ArgDesc();
+  d->is_array = true;
+  d->dtype = a.dtype();
+  d->null = !a.valid();
+  if (d->null) return;
+  d->shape = &a.shape();
+  d->strides = &a.strides();
+  d->address = a.data();
+  d->c_contiguous = a.is_c_contiguous();
+  d->device = a.device_id();
+}
+
+std::string type_key(const Arg* args, std::size_t count) {
+  std::string key(2 * count, '\0');
+  for (std::size_t k = 0; k < count; ++k) {
+    key[2 * k] = static_cast<char>(args[k].dtype());
+    key[2 * k + 1] = args[k].is_array() ? 'a' : 's';
+  }
+  return key;
+}
+
+namespace {
+
+CompiledProgram compile_mapped(const FamilyBuild& build, const SourceProgram& program) {
+  try {
+    return compile(program, build.request.target);
+  } catch (const CompileError& e) {
+    rethrow_snippet_error(e, build.kernel, build.snippet_texts);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build) {
+  std::future<void> analysis;
+  return KernelCache::global().get_or_compile(
+      build.request,
+      [&] {
+        analysis = std::async(std::launch::async,
+                              [set = build.snippets()] { analyze_snippets(set); });
+        return build.generate();
+      },
+      [&](const SourceProgram& program) {
+        std::exception_ptr nvrtc_error;
+        CompiledProgram compiled;
+        try {
+          compiled = compile_mapped(build, program);
+        } catch (const CompileError&) {
+          nvrtc_error = std::current_exception();
+        }
+        if (analysis.valid()) analysis.get();
+        if (nvrtc_error) std::rethrow_exception(nvrtc_error);
+        return compiled;
+      });
+}
+
+void register_family_replay(
+    const std::string& kind,
+    std::function<FamilyBuild(const std::string& entry, const Target&)> parse) {
+  register_replay(kind, [parse](const std::string& entry, const Target& target) {
+    auto build = std::make_shared<FamilyBuild>(parse(entry, target));
+    ReplayedKernel replayed;
+    replayed.request = build->request;
+    replayed.generate = [build] {
+      analyze_snippets(build->snippets());
+      return build->generate();
+    };
+    replayed.compile = [build](const SourceProgram& program) {
+      return compile_mapped(*build, program);
+    };
+    return replayed;
+  });
+}
+
+namespace {
+
+// CUJIT_TRACE_SPECIALIZE=1: where a kernel's first call with a new specialisation spent its
+// time: choosing the target (t0 to t1), the cache lookup or compilation (t1 to t2), loading.
+void trace_specialize(const std::string& kernel, std::chrono::steady_clock::time_point t0,
+                      std::chrono::steady_clock::time_point t1,
+                      std::chrono::steady_clock::time_point t2) {
+  static const bool trace = std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr;
+  if (!trace) return;
+  auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  std::fprintf(stderr,
+               "cujit: specialised '%s': target %.3f ms, cache/compile %.3f ms, load %.3f ms\n",
+               kernel.c_str(), ms(t0, t1), ms(t1, t2), ms(t2, std::chrono::steady_clock::now()));
+}
+
+}  // namespace
+
+std::shared_ptr<const LoadedModule> compile_and_load(
+    const std::string& kernel, int device,
+    const std::function<std::shared_ptr<const CompiledProgram>(const Target&)>& build_for) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
+  const Target target = target_for_arch(device_properties(device).compute_capability);
+  const Clock::time_point t1 = Clock::now();
+  auto program = build_for(target);
+  const Clock::time_point t2 = Clock::now();
+  auto module = load_module(std::move(program), device);
+  trace_specialize(kernel, t0, t1, t2);
+  return module;
+}
+
+CUfunction kernel_function(const LoadedModule& module, const std::string& symbol,
+                           const std::string& kernel) {
+  CUfunction f = find_function(module, symbol);
+  if (f == nullptr) {
+    throw ArgumentError("cujit: kernel '" + kernel + "': compiled code has no kernel '" +
+                        symbol + "'");
+  }
+  return f;
+}
+
+void launch_function(CUfunction function, const LaunchShape& shape, CUstream stream,
+                     void** params, int device, bool dependent, const char* what,
+                     const std::string& kernel) {
+  ensure_context(device);
+  const Driver& drv = driver();
+  CUresult result;
+  if (dependent) {
+    CUlaunchAttribute attribute{};
+    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = shape.grid_x;
+    config.gridDimY = shape.grid_y;
+    config.gridDimZ = 1;
+    config.blockDimX = shape.block_x;
+    config.blockDimY = shape.block_y;
+    config.blockDimZ = 1;
+    config.hStream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    result = drv.cuLaunchKernelEx(&config, function, params, nullptr);
+  } else {
+    result = drv.cuLaunchKernel(function, shape.grid_x, shape.grid_y, 1, shape.block_x,
+                                shape.block_y, 1, 0, stream, params, nullptr);
+  }
+  if (result != CUDA_SUCCESS) {
+    throw_cuda_error(result, dependent ? "cuLaunchKernelEx" : "cuLaunchKernel",
+                     std::string(what) + " '" + kernel + "' on device " + std::to_string(device));
+  }
+}
+
+void rethrow_snippet_error(const CompileError& error, const std::string& kernel,
+                           const std::vector<std::pair<std::string, std::string>>& snippets) {
+  // NVRTC writes "label(line): error: message" for code under a #line directive.
+  static const std::regex pattern(R"(([A-Za-z_]+)\((\d+)\): (error|catastrophic error): (.*))");
+  std::vector<std::string> lines;
+  {
+    std::istringstream log(error.log());
+    std::string line;
+    while (std::getline(log, line)) lines.push_back(line);
+  }
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    std::smatch m;
+    if (!std::regex_search(lines[n], m, pattern)) continue;
+    for (const auto& [label, text] : snippets) {
+      if (label != m[1].str()) continue;
+      const int snippet_line = std::stoi(m[2].str());
+      // NVRTC echoes the line indented by two spaces and puts a caret under the column.
+      int column = 0;
+      if (n + 2 < lines.size()) {
+        const std::size_t caret = lines[n + 2].find('^');
+        if (caret != std::string::npos && caret >= 2 &&
+            lines[n + 2].find_first_not_of(' ') == caret) {
+          column = static_cast<int>(caret - 2 + 1);
+        }
+      }
+      std::string message = "cujit: kernel '" + kernel + "': " + m[4].str() + "\n" +
+                            format_snippet_location(label, text, snippet_line, column) +
+                            "\n\nNVRTC log:\n" + error.log();
+      throw CompileError(message, error.log(), error.options(), error.source(), snippet_line,
+                         column);
+    }
+  }
+  throw CompileError("cujit: kernel '" + kernel + "': " + error.what(), error.log(),
+                     error.options(), error.source());
+}
+
+}  // namespace cujit::detail

@@ -1,0 +1,115 @@
+#pragma once
+// The launcher every kernel family shares. A family supplies its definition, resolve, plan,
+// generate and pack; the launcher owns the per-kernel caches (resolved types, loaded
+// specialisations), the compilation through the kernel cache with the snippet analysis beside
+// it, the mapping of NVRTC errors onto the user's snippets, loading, and the launch itself.
+
+#include <cujit/array.hpp>
+#include <cujit/error.hpp>
+#include <cujit/kernel_args.hpp>
+#include <cujit/program.hpp>
+
+#include "cache/kernel_cache.hpp"
+#include "codegen/kernel_call.hpp"
+#include "codegen/snippet_analysis.hpp"
+#include "runtime/module.hpp"
+
+#include <cuda.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace cujit::detail {
+
+/// A map from keys to shared immutable values with a double-checked lookup: readers take the
+/// lock only to find; a miss computes outside the lock and the first insert wins. Bounded:
+/// `max_size` > 0 starts over when full (a program that calls with ever new shapes).
+template <class Key, class Value, class Hash = std::hash<Key>>
+class SharedCache {
+ public:
+  explicit SharedCache(std::size_t max_size = 0) : max_size_(max_size) {}
+  std::shared_ptr<const Value> find(const Key& key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<const Value> insert(const Key& key, std::shared_ptr<const Value> value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (max_size_ > 0 && map_.size() >= max_size_) map_.clear();
+    return map_.emplace(key, std::move(value)).first->second;
+  }
+
+ private:
+  std::size_t max_size_;
+  mutable std::mutex mutex_;
+  std::unordered_map<Key, std::shared_ptr<const Value>, Hash> map_;
+};
+
+/// Argument descriptions of a call, on the stack; only the described ones are constructed.
+class CallDescs {
+ public:
+  void describe(std::size_t k, const Arg& arg);
+  void describe(std::size_t k, const Array& array);
+  const ArgDesc* data() const { return reinterpret_cast<const ArgDesc*>(storage_); }
+
+ private:
+  alignas(ArgDesc) unsigned char storage_[sizeof(ArgDesc) * kMaxCallArgs];
+};
+
+/// "dtype kind" bytes of the first `count` arguments: the key of their resolved types.
+std::string type_key(const Arg* args, std::size_t count);
+
+/// What a family compiles for one specialisation.
+struct FamilyBuild {
+  KernelRequest request;                  ///< kind, spec (manifest entry), target
+  std::function<SnippetSet()> snippets;   ///< for the clang analysis
+  std::function<SourceProgram()> generate;
+  std::string kernel;                                              ///< for messages
+  std::vector<std::pair<std::string, std::string>> snippet_texts;  ///< label, text
+};
+
+/// The program of `build`, through the kernel cache. On a miss the clang analysis runs on
+/// another thread while NVRTC compiles (a cold call costs the longer of the two); its error,
+/// the more precise, wins, and NVRTC's errors are mapped onto the snippets.
+std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build);
+
+/// Registers `cujit-cache precompile`'s replay of a family's manifest entries.
+void register_family_replay(const std::string& kind,
+                            std::function<FamilyBuild(const std::string& entry, const Target&)> parse);
+
+/// The target of `device`, the compilation of `build_for(target)` and its module loaded on
+/// `device` (CUJIT_TRACE_SPECIALIZE=1 prints where the time went).
+std::shared_ptr<const LoadedModule> compile_and_load(
+    const std::string& kernel, int device,
+    const std::function<std::shared_ptr<const CompiledProgram>(const Target&)>& build_for);
+
+/// `symbol` of `module`; throws ArgumentError naming `kernel` when it is missing.
+CUfunction kernel_function(const LoadedModule& module, const std::string& symbol,
+                           const std::string& kernel);
+
+/// Grid and block of one launch.
+struct LaunchShape {
+  unsigned grid_x = 1, grid_y = 1;
+  unsigned block_x = 1, block_y = 1;
+};
+
+/// Launches `function` on `stream` of `device` (whose context it makes current). `dependent`:
+/// with programmatic stream serialisation, scheduled while the previous kernel's last blocks
+/// run (the kernel waits with griddepcontrol.wait). Throws CudaError naming `what` ("the
+/// second pass of reduction kernel") and `kernel`.
+void launch_function(CUfunction function, const LaunchShape& shape, CUstream stream,
+                     void** params, int device, bool dependent, const char* what,
+                     const std::string& kernel);
+
+/// Rethrows a CompileError from NVRTC for a generated kernel with a message that names the
+/// kernel and the snippet ("operation line 2") where NVRTC's log points into one (#line).
+[[noreturn]] void rethrow_snippet_error(
+    const CompileError& error, const std::string& kernel,
+    const std::vector<std::pair<std::string, std::string>>& snippets);
+
+}  // namespace cujit::detail
