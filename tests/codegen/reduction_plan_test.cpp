@@ -1,0 +1,283 @@
+// The reduction planner on the CPU: axes, strategy (segments, rows, columns), vector width,
+// one or two passes, grids for several SM counts and occupancies, the layout struct's bytes.
+#include "codegen/reduction_plan.hpp"
+
+#include <cujit/error.hpp>
+
+#include "codegen/reduction_manifest.hpp"
+#include "support/plan_args.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace cujit::detail {
+namespace {
+
+using test::PlanArgs;
+
+ReductionDefinition sum_def(const std::string& identity = "0") {
+  return make_reduction_definition("T x", "T y", "x", "a + b", "y = a", identity, "sum", "", "",
+                                   {}, true);
+}
+
+ResolvedTypes types_of(DType t, int n_in = 1) {
+  ResolvedTypes types;
+  types.in.assign(static_cast<std::size_t>(n_in), t);
+  types.out = {t};
+  return types;
+}
+
+ReduceOptions over(std::initializer_list<int> axes, bool keepdims = false) {
+  ReduceOptions r;
+  r.has_axes = true;
+  r.axes = Axes(axes);
+  r.keepdims = keepdims;
+  return r;
+}
+
+// Plans sum(x) over `reduce` with the output allocated by the launcher.
+RedPlan plan_sum(PlanArgs& pa, const ArgDesc& x, const ReduceOptions& reduce, int sm_count = 132,
+                 int block = 0, const ReductionDefinition& def = sum_def()) {
+  const Who who{"reduction kernel", def.name};
+  const RedAxes axes = reduction_axes(who, *x.shape, reduce);
+  std::vector<ArgDesc> args = {x, pa.array(axes.out_shape, x.dtype, 1 << 24)};
+  return plan_reduction(def, types_of(x.dtype), std::string(dtype_cuda_type(x.dtype)), args.data(),
+                        *x.shape, axes, reduce.keepdims, block, {}, test::device_with(sm_count));
+}
+
+TEST(ReductionPlan, AxesAreNormalisedAndKeepdimsKeepsOnes) {
+  const std::string name = "sum";
+  const Who who{"reduction kernel", name};
+  const RedAxes a = reduction_axes(who, {2, 3, 4}, over({-1, 0}, true));
+  EXPECT_EQ(a.out_shape, (Shape{1, 3, 1}));
+  EXPECT_EQ(a.kept_axes, (std::vector<int>{1}));
+  EXPECT_EQ(a.red_axes, (std::vector<int>{0, 2}));
+  EXPECT_EQ(a.n_out, 3);
+  EXPECT_EQ(a.n_red, 8);
+  EXPECT_EQ(reduction_axes(who, {2, 3}, ReduceOptions{}).out_shape, Shape{});
+}
+
+TEST(ReductionPlan, BadAxesAreShapeErrors) {
+  const std::string name = "sum";
+  const Who who{"reduction kernel", name};
+  EXPECT_THROW(reduction_axes(who, {2, 3}, over({2})), ShapeError);
+  EXPECT_THROW(reduction_axes(who, {2, 3}, over({1, -1})), ShapeError);
+  EXPECT_THROW(reduction_axes(who, Shape(65, 1), ReduceOptions{}), ShapeError);
+}
+
+TEST(ReductionPlan, FullReductionIsTwoPassVectorisedSegments) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({1 << 28}, DType::Float32), ReduceOptions{});
+  EXPECT_EQ(p.spec.strategy, RedStrategy::Segments);
+  EXPECT_EQ(p.spec.vec, 4);
+  EXPECT_TRUE(p.spec.two_pass);
+  EXPECT_EQ(p.block2, 1024);
+  EXPECT_GT(p.nsplit, 1);
+  EXPECT_EQ(p.chunk % reduction_tile(p.spec), 0);  // whole tiles per block
+  EXPECT_EQ(p.scratch_bytes, static_cast<std::size_t>(p.nsplit) * reduction_partial_bytes(p.spec));
+}
+
+TEST(ReductionPlan, SmallFullReductionIsOnePass) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({1000}, DType::Float32), ReduceOptions{});
+  EXPECT_EQ(p.spec.strategy, RedStrategy::Segments);
+  EXPECT_FALSE(p.spec.two_pass);
+  EXPECT_EQ(p.scratch_bytes, 0u);
+}
+
+TEST(ReductionPlan, ManyShortRowsShareAWarp) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({100000, 64}, DType::Float32), over({1}));
+  EXPECT_EQ(p.spec.strategy, RedStrategy::Rows);
+  EXPECT_EQ(p.spec.vec, 4);
+  EXPECT_EQ(p.spec.group, 8);  // 16 vectors per row, two per lane
+  EXPECT_EQ(p.spec.row_loads, 2);
+  EXPECT_EQ(p.spec.rows_per_pass, 2);
+}
+
+TEST(ReductionPlan, VocabularyRowsTakeABlockEach) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({4096, 50257}, DType::Float32), over({1}));
+  EXPECT_EQ(p.spec.strategy, RedStrategy::Rows);
+  EXPECT_EQ(p.spec.group, p.spec.block_size);
+  EXPECT_EQ(p.spec.vec, 1);  // rows of 50257 floats are not 16-byte aligned
+  EXPECT_FALSE(p.spec.two_pass);
+}
+
+TEST(ReductionPlan, FewLongRowsAreSplitSegments) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({8, 1 << 22}, DType::Float32), over({1}));
+  EXPECT_EQ(p.spec.strategy, RedStrategy::Segments);
+  EXPECT_TRUE(p.spec.two_pass);
+  EXPECT_EQ(p.grid_y, 8);
+}
+
+TEST(ReductionPlan, AxisZeroOfASquareMatrixIsVectorisedColumns) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({8192, 8192}, DType::Float32), over({0}));
+  EXPECT_EQ(p.spec.strategy, RedStrategy::Columns);
+  EXPECT_EQ(p.spec.vec, 4);
+  EXPECT_EQ(p.spec.group, 32);
+}
+
+TEST(ReductionPlan, FewLongColumnsSplitTheBlockAlongTheReducedAxis) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({1 << 20, 4}, DType::Float32), over({0}));
+  EXPECT_EQ(p.spec.strategy, RedStrategy::Columns);
+  EXPECT_EQ(p.spec.vec, 4);
+  EXPECT_EQ(p.spec.group, 1);  // one thread column of 4 outputs, 256 threads along the axis
+  EXPECT_TRUE(p.spec.two_pass);
+}
+
+TEST(ReductionPlan, ColumnGridsGrowWithTheSmCount) {
+  PlanArgs pa;
+  std::int64_t previous = 0;
+  for (const int sms : {108, 132, 170}) {
+    const RedPlan p = plan_sum(pa, pa.array({16384, 16384}, DType::Float32), over({0}), sms);
+    EXPECT_EQ(p.spec.strategy, RedStrategy::Columns);
+    // Two waves of resident threads over 4096 thread columns.
+    const std::int64_t resident = std::int64_t{sms} * 8;
+    const std::int64_t wanted = (resident * 256 * 2 + 4095) / 4096;
+    const std::int64_t chunk = (16384 + wanted - 1) / wanted;
+    EXPECT_EQ(p.chunk, chunk) << sms;
+    EXPECT_EQ(p.nsplit, (16384 + chunk - 1) / chunk) << sms;
+    EXPECT_GT(p.grid_x * p.grid_y, previous);
+    previous = p.grid_x * p.grid_y;
+  }
+}
+
+TEST(ReductionPlan, SegmentGridsFollowTheSmCount) {
+  PlanArgs pa;
+  for (const int sms : {108, 132, 170}) {
+    const RedPlan p = plan_sum(pa, pa.array({1 << 28}, DType::Float32), ReduceOptions{}, sms);
+    const std::int64_t wanted = std::int64_t{sms} * 8 * 32;
+    EXPECT_LE(p.nsplit, wanted) << sms;
+    EXPECT_GE(p.nsplit, wanted / 2) << sms;
+  }
+}
+
+TEST(ReductionPlan, TransposedInputReducedOverTwoAxesIsStrided) {
+  PlanArgs pa;
+  // (64, 32, 16) stored with the first axis fastest; reducing axes 0 and 2 leaves two
+  // reduced dimensions that do not merge.
+  const ArgDesc x = pa.strided({64, 32, 16}, {4, 64 * 4, 64 * 32 * 4}, DType::Float32, 1 << 20);
+  const RedPlan p = plan_sum(pa, x, over({0, 2}));
+  EXPECT_EQ(p.spec.red_ndim, 2);
+  EXPECT_FALSE(p.spec.red_contiguous);
+  EXPECT_EQ(p.spec.vec, 1);
+}
+
+TEST(ReductionPlan, MisalignedInputIsNotVectorised) {
+  PlanArgs pa;
+  const RedPlan p =
+      plan_sum(pa, pa.array({4096, 1024}, DType::Float32, (1 << 20) + 4), over({1}));
+  EXPECT_EQ(p.spec.vec, 1);
+  EXPECT_TRUE(p.spec.red_contiguous);
+}
+
+TEST(ReductionPlan, IndexWidthFollowsTheSpan) {
+  PlanArgs pa;
+  EXPECT_FALSE(plan_sum(pa, pa.array({1 << 20}, DType::Int8), ReduceOptions{}).spec.index64);
+  const ArgDesc wide = pa.strided({2, 64}, {std::int64_t{1} << 31, 4}, DType::Float32, 1 << 20);
+  EXPECT_TRUE(plan_sum(pa, wide, over({1})).spec.index64);
+}
+
+TEST(ReductionPlan, EmptyReductionNeedsAnIdentity) {
+  PlanArgs pa;
+  EXPECT_NO_THROW(plan_sum(pa, pa.array({4, 0}, DType::Float32), over({1})));
+  EXPECT_THROW(plan_sum(pa, pa.array({4, 0}, DType::Float32), over({1}), 132, 0, sum_def("")),
+               ArgumentError);
+}
+
+TEST(ReductionPlan, BlockSizeMustBeAMultipleOf32) {
+  PlanArgs pa;
+  EXPECT_EQ(plan_sum(pa, pa.array({4096}, DType::Float32), ReduceOptions{}, 132, 512).spec.block_size,
+            512);
+  EXPECT_THROW(plan_sum(pa, pa.array({4096}, DType::Float32), ReduceOptions{}, 132, 100),
+               ArgumentError);
+  EXPECT_THROW(plan_sum(pa, pa.array({4096}, DType::Float32), ReduceOptions{}, 132, 2048),
+               ArgumentError);
+}
+
+TEST(ReductionPlan, RawViewOfABroadcastInputIsRefused) {
+  PlanArgs pa;
+  const ReductionDefinition def = make_reduction_definition(
+      "T x, T w", "T y", "x * w + _raw_w[0]", "a + b", "y = a", "0", "rv", "", "", {}, true);
+  const std::string name = "rv";
+  const RedAxes axes = reduction_axes({"reduction kernel", name}, {8, 8}, ReduceOptions{});
+  std::vector<ArgDesc> args = {pa.array({8, 8}, DType::Float32), pa.array({8}, DType::Float32),
+                               pa.array({}, DType::Float32)};
+  EXPECT_THROW(plan_reduction(def, types_of(DType::Float32, 2), "float", args.data(), {8, 8}, axes,
+                              false, 0, {}, test::device_with(132)),
+               ArgumentError);
+}
+
+TEST(ReductionPlan, OccupancyReplanKeepsThePassCount) {
+  PlanArgs pa;
+  RedPlan p = plan_sum(pa, pa.array({8192, 8192}, DType::Float32), over({0}));
+  const bool two_pass = p.spec.two_pass;
+  const std::int64_t before = p.nsplit;
+  replan_reduction_grid(p, 2, {}, test::device_with(132));  // 2 resident blocks, not 8
+  EXPECT_EQ(p.spec.two_pass, two_pass);
+  EXPECT_LT(p.nsplit, before);
+  EXPECT_GE(p.nsplit, two_pass ? 2 : 1);
+}
+
+TEST(ReductionPlan, SpecialisationParamsFollowTheArguments) {
+  PlanArgs pa;
+  const ReductionDefinition def = make_reduction_definition(
+      "T x, T unused, float32 s", "T y", "x * s", "a + b", "y = a", "0", "scaled", "", "", {},
+      true);
+  const std::string name = "scaled";
+  const RedAxes axes = reduction_axes({"reduction kernel", name}, {1024}, ReduceOptions{});
+  std::vector<ArgDesc> args = {pa.array({1024}, DType::Float32), pa.array({1024}, DType::Float32),
+                               PlanArgs::scalar(DType::Float64), pa.array({}, DType::Float32)};
+  ResolvedTypes types;
+  types.in = {DType::Float32, DType::Float32, DType::Float32};
+  types.out = {DType::Float32};
+  const RedPlan p = plan_reduction(def, types, "float", args.data(), {1024}, axes, false, 0, {},
+                                   test::device_with(132));
+  EXPECT_TRUE(p.spec.params[0].used);
+  EXPECT_FALSE(p.spec.params[1].used);
+  EXPECT_TRUE(p.spec.params[2].scalar);
+  EXPECT_TRUE(p.spec.params[3].used);  // outputs are always written
+}
+
+TEST(ReductionPlan, LayoutStructBytesRoundTripThroughTheDeclaredFields) {
+  PlanArgs pa;
+  const ReductionDefinition def = sum_def();
+  const RedPlan p = plan_sum(pa, pa.array({6, 10}, DType::Float32), over({1}));
+  const AbiStruct abi = reduction_layout_abi(def, p.spec);
+  EXPECT_NE(abi.declaration().find("  int in_out[1][1];\n"), std::string::npos);
+  const std::vector<unsigned char> bytes = reduction_layout_bytes(abi, p);
+  ASSERT_EQ(bytes.size(), abi.size());
+  std::int32_t w[9];
+  std::memcpy(w, bytes.data(), sizeof(w));
+  EXPECT_EQ(w[0], 6);                    // n_out
+  EXPECT_EQ(w[1], 10);                   // n_red
+  EXPECT_EQ(w[2], p.chunk);              // chunk
+  EXPECT_EQ(w[3], p.nsplit);             // nsplit
+  EXPECT_EQ(w[4], 6);                    // out_shape
+  EXPECT_EQ(w[5], 10);                   // red_shape
+  EXPECT_EQ(w[6], 40);                   // in_out: a row apart
+  EXPECT_EQ(w[7], 4);                    // in_red: one element apart
+  EXPECT_EQ(w[8], 4);                    // out_out: the output's stride
+}
+
+TEST(ReductionPlan, AbiLaysOut64BitIndicesBeforeWordsWithoutPadding) {
+  const AbiStruct abi("S", true,
+                      {{"n", AbiField::Type::Index}, {"m", AbiField::Type::U32, 0, 3},
+                       {"k", AbiField::Type::Index, 2, 2}});
+  // n at 0, m at 8..20, k aligned to 24, 4 x 8 bytes: 56, padded to 8.
+  EXPECT_EQ(abi.size(), 56u);
+  std::vector<unsigned char> bytes(abi.size(), 0);
+  abi.put(bytes.data(), abi.field("k"), 3, -5);
+  std::int64_t k3 = 0;
+  std::memcpy(&k3, bytes.data() + 24 + 24, 8);
+  EXPECT_EQ(k3, -5);
+  EXPECT_EQ(abi.declaration(), "struct S {\n  long long n;\n  unsigned m[3];\n  long long k[2][2];\n};\n");
+}
+
+}  // namespace
+}  // namespace cujit::detail
