@@ -214,25 +214,23 @@ struct KernelCache::Impl {
   // `generation` is the store's generation() from before the failed operation.
   void degrade(Layers& l, const std::shared_ptr<Store>& store, const Error& e,
                std::uint64_t generation) {
-    if (const auto* se = dynamic_cast<const SqliteError*>(&e)) {
-      auto sqlite = std::dynamic_pointer_cast<SqliteStore>(store);
-      if (se->corrupt() && sqlite && !sqlite->read_only()) {
-        try {
-          sqlite->recreate_after_corruption(without_prefix(se->what()), generation);
-          return;
-        } catch (const Error& again) {
-          disable(l, store, again);
-          return;
-        }
-      }
-      if (se->full() && !store->read_only()) {
-        std::lock_guard lock(l.mutex);
-        if (!l.writes_disabled) {
-          l.writes_disabled = true;
-          warn(without_prefix(se->what()) + "; new kernels are kept in the in-process cache only");
-        }
+    const StoreFailure failure = store->failure_of(e);
+    if (failure == StoreFailure::Corrupt && !store->read_only()) {
+      try {
+        store->recreate_after_corruption(without_prefix(e.what()), generation);
+        return;
+      } catch (const Error& again) {
+        disable(l, store, again);
         return;
       }
+    }
+    if (failure == StoreFailure::Full && !store->read_only()) {
+      std::lock_guard lock(l.mutex);
+      if (!l.writes_disabled) {
+        l.writes_disabled = true;
+        warn(without_prefix(e.what()) + "; new kernels are kept in the in-process cache only");
+      }
+      return;
     }
     disable(l, store, e);
   }
@@ -261,8 +259,7 @@ struct KernelCache::Impl {
 
   // Runs a lookup; a storage failure degrades and reads as a miss.
   static std::uint64_t generation_of(const std::shared_ptr<Store>& store) {
-    auto* sqlite = dynamic_cast<SqliteStore*>(store.get());
-    return sqlite != nullptr ? sqlite->generation() : 0;
+    return store->generation();
   }
 
   template <class F>
@@ -616,7 +613,7 @@ std::shared_future<void> KernelCache::prefetch() {
   // memory (CacheConfig::preload_records): a new process's first call of a kernel it used
   // before then costs no SQLite lookup (0.1-0.2 ms on an H100 host). One lookup of a key that
   // is never stored first brings the code of hashing and of an SQLite lookup into memory. The key
-  // is computed here, not in the detached thread: it reads nvrtc_version_string(), a static that
+  // is computed here, not in the detached thread: it reads compiler_identity(), a static that
   // exit() destroys (ThreadSanitizer saw the race).
   std::string key;
   try {

@@ -7,24 +7,6 @@
 #include <nlohmann/json.hpp>
 
 namespace cujit::detail {
-namespace {
-
-ReplayedKernel replay_raw(const std::string& entry, const Target& target) {
-  SourceProgram program = raw_program_from_entry(entry);
-  ReplayedKernel k;
-  k.request = raw_kernel_request(program, target);
-  k.generate = [program] { return program; };
-  k.compile = [target](const SourceProgram& p) { return compile(p, target); };
-  return k;
-}
-
-const bool registered = [] {
-  register_replay("raw", replay_raw);
-  return true;
-}();
-
-}  // namespace
-
 std::string raw_manifest_entry(const SourceProgram& program) {
   nlohmann::json j = {{"kind", "raw"},
                       {"source", text_json(program.source)},

@@ -1,5 +1,7 @@
 #include "cache/record.hpp"
 
+#include "cache/compiler_identity.hpp"
+
 #include "cache/json_text.hpp"
 #include "cache/sha256.hpp"
 
@@ -100,19 +102,21 @@ std::vector<std::string> normalize_options(const std::vector<std::string>& optio
   return out;
 }
 
-std::string request_key(const std::string& kind, const std::string& spec, const Target& target) {
+std::string request_key(const std::string& kind, const std::string& spec, const Target& target,
+                        const std::string& compiler) {
   Sha256 h;
   h.field("cujit-request")
       .field(kind)
       .field(spec)
       .field(target.name())
-      .field(nvrtc_version_string())
+      .field(compiler)
       .field(std::int64_t{kCodegenVersion})
       .field(std::int64_t{kRecordFormatVersion});
   return to_hex(h.finish());
 }
 
-std::string content_key(const SourceProgram& program, const Target& target, std::string_view kind) {
+std::string content_key(const SourceProgram& program, const Target& target, std::string_view kind,
+                        const std::string& compiler) {
   Sha256 h;
   h.field("cujit-content").field(kind).field(program.source);
   auto options = normalize_options(program.options);
@@ -123,7 +127,7 @@ std::string content_key(const SourceProgram& program, const Target& target, std:
   h.field(static_cast<std::int64_t>(program.headers.size()));
   for (const auto& [name, text] : program.headers) h.field(name).field(text);
   h.field(target.name())
-      .field(nvrtc_version_string())
+      .field(compiler)
       .field(std::int64_t{kCodegenVersion})
       .field(std::int64_t{kRecordFormatVersion});
   return to_hex(h.finish());
@@ -204,7 +208,7 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
   r.source_size = source.source.size();
   r.created = now;
   r.last_used = now;
-  r.nvrtc_version = nvrtc_version_string();
+  r.nvrtc_version = compiler_identity();
   r.codegen_version = kCodegenVersion;
   r.checksum = record_checksum(r);
   return r;

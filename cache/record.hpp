@@ -4,6 +4,8 @@
 
 #include <cujit/program.hpp>
 
+#include "cache/compiler_identity.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,12 +52,14 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
                         std::int64_t now_ms);
 
 /// Request-level key (64 hex digits): kind, spec, target name and every version.
-std::string request_key(const std::string& kind, const std::string& spec, const Target& target);
+std::string request_key(const std::string& kind, const std::string& spec, const Target& target,
+                        const std::string& compiler = compiler_identity());
 
 /// Content key (64 hex digits): kernel kind (families attach different metadata to equal
 /// binaries), generated source, normalised options, name expressions, header names and
 /// contents, target, and every version. Never compiler output.
-std::string content_key(const SourceProgram& program, const Target& target, std::string_view kind);
+std::string content_key(const SourceProgram& program, const Target& target, std::string_view kind,
+                        const std::string& compiler = compiler_identity());
 
 /// Options as hashed: surrounding blanks removed, empty options dropped, order kept (later
 /// options may override earlier ones).

@@ -1,5 +1,7 @@
 #include "cache/sqlite_store.hpp"
 
+#include "cache/compiler_identity.hpp"
+
 #include "cache/sha256.hpp"
 #include "cache/warning.hpp"
 
@@ -472,6 +474,12 @@ void SqliteStore::create_schema_locked() {
   t.commit();
 }
 
+StoreFailure SqliteStore::failure_of(const Error& error) const {
+  const auto* e = dynamic_cast<const SqliteError*>(&error);
+  if (e == nullptr) return StoreFailure::Other;
+  return e->corrupt() ? StoreFailure::Corrupt : e->full() ? StoreFailure::Full : StoreFailure::Other;
+}
+
 std::uint64_t SqliteStore::generation() {
   std::lock_guard lock(mutex_);
   return generation_;
@@ -795,7 +803,7 @@ DatabaseInfo SqliteStore::info() {
   {
     Statement s = db_->prepare(
         "SELECT count(*) FROM kernels WHERE nvrtc_version != ?1 OR codegen_version != ?2");
-    s.bind_text(1, nvrtc_version_string()).bind(2, std::int64_t{kCodegenVersion});
+    s.bind_text(1, compiler_identity()).bind(2, std::int64_t{kCodegenVersion});
     if (s.step()) info.stale = static_cast<std::uint64_t>(s.column_int(0));
   }
   info.hits += pending_hits_;
@@ -866,7 +874,7 @@ std::uint64_t SqliteStore::prune(const PruneOptions& options) {
   if (options.stale) {
     Statement s = db_->prepare(
         "SELECT content_key FROM kernels WHERE nvrtc_version != ?1 OR codegen_version != ?2");
-    s.bind_text(1, nvrtc_version_string()).bind(2, std::int64_t{kCodegenVersion});
+    s.bind_text(1, compiler_identity()).bind(2, std::int64_t{kCodegenVersion});
     std::vector<std::string> keys;
     while (s.step()) keys.push_back(s.column_bytes(0));
     for (const auto& k : keys) delete_entry(*db_, k);

@@ -4,6 +4,8 @@
 
 #include "cache/record.hpp"
 
+#include <cujit/error.hpp>
+
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -23,6 +25,13 @@ struct Lookup {
   };
   Status status = Status::Miss;
   CacheRecord record;  ///< without the source: load it separately when needed
+};
+
+/// What a failed store operation means for the cache above it.
+enum class StoreFailure : unsigned char {
+  Other,    ///< unreadable, locked, gone: stop using the store
+  Corrupt,  ///< the file is damaged: a writable store can start over
+  Full,     ///< the disk is full: stop writing, keep reading
 };
 
 /// A place where compiled kernels are kept. Implementations are thread-safe; failures throw
@@ -57,6 +66,21 @@ class Store {
   /// first, as (request key, record) pairs. Only intact entries (checksum verified); damaged
   /// ones are left for a lookup to find and handle.
   virtual std::vector<std::pair<std::string, CacheRecord>> recent(std::size_t max_records) = 0;
+  /// What an exception this store threw means (a value the cache decides on).
+  virtual StoreFailure failure_of(const Error& error) const {
+    (void)error;
+    return StoreFailure::Other;
+  }
+  /// Counts the times this store started over; compared before and after a failed
+  /// operation so that concurrent failures start over once.
+  virtual std::uint64_t generation() { return 0; }
+  /// Starts over after StoreFailure::Corrupt (`seen_generation` from before the failure).
+  /// Throws CacheError when the store cannot.
+  virtual void recreate_after_corruption(const std::string& reason,
+                                         std::uint64_t seen_generation) {
+    (void)seen_generation;
+    throw CacheError("cujit: cache " + name() + ": " + reason + "; it cannot start over");
+  }
 };
 
 /// A Store in a std::map, for tests of the layers above.

@@ -1,6 +1,8 @@
 // NVRTC: CUDA C++ source to cubin or PTX. Needs no GPU and no driver.
 #include <cujit/program.hpp>
 
+#include "cache/compiler_identity.hpp"
+
 #include <cujit/error.hpp>
 
 #include "codegen/large_stack.hpp"
@@ -298,4 +300,15 @@ std::uint64_t nvrtc_compile_count() noexcept {
   return g_compile_count.load(std::memory_order_relaxed);
 }
 
+namespace detail {
+namespace {
+
+// The cache keys kernels by the compiler that builds them; it asks through this seam.
+const bool kCompilerIdentityInstalled = [] {
+  set_compiler_identity([] { return nvrtc_version_string(); });
+  return true;
+}();
+
+}  // namespace
+}  // namespace detail
 }  // namespace cujit

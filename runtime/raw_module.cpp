@@ -29,6 +29,21 @@ struct RawModule::State {
 
 namespace {
 
+// Rebuilds raw programs from manifest entries for `cujit-cache precompile`.
+detail::ReplayedKernel replay_raw(const std::string& entry, const Target& target) {
+  SourceProgram program = detail::raw_program_from_entry(entry);
+  detail::ReplayedKernel k;
+  k.request = detail::raw_kernel_request(program, target);
+  k.generate = [program] { return program; };
+  k.compile = [target](const SourceProgram& p) { return compile(p, target); };
+  return k;
+}
+
+const bool registered = [] {
+  detail::register_replay("raw", replay_raw);
+  return true;
+}();
+
 // Largest file from_file reads (a source or a binary); anything bigger is not a kernel.
 constexpr std::uint64_t kMaxFileBytes = std::uint64_t{1} << 30;
 
