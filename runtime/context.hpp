@@ -26,6 +26,11 @@ struct DeviceProperties {
 /// Properties of `device`, read once. Throws CudaError for a bad id or no device.
 const DeviceProperties& device_properties(int device);
 
+/// Starts, once per device, the work of its first use: the kernel cache's read-ahead and the
+/// preload of recently used modules. Called by Device::get and ensure_context; reading a
+/// property starts nothing.
+void start_background_work(int device);
+
 /// The device of the calling thread's current context, or -1 when none is current.
 int current_device() noexcept;
 

@@ -18,6 +18,7 @@ namespace {
 
 struct DeviceState {
   std::once_flag once;
+  std::once_flag background_once;
   DeviceProperties properties;
   CUcontext primary = nullptr;
 };
@@ -64,14 +65,6 @@ DeviceState& state(int device) {
     check(d.cuDeviceTotalMem(&p.total_memory, dev), "cuDeviceTotalMem");
     check(d.cuDevicePrimaryCtxRetain(&s.primary, dev), "cuDevicePrimaryCtxRetain",
           "device " + std::to_string(device));
-    // Open the kernel cache's databases and read its recently used kernels in the background
-    // while the application sets up, then load their modules (runtime/module_preload.hpp):
-    // the first call of a kernel used before then finds it in memory, loaded.
-    KernelCache& cache = KernelCache::global();
-    std::shared_future<void> read_ahead = cache.prefetch();
-    if (module_preload_enabled()) {
-      start_module_preload(cache, std::move(read_ahead), device, p.compute_capability, s.primary);
-    }
   });
   return s;
 }
@@ -82,6 +75,24 @@ thread_local int t_last_device = -1;
 }  // namespace
 
 const DeviceProperties& device_properties(int device) { return state(device).properties; }
+
+// The first use of a device (its context made current) opens the kernel cache's databases and
+// reads its recently used kernels in the background while the application sets up, then loads
+// their modules (runtime/module_preload.hpp): the first call of a kernel used before then finds
+// it in memory, loaded. Reading a property starts nothing.
+void start_background_work(int device) {
+  DeviceState& s = state(device);
+  std::call_once(s.background_once, [&] {
+    KernelCache& cache = KernelCache::global();
+    std::shared_future<void> read_ahead = cache.prefetch();
+    if (module_preload_enabled()) {
+      start_module_preload(cache, std::move(read_ahead), device,
+                           s.properties.compute_capability, s.primary);
+    }
+  });
+}
+
+
 
 int current_device() noexcept {
   if (!driver_available()) return -1;
@@ -103,11 +114,13 @@ CUcontext ensure_context(int device) {
     CUdevice dev = -1;
     if (d.cuCtxGetDevice(&dev) == CUDA_SUCCESS && static_cast<int>(dev) == device) {
       // The application's (or our primary) context for this device is current: use it.
+      start_background_work(device);
       t_last_context = ctx;
       t_last_device = device;
       return ctx;
     }
   }
+  start_background_work(device);
   CUcontext primary = state(device).primary;
   check(d.cuCtxSetCurrent(primary), "cuCtxSetCurrent", "device " + std::to_string(device));
   t_last_context = primary;
@@ -126,6 +139,7 @@ int Device::count() noexcept {
 
 Device Device::get(int id) {
   detail::device_properties(id);  // validates the id
+  detail::start_background_work(id);
   return Device(id);
 }
 
