@@ -184,233 +184,282 @@ void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector
   w << "  }\n";
 }
 
-}  // namespace
+// The source of one specialisation, written section by section.
+class EwSource {
+ public:
+  EwSource(const ElementwiseDefinition& def, const EwSpecialization& s)
+      : def_(def),
+        s_(s),
+        w_(def.name + ".cu"),
+        I_(s.index64 ? "long long" : "int"),
+        n_in_(def.in.size()),
+        total_(static_cast<int>(def.in.size() + def.out.size())),
+        strided_(strided_array_params(def, s)),
+        strided_like_(s.layout == EwLayout::Strided || s.layout == EwLayout::Tiled2D ||
+                      s.layout == EwLayout::Rows2D) {}
 
-SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpecialization& s) {
-  const std::string file = def.name + ".cu";
-  const std::string I = s.index64 ? "long long" : "int";
-  const std::size_t n_in = def.in.size();
-  const int total = static_cast<int>(n_in + def.out.size());
-  auto param = [&](int k) -> const Param& {
-    return k < static_cast<int>(n_in) ? def.in[k] : def.out[k - n_in];
-  };
-  const std::vector<int> strided = strided_array_params(def, s);
-  auto strided_slot = [&](int k) {
-    for (std::size_t a = 0; a < strided.size(); ++a) {
-      if (strided[a] == k) return static_cast<int>(a);
+  std::string generate() {
+    header();
+    signature();
+    thread_state();
+    w_.snippet("loop_prep", def_.loop_prep);
+    switch (s_.layout) {
+      case EwLayout::Vectorized: vectorized(); break;
+      case EwLayout::Contiguous: contiguous(); break;
+      case EwLayout::Rows2D: rows2d(); break;
+      case EwLayout::Tiled2D:
+        generate_tiled_loop(w_, s_, strided_, n_in_, [this](const std::string& indent, auto&& declare) {
+          element_body(indent, declare);
+        });
+        break;
+      case EwLayout::Strided: strided(); break;
+    }
+    w_.snippet("after_loop", def_.after_loop);
+    w_ << "}\n";
+    return w_.str();
+  }
+
+ private:
+  const Param& param(int k) const {
+    return k < static_cast<int>(n_in_) ? def_.in[k] : def_.out[k - n_in_];
+  }
+  bool input(int k) const { return k < static_cast<int>(n_in_); }
+  int strided_slot(int k) const {
+    for (std::size_t a = 0; a < strided_.size(); ++a) {
+      if (strided_[a] == k) return static_cast<int>(a);
     }
     return -1;
-  };
+  }
 
-  Writer w(file);
-  w << "// cujit elementwise kernel '" + def.name + "': " + s.key() + "\n";
-  if (needs_fp16(s)) w << std::string(fp16_includes());
-  w << std::string(device_support_source());
-  w.snippet("preamble", def.preamble, false);
-
-  const bool strided_like = s.layout == EwLayout::Strided || s.layout == EwLayout::Tiled2D ||
-                            s.layout == EwLayout::Rows2D;
-  if (strided_like) {
-    w << elementwise_layout_abi(def, s).declaration();
+  // Includes, the device support code, the preamble and, for strided layouts, the layout
+  // struct with its offset function and view type.
+  void header() {
+    w_ << "// cujit elementwise kernel '" + def_.name + "': " + s_.key() + "\n";
+    if (needs_fp16(s_)) w_ << std::string(fp16_includes());
+    w_ << std::string(device_support_source());
+    w_.snippet("preamble", def_.preamble, false);
+    if (!strided_like_) return;
+    w_ << elementwise_layout_abi(def_, s_).declaration();
     // Byte offset of flat C-order index j in array a.
-    w << "__device__ __forceinline__ " + I + " _cj_offset(const _cj_Layout& L, int a, " + I +
-             " j) {\n  " + I + " off = 0;\n";
-    w << "#pragma unroll\n  for (int d = " + std::to_string(s.ndim - 1) + "; d > 0; --d) {\n";
-    if (s.index64) {
-      w << "    const long long q = j / L.shape[d];\n";
+    w_ << "__device__ __forceinline__ " + I_ + " _cj_offset(const _cj_Layout& L, int a, " + I_ +
+              " j) {\n  " + I_ + " off = 0;\n";
+    w_ << "#pragma unroll\n  for (int d = " + std::to_string(s_.ndim - 1) + "; d > 0; --d) {\n";
+    if (s_.index64) {
+      w_ << "    const long long q = j / L.shape[d];\n";
     } else {
-      w << "    const int q = (int)_cj_div((unsigned)j, L.magic[d], L.shift[d]);\n";
+      w_ << "    const int q = (int)_cj_div((unsigned)j, L.magic[d], L.shift[d]);\n";
     }
-    w << "    off += (j - q * L.shape[d]) * L.strides[a][d];\n    j = q;\n  }\n";
-    w << "  return off + j * L.strides[a][0];\n}\n";
-    w << "template <class T> struct _cj_View {\n  char* p; const _cj_Layout* L; int a; " + I +
-             " n;\n  __device__ T& operator[](" + I +
-             " j) const { return *reinterpret_cast<T*>(p + _cj_offset(*L, a, j)); }\n"
-             "  __device__ " +
-             I + " size() const { return n; }\n};\n";
+    w_ << "    off += (j - q * L.shape[d]) * L.strides[a][d];\n    j = q;\n  }\n";
+    w_ << "  return off + j * L.strides[a][0];\n}\n";
+    w_ << "template <class T> struct _cj_View {\n  char* p; const _cj_Layout* L; int a; " + I_ +
+              " n;\n  __device__ T& operator[](" + I_ +
+              " j) const { return *reinterpret_cast<T*>(p + _cj_offset(*L, a, j)); }\n"
+              "  __device__ " +
+              I_ + " size() const { return n; }\n};\n";
   }
 
-  // Signature.
-  std::ostringstream sig;
-  sig << "extern \"C\" __global__ void __launch_bounds__(" << s.block_size << ") "
-      << elementwise_symbol(def) << "(";
-  for (int k = 0; k < total; ++k) {
-    const Param& p = param(k);
-    const EwParam& e = s.params[k];
-    const std::string T = cuda_type(e.dtype);
-    const std::string id = std::to_string(k);
-    if (p.raw) {
-      sig << T << "* _cj_p" << id << ", long long _cj_size" << id << ", long long _cj_stride" << id;
-    } else if (e.scalar) {
-      sig << T << " _cj_s" << id;
-    } else if (strided_like) {
-      sig << "char* _cj_p" << id;
-    } else {
-      sig << T << "* __restrict__ _cj_p" << id;
-    }
-    sig << ", ";
-  }
-  sig << I << " _cj_n";
-  if (strided_like) sig << ", const _cj_Layout _cj_L";
-  sig << ")";
-  w << sig.str() + " {\n";
-  w << "  const _cj_Indexer<" + I + "> _ind{_cj_n};\n  (void)_ind;\n";
-  // Placeholders name their resolved types inside the kernel, as in CuPy: (T)i works.
-  std::set<std::string> typedefs;
-  for (int k = 0; k < total; ++k) {
-    const Param& p = param(k);
-    if (p.is_generic && typedefs.insert(p.placeholder).second) {
-      w << "  typedef " + cuda_type(s.params[k].dtype) + " " + p.placeholder + ";\n";
-    }
-  }
-  w << "  const " + I + " _cj_stride_all = (" + I + ")gridDim.x * blockDim.x;\n";
-  w << "  " + I + " _cj_tid = (" + I + ")blockIdx.x * blockDim.x + threadIdx.x;\n";
-  w << "  (void)_cj_stride_all;\n  (void)_cj_tid;\n";
-
-  // Raw parameters and _raw_ views live for the whole thread.
-  for (int k = 0; k < total; ++k) {
-    const Param& p = param(k);
-    const EwParam& e = s.params[k];
-    const std::string T = cuda_type(e.dtype);
-    const std::string id = std::to_string(k);
-    if (p.raw) {
-      w << "  const _cj_RawArray<" + T + ", " + I + ", " + (e.raw_contiguous ? "true" : "false") +
-               "> " + p.name + "{_cj_p" + id + ", _cj_size" + id + ", _cj_stride" + id + "};\n";
-    } else if (e.raw_view_used && !e.scalar) {
-      if (strided_like) {
-        w << "  const _cj_View<" + T + "> _raw_" + p.name + "{_cj_p" + id + ", &_cj_L, " +
-                 std::to_string(strided_slot(k)) + ", _cj_n};\n";
-      } else {
-        w << "  const _cj_RawArray<" + T + ", " + I + ", true> _raw_" + p.name + "{_cj_p" + id +
-                 ", _cj_n, sizeof(" + T + ")};\n";
-      }
-    }
-  }
-  w.snippet("loop_prep", def.loop_prep);
-
-  // The per-element body: declares each used parameter, then runs the operation.
-  auto element_body = [&](const std::string& indent, auto&& declare) {
-    w << indent + "{\n";
-    for (int k = 0; k < total; ++k) {
+  // The kernel's parameter list, in the order generate_elementwise documents.
+  void signature() {
+    std::ostringstream sig;
+    sig << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_size << ") "
+        << elementwise_symbol(def_) << "(";
+    for (int k = 0; k < total_; ++k) {
       const Param& p = param(k);
-      const EwParam& e = s.params[k];
-      if (p.raw || !e.used) continue;
-      const std::string T = cuda_type(e.dtype);
-      const bool input = k < static_cast<int>(n_in);
-      if (e.scalar) {
-        w << indent + "  " + (input ? "const " : "") + T + " " + p.name + " = _cj_s" +
-                 std::to_string(k) + ";\n";
-      } else {
-        w << indent + "  " + (input ? "const " : "") + T + "& " + p.name + " = " + declare(k, T) +
-                 ";\n";
-      }
-    }
-    w.snippet("operation", def.operation);
-    w << indent + "}\n";
-  };
-
-  if (s.layout == EwLayout::Vectorized) {
-    const std::string V = std::to_string(s.vec);
-    w << "  const " + I + " _cj_nvec = _cj_n / " + V + ";\n";
-    w << "  for (" + I + " _cj_v = _cj_tid; _cj_v < _cj_nvec; _cj_v += _cj_stride_all) {\n";
-    for (int k = 0; k < total; ++k) {
-      const Param& p = param(k);
-      const EwParam& e = s.params[k];
-      if (p.raw || e.scalar || !e.used) continue;
+      const EwParam& e = s_.params[k];
       const std::string T = cuda_type(e.dtype);
       const std::string id = std::to_string(k);
-      const bool input = k < static_cast<int>(n_in);
-      const std::string vec = "_cj_Vec<" + T + ", " + V + ">";
-      if (input || e.load_output) {
-        w << "    " + vec + " _cj_v" + id + " = *reinterpret_cast<const " + vec + "*>(_cj_p" + id +
-                 " + _cj_v * " + V + ");\n";
+      if (p.raw) {
+        sig << T << "* _cj_p" << id << ", long long _cj_size" << id << ", long long _cj_stride"
+            << id;
+      } else if (e.scalar) {
+        sig << T << " _cj_s" << id;
+      } else if (strided_like_) {
+        sig << "char* _cj_p" << id;
       } else {
-        w << "    " + vec + " _cj_v" + id + ";\n";
+        sig << T << "* __restrict__ _cj_p" << id;
+      }
+      sig << ", ";
+    }
+    sig << I_ << " _cj_n";
+    if (strided_like_) sig << ", const _cj_Layout _cj_L";
+    sig << ")";
+    w_ << sig.str() + " {\n";
+  }
+
+  // Placeholder typedefs, the thread's index, raw parameters and _raw_ views.
+  void thread_state() {
+    w_ << "  const _cj_Indexer<" + I_ + "> _ind{_cj_n};\n  (void)_ind;\n";
+    // Placeholders name their resolved types inside the kernel, as in CuPy: (T)i works.
+    std::set<std::string> typedefs;
+    for (int k = 0; k < total_; ++k) {
+      const Param& p = param(k);
+      if (p.is_generic && typedefs.insert(p.placeholder).second) {
+        w_ << "  typedef " + cuda_type(s_.params[k].dtype) + " " + p.placeholder + ";\n";
       }
     }
-    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k) {\n";
-    w << "      const " + I + " i = _cj_v * " + V + " + _cj_k;\n      (void)i;\n";
+    w_ << "  const " + I_ + " _cj_stride_all = (" + I_ + ")gridDim.x * blockDim.x;\n";
+    w_ << "  " + I_ + " _cj_tid = (" + I_ + ")blockIdx.x * blockDim.x + threadIdx.x;\n";
+    w_ << "  (void)_cj_stride_all;\n  (void)_cj_tid;\n";
+    // Raw parameters and _raw_ views live for the whole thread.
+    for (int k = 0; k < total_; ++k) {
+      const Param& p = param(k);
+      const EwParam& e = s_.params[k];
+      const std::string T = cuda_type(e.dtype);
+      const std::string id = std::to_string(k);
+      if (p.raw) {
+        w_ << "  const _cj_RawArray<" + T + ", " + I_ + ", " +
+                  (e.raw_contiguous ? "true" : "false") + "> " + p.name + "{_cj_p" + id +
+                  ", _cj_size" + id + ", _cj_stride" + id + "};\n";
+      } else if (e.raw_view_used && !e.scalar) {
+        if (strided_like_) {
+          w_ << "  const _cj_View<" + T + "> _raw_" + p.name + "{_cj_p" + id + ", &_cj_L, " +
+                    std::to_string(strided_slot(k)) + ", _cj_n};\n";
+        } else {
+          w_ << "  const _cj_RawArray<" + T + ", " + I_ + ", true> _raw_" + p.name + "{_cj_p" +
+                    id + ", _cj_n, sizeof(" + T + ")};\n";
+        }
+      }
+    }
+  }
+
+  // The per-element body: declares each used parameter (`declare(k, T)` is the element's
+  // expression), then runs the operation.
+  template <class Declare>
+  void element_body(const std::string& indent, Declare&& declare) {
+    w_ << indent + "{\n";
+    for (int k = 0; k < total_; ++k) {
+      const Param& p = param(k);
+      const EwParam& e = s_.params[k];
+      if (p.raw || !e.used) continue;
+      const std::string T = cuda_type(e.dtype);
+      if (e.scalar) {
+        w_ << indent + "  " + (input(k) ? "const " : "") + T + " " + p.name + " = _cj_s" +
+                  std::to_string(k) + ";\n";
+      } else {
+        w_ << indent + "  " + (input(k) ? "const " : "") + T + "& " + p.name + " = " +
+                  declare(k, T) + ";\n";
+      }
+    }
+    w_.snippet("operation", def_.operation);
+    w_ << indent + "}\n";
+  }
+
+  void element_by_index(const std::string& indent) {
+    element_body(indent,
+                 [](int k, const std::string&) { return "_cj_p" + std::to_string(k) + "[i]"; });
+  }
+
+  // 16-byte vectors of every array, then the tail that does not fill a vector.
+  void vectorized() {
+    const std::string V = std::to_string(s_.vec);
+    w_ << "  const " + I_ + " _cj_nvec = _cj_n / " + V + ";\n";
+    w_ << "  for (" + I_ + " _cj_v = _cj_tid; _cj_v < _cj_nvec; _cj_v += _cj_stride_all) {\n";
+    for (int k = 0; k < total_; ++k) {
+      const EwParam& e = s_.params[k];
+      if (param(k).raw || e.scalar || !e.used) continue;
+      const std::string id = std::to_string(k);
+      const std::string vec = "_cj_Vec<" + cuda_type(e.dtype) + ", " + V + ">";
+      if (input(k) || e.load_output) {
+        w_ << "    " + vec + " _cj_v" + id + " = *reinterpret_cast<const " + vec + "*>(_cj_p" +
+                  id + " + _cj_v * " + V + ");\n";
+      } else {
+        w_ << "    " + vec + " _cj_v" + id + ";\n";
+      }
+    }
+    w_ << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k) {\n";
+    w_ << "      const " + I_ + " i = _cj_v * " + V + " + _cj_k;\n      (void)i;\n";
     element_body("      ", [&](int k, const std::string&) {
       return "_cj_v" + std::to_string(k) + ".v[_cj_k]";
     });
-    w << "    }\n";
-    for (int k = static_cast<int>(n_in); k < total; ++k) {
-      const Param& p = param(k);
-      const EwParam& e = s.params[k];
-      if (p.raw || e.scalar || !e.used) continue;
-      const std::string T = cuda_type(e.dtype);
+    w_ << "    }\n";
+    for (int k = static_cast<int>(n_in_); k < total_; ++k) {
+      const EwParam& e = s_.params[k];
+      if (param(k).raw || e.scalar || !e.used) continue;
       const std::string id = std::to_string(k);
-      w << "    *reinterpret_cast<_cj_Vec<" + T + ", " + V + ">*>(_cj_p" + id + " + _cj_v * " + V +
-               ") = _cj_v" + id + ";\n";
+      w_ << "    *reinterpret_cast<_cj_Vec<" + cuda_type(e.dtype) + ", " + V + ">*>(_cj_p" + id +
+                " + _cj_v * " + V + ") = _cj_v" + id + ";\n";
     }
-    w << "  }\n";
+    w_ << "  }\n";
     // The tail that does not fill a vector.
-    w << "  for (" + I + " i = _cj_nvec * " + V + " + _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
-    element_body("  ",
-                 [&](int k, const std::string&) { return "_cj_p" + std::to_string(k) + "[i]"; });
-  } else if (s.layout == EwLayout::Contiguous) {
-    w << "  for (" + I + " i = _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
-    element_body("  ",
-                 [&](int k, const std::string&) { return "_cj_p" + std::to_string(k) + "[i]"; });
-  } else if (s.layout == EwLayout::Rows2D) {
-    // One vector of `vec` elements of one row per iteration; L.magic[1] divides by C / vec.
-    const std::string V = std::to_string(s.vec);
-    w << "  const int _cj_C = _cj_L.shape[1], _cj_cv = _cj_C / " + V +
-             ", _cj_nv = _cj_L.shape[0] * _cj_cv;\n";
-    w << "  for (int _cj_v = _cj_tid; _cj_v < _cj_nv; _cj_v += _cj_stride_all) {\n";
-    w << "    const int _cj_r = (int)_cj_div((unsigned)_cj_v, _cj_L.magic[1], _cj_L.shift[1]);\n";
-    w << "    const int _cj_c = (_cj_v - _cj_r * _cj_cv) * " + V + ";\n";
-    for (std::size_t a = 0; a < strided.size(); ++a) {
-      const int k = strided[a];
-      const EwParam& e = s.params[k];
-      if (!e.used) continue;
-      const std::string T = cuda_type(e.dtype), id = std::to_string(k);
-      const std::string row =
-          "(_cj_p" + id + " + _cj_r * _cj_L.strides[" + std::to_string(a) + "][0])";
-      const bool input = k < static_cast<int>(n_in);
-      const std::string vec = "_cj_Vec<" + T + ", " + V + ">";
-      if (e.row_broadcast) {
-        w << "    const " + T + " _cj_b" + id + " = *reinterpret_cast<const " + T + "*>" + row +
-                 ";\n";
-      } else if (input || e.load_output) {
-        w << "    " + vec + " _cj_v" + id + " = *reinterpret_cast<const " + vec + "*>(" + row +
-                 " + _cj_c * sizeof(" + T + "));\n";
-      } else {
-        w << "    " + vec + " _cj_v" + id + ";\n";
-      }
-    }
-    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k) {\n";
-    w << "      const int i = _cj_r * _cj_C + _cj_c + _cj_k;\n      (void)i;\n";
-    element_body("      ", [&](int k, const std::string&) {
-      return s.params[k].row_broadcast ? "_cj_b" + std::to_string(k)
-                                       : "_cj_v" + std::to_string(k) + ".v[_cj_k]";
-    });
-    w << "    }\n";
-    for (std::size_t a = 0; a < strided.size(); ++a) {
-      const int k = strided[a];
-      const EwParam& e = s.params[k];
-      if (!e.used || k < static_cast<int>(n_in)) continue;
-      const std::string T = cuda_type(e.dtype), id = std::to_string(k);
-      w << "    *reinterpret_cast<_cj_Vec<" + T + ", " + V + ">*>(_cj_p" + id +
-               " + _cj_r * _cj_L.strides[" + std::to_string(a) + "][0] + _cj_c * sizeof(" + T +
-               ")) = _cj_v" + id + ";\n";
-    }
-    w << "  }\n";
-  } else if (s.layout == EwLayout::Tiled2D) {
-    generate_tiled_loop(w, s, strided, n_in, element_body);
-  } else {
-    w << "  for (" + I + " i = _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
+    w_ << "  for (" + I_ + " i = _cj_nvec * " + V +
+              " + _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
+    element_by_index("  ");
+  }
+
+  void contiguous() {
+    w_ << "  for (" + I_ + " i = _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
+    element_by_index("  ");
+  }
+
+  void strided() {
+    w_ << "  for (" + I_ + " i = _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
     element_body("  ", [&](int k, const std::string& T) {
       return "*reinterpret_cast<" + T + "*>(_cj_p" + std::to_string(k) + " + _cj_offset(_cj_L, " +
              std::to_string(strided_slot(k)) + ", i))";
     });
   }
-  w.snippet("after_loop", def.after_loop);
-  w << "}\n";
 
+  // One vector of `vec` elements of one row per iteration; L.magic[1] divides by C / vec.
+  void rows2d() {
+    const std::string V = std::to_string(s_.vec);
+    w_ << "  const int _cj_C = _cj_L.shape[1], _cj_cv = _cj_C / " + V +
+              ", _cj_nv = _cj_L.shape[0] * _cj_cv;\n";
+    w_ << "  for (int _cj_v = _cj_tid; _cj_v < _cj_nv; _cj_v += _cj_stride_all) {\n";
+    w_ << "    const int _cj_r = (int)_cj_div((unsigned)_cj_v, _cj_L.magic[1], _cj_L.shift[1]);\n";
+    w_ << "    const int _cj_c = (_cj_v - _cj_r * _cj_cv) * " + V + ";\n";
+    for (std::size_t a = 0; a < strided_.size(); ++a) {
+      const int k = strided_[a];
+      const EwParam& e = s_.params[k];
+      if (!e.used) continue;
+      const std::string T = cuda_type(e.dtype), id = std::to_string(k);
+      const std::string row =
+          "(_cj_p" + id + " + _cj_r * _cj_L.strides[" + std::to_string(a) + "][0])";
+      const std::string vec = "_cj_Vec<" + T + ", " + V + ">";
+      if (e.row_broadcast) {
+        w_ << "    const " + T + " _cj_b" + id + " = *reinterpret_cast<const " + T + "*>" + row +
+                  ";\n";
+      } else if (input(k) || e.load_output) {
+        w_ << "    " + vec + " _cj_v" + id + " = *reinterpret_cast<const " + vec + "*>(" + row +
+                  " + _cj_c * sizeof(" + T + "));\n";
+      } else {
+        w_ << "    " + vec + " _cj_v" + id + ";\n";
+      }
+    }
+    w_ << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k) {\n";
+    w_ << "      const int i = _cj_r * _cj_C + _cj_c + _cj_k;\n      (void)i;\n";
+    element_body("      ", [&](int k, const std::string&) {
+      return s_.params[k].row_broadcast ? "_cj_b" + std::to_string(k)
+                                        : "_cj_v" + std::to_string(k) + ".v[_cj_k]";
+    });
+    w_ << "    }\n";
+    for (std::size_t a = 0; a < strided_.size(); ++a) {
+      const int k = strided_[a];
+      const EwParam& e = s_.params[k];
+      if (!e.used || input(k)) continue;
+      const std::string T = cuda_type(e.dtype), id = std::to_string(k);
+      w_ << "    *reinterpret_cast<_cj_Vec<" + T + ", " + V + ">*>(_cj_p" + id +
+                " + _cj_r * _cj_L.strides[" + std::to_string(a) + "][0] + _cj_c * sizeof(" + T +
+                ")) = _cj_v" + id + ";\n";
+    }
+    w_ << "  }\n";
+  }
+
+  const ElementwiseDefinition& def_;
+  const EwSpecialization& s_;
+  Writer w_;
+  const std::string I_;
+  const std::size_t n_in_;
+  const int total_;
+  const std::vector<int> strided_;
+  const bool strided_like_;
+};
+
+}  // namespace
+
+SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpecialization& s) {
   SourceProgram program;
-  program.name = file;
-  program.source = w.str();
+  program.name = def.name + ".cu";
+  program.source = EwSource(def, s).generate();
   program.options = def.compile_options;
   if (needs_fp16(s) && !cuda_include_option().empty()) {
     program.options.push_back(cuda_include_option());
