@@ -3,6 +3,7 @@
 // every layout and strategy the planners choose. Each case's golden text is its request spec
 // (manifest entry), its compile options and its generated source.
 
+#include "codegen/device_support.hpp"
 #include "codegen/elementwise_codegen.hpp"
 #include "codegen/elementwise_manifest.hpp"
 #include "codegen/reduction_codegen.hpp"
@@ -15,8 +16,19 @@ namespace cujit::detail {
 
 struct GoldenCase {
   std::string name;
-  std::string golden;
+  std::string golden;  ///< spec, options and source: what the fingerprint covers
+  std::string kind;    ///< "elementwise", "reduction"
+  std::string spec;    ///< the request spec (manifest entry)
+  SourceProgram program;
 };
+
+// The toolkit's include directory differs between machines: goldens name it by a placeholder.
+inline SourceProgram portable(SourceProgram program) {
+  for (std::string& o : program.options) {
+    if (!cuda_include_option().empty() && o == cuda_include_option()) o = "-I<cuda-include>";
+  }
+  return program;
+}
 
 inline std::string golden_text(const std::string& spec, const SourceProgram& program) {
   std::string text = "// spec: " + spec + "\n// options:";
@@ -45,12 +57,16 @@ inline RedSpecialization golden_red(DType t, RedStrategy strategy, int n_params)
 
 inline void add_ew(std::vector<GoldenCase>& out, const std::string& name,
                    const ElementwiseDefinition& def, const EwSpecialization& s) {
-  out.push_back({name, golden_text(elementwise_manifest_entry(def, s), generate_elementwise(def, s))});
+  const std::string spec = elementwise_manifest_entry(def, s);
+  const SourceProgram program = portable(generate_elementwise(def, s));
+  out.push_back({name, golden_text(spec, program), "elementwise", spec, program});
 }
 
 inline void add_red(std::vector<GoldenCase>& out, const std::string& name,
                     const ReductionDefinition& def, const RedSpecialization& s) {
-  out.push_back({name, golden_text(reduction_manifest_entry(def, s), generate_reduction(def, s))});
+  const std::string spec = reduction_manifest_entry(def, s);
+  const SourceProgram program = portable(generate_reduction(def, s));
+  out.push_back({name, golden_text(spec, program), "reduction", spec, program});
 }
 
 inline void add_elementwise_cases(std::vector<GoldenCase>& out) {

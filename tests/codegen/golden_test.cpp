@@ -107,5 +107,24 @@ TEST(Golden, GeneratedSourceAndRequestSpecsMatchTheFiles) {
               : "update the goldens (CUJIT_UPDATE_GOLDENS=1) after bumping kCodegenVersion");
 }
 
+// The request and content keys of the corpus for a fixed target and compiler identity. A
+// change means every deployed cache misses (or, worse, a key no longer names everything that
+// selects the binary): bump kRecordFormatVersion or kCodegenVersion on purpose, then update.
+TEST(Golden, CacheKeysOfTheCorpusMatchTheFile) {
+  std::string keys;
+  for (const GoldenCase& c : golden_corpus()) {
+    keys += c.name + " request " + request_key(c.kind, c.spec, Target{90}, "golden-compiler") +
+            " content " + content_key(c.program, Target{90}, c.kind, "golden-compiler") + "\n";
+  }
+  const std::string path = kGoldenDir + "/keys.txt";
+  if (updating()) {
+    write_text(path, keys);
+    return;
+  }
+  EXPECT_EQ(keys, read_text(path)) << "the cache keys changed: if on purpose, bump the record "
+                                      "format or codegen version and run with "
+                                      "CUJIT_UPDATE_GOLDENS=1";
+}
+
 }  // namespace
 }  // namespace cujit::detail
