@@ -91,6 +91,11 @@ bool has_header(const std::string& dir) {
 std::string_view device_support_source() { return kSupport; }
 std::string_view fp16_includes() { return kFp16; }
 
+bool mentions_fp16(const std::string& text) {
+  return text.find("half") != std::string::npos || text.find("bfloat16") != std::string::npos ||
+         text.find("fp16") != std::string::npos || text.find("bf16") != std::string::npos;
+}
+
 const std::string& cuda_include_option() {
   static const std::string option = [] {
     for (const char* var : {"CUJIT_CUDA_INCLUDE", "CUDA_PATH", "CUDA_HOME"}) {

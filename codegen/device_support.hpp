@@ -6,6 +6,10 @@
 
 namespace cujit::detail {
 
+/// True when `text` (a preamble, a reduce type) names half or bfloat16 types or their
+/// headers, so the kernel needs fp16_includes() and the toolkit's include directory.
+bool mentions_fp16(const std::string& text);
+
 /// The support code, without half/bfloat16 headers (see needs_fp16_headers).
 std::string_view device_support_source();
 

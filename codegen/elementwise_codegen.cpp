@@ -9,11 +9,11 @@
 namespace cujit::detail {
 namespace {
 
-bool needs_fp16(const EwSpecialization& s) {
+bool needs_fp16(const ElementwiseDefinition& def, const EwSpecialization& s) {
   for (const EwParam& p : s.params) {
     if (p.dtype == DType::Float16 || p.dtype == DType::BFloat16) return true;
   }
-  return false;
+  return mentions_fp16(def.preamble);
 }
 
 std::string cuda_type(DType t) { return std::string(dtype_cuda_type(t)); }
@@ -235,7 +235,7 @@ class EwSource {
   // struct with its offset function and view type.
   void header() {
     w_ << "// cujit elementwise kernel '" + def_.name + "': " + s_.key() + "\n";
-    if (needs_fp16(s_)) w_ << std::string(fp16_includes());
+    if (needs_fp16(def_, s_)) w_ << std::string(fp16_includes());
     w_ << std::string(device_support_source());
     w_.snippet("preamble", def_.preamble, false);
     if (!strided_like_) return;
@@ -461,7 +461,7 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
   program.name = def.name + ".cu";
   program.source = EwSource(def, s).generate();
   program.options = def.compile_options;
-  if (needs_fp16(s) && !cuda_include_option().empty()) {
+  if (needs_fp16(def, s) && !cuda_include_option().empty()) {
     program.options.push_back(cuda_include_option());
   }
   return program;

@@ -18,10 +18,6 @@ constexpr int kUnrollScalar = 8;
 
 std::string cuda_type(DType t) { return std::string(dtype_cuda_type(t)); }
 
-bool mentions_fp16(const std::string& text) {
-  return text.find("half") != std::string::npos || text.find("bfloat16") != std::string::npos;
-}
-
 bool needs_fp16(const ReductionDefinition& def, const RedSpecialization& s) {
   for (const RedParam& p : s.params) {
     if (p.dtype == DType::Float16 || p.dtype == DType::BFloat16) return true;

@@ -97,6 +97,14 @@ inline void add_elementwise_cases(std::vector<GoldenCase>& out) {
   raw.params[0].scalar = true;
   raw.params[1].raw_view_used = true;
   add_ew(out, "ew_contiguous_raw_scalar_preamble", axpb, raw);
+  // A float32 kernel whose preamble uses half precision: fp16 headers and the include path.
+  const ElementwiseDefinition rounded = make_elementwise_definition(
+      "T x", "T z", "z = to_half_and_back(x)", "rounded",
+      "#include <cuda_fp16.h>\n__device__ float to_half_and_back(float v) { return "
+      "__half2float(__float2half(v)); }",
+      "", "", {}, true);
+  add_ew(out, "ew_contiguous_fp16_preamble", rounded,
+         golden_ew(DType::Float32, EwLayout::Contiguous, 2, 1, 1));
   raw.layout = EwLayout::Strided;
   raw.ndim = 2;
   raw.params[2].raw_contiguous = false;
