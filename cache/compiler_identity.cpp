@@ -10,24 +10,33 @@ std::mutex& identity_mutex() {
   return mutex;
 }
 
-std::function<std::string()>& identity_source() {
-  static std::function<std::string()> source;
-  return source;
+CompilerHooks& hooks() {
+  static CompilerHooks installed;
+  return installed;
 }
 
 }  // namespace
 
-void set_compiler_identity(std::function<std::string()> source) {
+void install_compiler_hooks(CompilerHooks installed) {
   std::lock_guard lock(identity_mutex());
-  identity_source() = std::move(source);
+  hooks() = std::move(installed);
 }
 
 const std::string& compiler_identity() {
   static const std::string identity = [] {
     std::lock_guard lock(identity_mutex());
-    return identity_source() ? identity_source()() : std::string("none");
+    return hooks().identity ? hooks().identity() : std::string("none");
   }();
   return identity;
+}
+
+std::uint64_t compiler_compile_count() {
+  std::function<std::uint64_t()> count;
+  {
+    std::lock_guard lock(identity_mutex());
+    count = hooks().compile_count;
+  }
+  return count ? count() : 0;
 }
 
 }  // namespace cujit::detail

@@ -1,5 +1,7 @@
 #include "cache/kernel_cache.hpp"
 
+#include "cache/compiler_identity.hpp"
+
 #include "cache/key_lease.hpp"
 #include "cache/manifest.hpp"
 #include "cache/record.hpp"
@@ -664,7 +666,7 @@ CacheStats KernelCache::stats() const {
   s.disk_hits = impl_->disk_hits.load(std::memory_order_relaxed);
   s.deployment_hits = impl_->deployment_hits.load(std::memory_order_relaxed);
   s.misses = impl_->misses.load(std::memory_order_relaxed);
-  s.nvrtc_compilations = nvrtc_compile_count();
+  s.nvrtc_compilations = compiler_compile_count();
   s.warnings = warning_count();
   return s;
 }

@@ -93,20 +93,6 @@ ResolvedTypes resolve_call_types(const Who& who, const ParamList& params,
   return resolve_types(in, out, in_args, out_args, who.name);
 }
 
-std::string shape_text(const Shape& shape) {
-  std::string text = "(";
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    text += (d ? ", " : "") + std::to_string(shape[d]);
-  }
-  return text + (shape.size() == 1 ? ",)" : ")");
-}
-
-std::int64_t shape_product(const Shape& shape) {
-  std::int64_t n = 1;
-  for (std::int64_t e : shape) n *= e;
-  return n;
-}
-
 void PlanKey::push(unsigned char byte) {
   if (size_ == sizeof(bytes_)) throw ArgumentError("cujit: too many kernel arguments");
   bytes_[size_++] = byte;

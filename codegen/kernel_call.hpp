@@ -7,6 +7,7 @@
 #include <cujit/dtype.hpp>
 
 #include "codegen/signature.hpp"
+#include "core/layout.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -99,11 +100,6 @@ void check_raw_array(const Who& who, const Param& param, const ArgDesc& arg);
 ResolvedTypes resolve_call_types(const Who& who, const ParamList& params,
                                  const std::vector<Param>& in, const std::vector<Param>& out,
                                  const ArgDesc* args, std::size_t count);
-
-/// "(2, 3)" or "(4,)"
-std::string shape_text(const Shape& shape);
-
-std::int64_t shape_product(const Shape& shape);
 
 /// A small fixed-capacity byte string that keys a specialisation without heap allocation.
 class PlanKey {

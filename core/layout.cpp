@@ -1,6 +1,43 @@
 #include "core/layout.hpp"
 
-namespace cujit::detail {
+namespace cujit {
+
+Shape broadcast_shapes(const std::vector<Shape>& shapes) {
+  std::size_t nd = 0;
+  for (const Shape& s : shapes) nd = std::max(nd, s.size());
+  Shape result(nd, 1);
+  for (const Shape& s : shapes) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      std::int64_t& r = result[nd - s.size() + i];
+      const std::int64_t e = s[i];
+      if (e == r || e == 1) continue;
+      if (r == 1) {
+        r = e;
+        continue;
+      }
+      std::string list;
+      for (const Shape& t : shapes) list += (list.empty() ? "" : ", ") + detail::shape_text(t);
+      throw ShapeError("cujit: shapes " + list + " cannot be broadcast together");
+    }
+  }
+  return result;
+}
+
+namespace detail {
+
+std::string shape_text(const Shape& shape) {
+  std::string text = "(";
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    text += (d ? ", " : "") + std::to_string(shape[d]);
+  }
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+std::int64_t shape_product(const Shape& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t e : shape) n *= e;
+  return n;
+}
 
 CollapsedLayout collapse_dims(const Shape& shape, const std::vector<Shape>& strides, bool merge) {
   CollapsedLayout out;
@@ -46,4 +83,5 @@ FastDivisor fast_divisor(unsigned divisor) {
   return f;
 }
 
-}  // namespace cujit::detail
+}  // namespace detail
+}  // namespace cujit

@@ -1,5 +1,6 @@
 #pragma once
-// Pure shape and stride arithmetic, shared by Array and the code generators; no GPU needed.
+// Pure shape and stride arithmetic, shared by Array and the planners; no GPU needed.
+// (cujit::broadcast_shapes, declared in <cujit/array.hpp>, is implemented here too.)
 
 #include <cujit/array.hpp>
 #include <cujit/error.hpp>
@@ -9,6 +10,12 @@
 #include <vector>
 
 namespace cujit::detail {
+
+/// "(2, 3)" or "(4,)"
+std::string shape_text(const Shape& shape);
+
+/// The number of elements of `shape` (1 for a scalar shape).
+std::int64_t shape_product(const Shape& shape);
 
 /// Strides that view an array of (shape, strides) with `new_shape` without copying, as
 /// NumPy computes them; nullopt when a copy would be needed. Sizes must already agree.

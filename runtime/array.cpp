@@ -18,17 +18,9 @@
 namespace cujit {
 namespace {
 
-std::string shape_text(const Shape& shape) {
-  std::ostringstream out;
-  out << '(';
-  for (std::size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
-  out << (shape.size() == 1 ? ",)" : ")");
-  return out.str();
-}
+using detail::shape_text;
 
-std::int64_t product(const Shape& shape) {
-  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
-}
+std::int64_t product(const Shape& shape) { return detail::shape_product(shape); }
 
 void check_extents(const Shape& shape) {
   for (std::int64_t extent : shape) {
@@ -86,27 +78,6 @@ Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize) {
     stride *= std::max<std::int64_t>(shape[i], 1);
   }
   return strides;
-}
-
-Shape broadcast_shapes(const std::vector<Shape>& shapes) {
-  std::size_t nd = 0;
-  for (const Shape& s : shapes) nd = std::max(nd, s.size());
-  Shape result(nd, 1);
-  for (const Shape& s : shapes) {
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      std::int64_t& r = result[nd - s.size() + i];
-      const std::int64_t e = s[i];
-      if (e == r || e == 1) continue;
-      if (r == 1) {
-        r = e;
-        continue;
-      }
-      std::string list;
-      for (const Shape& t : shapes) list += (list.empty() ? "" : ", ") + shape_text(t);
-      throw ShapeError("cujit: shapes " + list + " cannot be broadcast together");
-    }
-  }
-  return result;
 }
 
 std::int64_t Array::size() const noexcept { return product(shape_); }

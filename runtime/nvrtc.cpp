@@ -158,37 +158,6 @@ void check_before_nvrtc(const SourceProgram& program) {
 
 }  // namespace
 
-std::string Target::name() const {
-  return (format == BinaryFormat::Cubin ? "sm_" : "compute_") + std::to_string(arch);
-}
-
-Target Target::parse(const std::string& text) {
-  Target target;
-  std::string digits = text;
-  if (text.rfind("sm_", 0) == 0) {
-    digits = text.substr(3);
-  } else if (text.rfind("compute_", 0) == 0) {
-    digits = text.substr(8);
-    target.format = BinaryFormat::Ptx;
-  }
-  const bool ok =
-      !digits.empty() && digits.size() <= 4 &&
-      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!ok) {
-    throw ArgumentError("cujit: invalid target '" + text +
-                        "': expected sm_XY (cubin) or compute_XY (PTX), e.g. sm_90");
-  }
-  target.arch = std::stoi(digits);
-  return target;
-}
-
-const std::string& CompiledProgram::lowered_name(const std::string& expression) const {
-  for (const auto& entry : lowered_names) {
-    if (entry.first == expression) return entry.second;
-  }
-  return expression;
-}
-
 std::vector<std::string> nvrtc_options(const SourceProgram& program, const Target& target) {
   std::vector<std::string> options;
   options.reserve(program.options.size() + 3);
@@ -303,9 +272,10 @@ std::uint64_t nvrtc_compile_count() noexcept {
 namespace detail {
 namespace {
 
-// The cache keys kernels by the compiler that builds them; it asks through this seam.
-const bool kCompilerIdentityInstalled = [] {
-  set_compiler_identity([] { return nvrtc_version_string(); });
+// The cache keys kernels by the compiler that builds them and counts its compilations; it
+// asks through these hooks, never NVRTC itself.
+const bool kCompilerHooksInstalled = [] {
+  install_compiler_hooks({[] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); }});
   return true;
 }();
 

@@ -7,6 +7,7 @@ packages=(
   libsqlite3-dev libssl-dev libzstd-dev
   libclang-14-dev llvm-14-dev
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and the sanitizers
+  universal-ctags  # scripts/check_layers.sh: function lengths
   libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libdlpack-dev
 )
 missing=()

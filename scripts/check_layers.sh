@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Checks cujit's layering with the project's own files.
+#
+#   scripts/check_layers.sh [BUILD_DIR]
+#
+# 1. The include graph between folders (core, codegen, cache, runtime, include/cujit), printed
+#    as "from -> to: count"; an edge into runtime/ from core/, codegen/ or cache/, an edge from
+#    core/ into any other folder of the library, or cuda.h / nvrtc.h included outside runtime/
+#    fails.
+# 2. With BUILD_DIR (a configured and built tree): the same at the symbol level. No object of
+#    core/, codegen/ or cache/ may use a symbol that only runtime/ defines (a call back up
+#    that no #include shows, such as a function declared in a public header).
+# 3. With universal-ctags installed: no function in core/, codegen/, cache/ or runtime/ is
+#    longer than 120 lines (STYLE.md: under ~80, none over 120).
+# Exit status 1 when a check fails.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+build="${1:-}"
+failed=0
+layers=(core codegen cache runtime)
+
+echo "include edges between folders:"
+for from in "${layers[@]}"; do
+  for to in "${layers[@]}" include/cujit; do
+    [[ $from == "$to" ]] && continue
+    pattern="#include \"$to/"
+    [[ $to == include/cujit ]] && pattern="#include <cujit/"
+    n=$(cat "$from"/*.cpp "$from"/*.hpp 2>/dev/null | grep -c "^$pattern" || true)
+    ((n > 0)) || continue
+    echo "  $from -> $to: $n"
+    if [[ $to == runtime && $from != runtime ]] || [[ $from == core && $to != include/cujit ]]; then
+      echo "  error: $from/ must not include $to/" >&2
+      failed=1
+    fi
+  done
+done
+for from in core codegen cache; do
+  if grep -ln '^#include <\(cuda\|nvrtc\)\.h>' "$from"/*.cpp "$from"/*.hpp 2>/dev/null; then
+    echo "  error: $from/ includes cuda.h or nvrtc.h (only runtime/ talks to the driver)" >&2
+    failed=1
+  fi
+done
+
+if [[ -n $build ]]; then
+  objects="$build/CMakeFiles/cujit.dir"
+  if [[ ! -d $objects/runtime ]]; then
+    echo "error: no objects under $objects (build the library first)" >&2
+    exit 1
+  fi
+  defined() { nm --defined-only -C "$@" 2>/dev/null | awk '$2 ~ /^[TWVBDR]$/ {$1=""; $2=""; sub(/^  /, ""); print}' | sort -u; }
+  upper=$(mktemp) lower=$(mktemp)
+  defined "$objects"/runtime/*.o > "$upper"
+  defined "$objects"/core/*.o "$objects"/codegen/*.o "$objects"/cache/*.o > "$lower"
+  echo "symbol edges into runtime/:"
+  for from in core codegen cache; do
+    used=$(nm --undefined-only -C "$objects/$from"/*.o 2>/dev/null | awk '$1 == "U" {$1=""; sub(/^ /, ""); print}' |
+      sort -u | comm -12 - "$upper" | comm -23 - "$lower")
+    n=$(printf '%s' "$used" | grep -c . || true)
+    echo "  $from -> runtime: $n"
+    if ((n > 0)); then
+      printf '    %s\n' "$used" | head -20 >&2
+      failed=1
+    fi
+  done
+  rm -f "$upper" "$lower"
+fi
+
+if command -v ctags >/dev/null && ctags --version 2>/dev/null | grep -q Universal; then
+  long=$(ctags --fields=+ne --c++-kinds=f -o - core/*.cpp codegen/*.cpp cache/*.cpp runtime/*.cpp |
+    awk -F'\t' '{l=""; e=""; for (i = 4; i <= NF; i++) { if ($i ~ /^line:/) l = substr($i, 6);
+      if ($i ~ /^end:/) e = substr($i, 5) } if (e != "" && e - l + 1 > 120) print e - l + 1, $2, $1}')
+  if [[ -n $long ]]; then
+    echo "functions over 120 lines:" >&2
+    echo "$long" >&2
+    failed=1
+  else
+    echo "functions: none over 120 lines"
+  fi
+else
+  echo "functions: universal-ctags not installed, length check skipped"
+fi
+exit $failed
