@@ -156,46 +156,110 @@ std::size_t reduction_partial_bytes(const RedSpecialization& s) {
   return kMaxAccumulatorBytes;
 }
 
-SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecialization& s) {
-  const std::string file = def.name + ".cu";
-  const std::string I = s.index64 ? "long long" : "int";
-  const std::size_t n_in = def.in.size(), n_out = def.out.size();
-  const int total = static_cast<int>(n_in + n_out);
-  const std::vector<int> lin = reduction_layout_inputs(def, s);
-  const std::vector<int> lout = reduction_layout_outputs(def);
-  const int NA = std::max<int>(1, static_cast<int>(lin.size()));
-  const int NB = std::max<int>(1, static_cast<int>(lout.size()));
-  const std::string NO = std::to_string(s.out_ndim), NR = std::to_string(s.red_ndim);
-  const std::string V = std::to_string(s.vec);
-  auto param = [&](int k) -> const Param& {
+namespace {
+
+// The source of one specialisation, written section by section into `w`: the members are
+// what every section shares (the definition, the specialisation and the names derived from
+// them), the methods are the sections and the helpers that write kernel code.
+class ReductionSource {
+ public:
+  ReductionSource(const ReductionDefinition& def, const RedSpecialization& s)
+      : def(def),
+        s(s),
+        file(def.name + ".cu"),
+        I(s.index64 ? "long long" : "int"),
+        n_in(def.in.size()),
+        n_out(def.out.size()),
+        total(static_cast<int>(n_in + n_out)),
+        lin(reduction_layout_inputs(def, s)),
+        lout(reduction_layout_outputs(def)),
+        NA(std::max<int>(1, static_cast<int>(lin.size()))),
+        NB(std::max<int>(1, static_cast<int>(lout.size()))),
+        V(std::to_string(s.vec)),
+        w(file) {
+    for (int k : lin) {
+      if (s.params[k].used) loaded.push_back(k);
+    }
+  }
+
+  // The sections, in the order of the generated file.
+  void header();
+  void accumulator();
+  void map_function();
+  void post_function();
+  void layout_helpers();
+  void first_pass();
+  void second_pass();
+  SourceProgram program() const;
+
+ private:
+  const Param& param(int k) const {
     return k < static_cast<int>(n_in) ? def.in[k] : def.out[k - n_in];
-  };
-  auto in_slot = [&](int k) {
+  }
+  int in_slot(int k) const {
     for (std::size_t a = 0; a < lin.size(); ++a) {
       if (lin[a] == k) return static_cast<int>(a);
     }
     return -1;
-  };
-  auto out_slot = [&](int j) {
+  }
+  int out_slot(int j) const {
     for (std::size_t b = 0; b < lout.size(); ++b) {
       if (lout[b] == j) return static_cast<int>(b);
     }
     return -1;
-  };
-  auto T_of = [&](int k) { return cuda_type(s.params[k].dtype); };
-  auto id = [](int k) { return std::to_string(k); };
-  auto divide = [&](const std::string& value, const std::string& group, const std::string& d) {
+  }
+  std::string T_of(int k) const { return cuda_type(s.params[k].dtype); }
+  static std::string id(int k) { return std::to_string(k); }
+  std::string divide(const std::string& value, const std::string& group,
+                     const std::string& d) const {
     if (s.index64) return value + " / L." + group + "_shape[" + d + "]";
     return "(" + I + ")_cj_div((unsigned)" + value + ", L." + group + "_magic[" + d + "], L." +
            group + "_shift[" + d + "])";
-  };
-  // Inputs that are loaded: used, non-raw, non-scalar.
-  std::vector<int> loaded;
-  for (int k : lin) {
-    if (s.params[k].used) loaded.push_back(k);
   }
 
-  Writer w(file);
+  std::string kernel_params() const;
+  void prologue();
+  void post(const std::string& indent, const std::string& o, const std::string& acc);
+  std::string map_call(const std::function<std::string(int)>& element, const std::string& j) const;
+  void bases(const std::string& indent, const std::string& o);
+  void loop(const std::string& indent, const std::string& first, const std::string& end,
+            const std::string& step, bool vec, bool unrolled);
+  void loop_body(const std::string& ind, int unroll, bool guarded, bool vec);
+  void segment(const std::string& indent, const std::string& begin, const std::string& end,
+               const std::string& t, const std::string& threads);
+
+  void segments_pass();
+  void rows_block_pass();
+  void rows_loads_pass();
+  void rows_loads_fetch(const std::string& G, const std::string& R, const std::string& P,
+                        const std::string& row);
+  void rows_loads_accumulate(const std::string& G, const std::string& R, const std::string& P,
+                             const std::string& row);
+  void rows_group_pass();
+  void columns_pass();
+  void columns_vector_body(const std::string& ind, int unroll, const std::string& step);
+  void columns_combine(bool split, const std::string& G, const std::string& NV);
+  void columns_finish(const std::string& ind, const std::string& k, const std::string& a);
+  void second_pass_columns();
+  void second_pass_blocks();
+
+  const ReductionDefinition& def;
+  const RedSpecialization& s;
+  const std::string file;
+  const std::string I;  // the index type
+  const std::size_t n_in, n_out;
+  const int total;
+  const std::vector<int> lin;   // layout inputs
+  const std::vector<int> lout;  // layout outputs
+  const int NA, NB;             // max(1, layout inputs / outputs): the offset arrays' extents
+  const std::string V;          // elements per vector
+  std::vector<int> loaded;      // inputs that are loaded: used, non-raw, non-scalar
+  Writer w;
+};
+
+// The banner, the includes, the support code, the placeholders' typedefs, the preamble and
+// the reduce type.
+void ReductionSource::header() {
   w << "// cujit reduction kernel '" + def.name + "': " + s.key() + "\n";
   if (needs_fp16(def, s)) w << std::string(fp16_includes());
   w << std::string(device_support_source());
@@ -211,6 +275,10 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
   }
   if (!def.preamble.empty()) w.snippet("preamble", def.preamble, "");
   w << "typedef " + s.reduce_ctype + " _cj_R;\n";
+}
+
+// The identity, the reduce function, the accumulator _cj_Acc and the block reduction.
+void ReductionSource::accumulator() {
   const bool has_identity = def.identity.find_first_not_of(" \t\r\n") != std::string::npos;
   if (has_identity) {
     w << "__device__ __forceinline__ _cj_R _cj_identity() {\n  return _cj_R(\n";
@@ -239,9 +307,11 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
            ", \"cujit: the reduce type is larger than " +
            std::to_string(reduction_partial_bytes(s) - 8) + " bytes\");\n";
   w << kReduceSupport;
+}
 
-  // The map: inputs as elements (only the used ones), raw arrays, _raw_ views, indices.
-  std::string map_params, post_params;
+// The map: inputs as elements (only the used ones), raw arrays, _raw_ views, indices.
+void ReductionSource::map_function() {
+  std::string map_params;
   for (int k = 0; k < static_cast<int>(n_in); ++k) {
     const Param& p = param(k);
     const RedParam& e = s.params[k];
@@ -263,7 +333,11 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
   w << "__device__ __forceinline__ _cj_R _cj_map(" + map_params + ") {\n  return (\n";
   w.snippet("map_expr", def.map_expr, "");
   w << "  );\n}\n";
-  post_params = "const _cj_R& a, ";
+}
+
+// The post-map: the combined value, outputs as elements, raw arrays, _raw_ views.
+void ReductionSource::post_function() {
+  std::string post_params = "const _cj_R& a, ";
   for (std::size_t j = 0; j < n_out; ++j) {
     const int k = static_cast<int>(n_in + j);
     const Param& p = param(k);
@@ -282,8 +356,10 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
   w << "__device__ __forceinline__ void _cj_post(" + post_params + ") {\n";
   w.snippet("post_map_expr", def.post_map_expr, ";");
   w << "}\n";
+}
 
-  // The layout and the offset helpers.
+// The layout and the offset helpers.
+void ReductionSource::layout_helpers() {
   w << reduction_layout_abi(def, s).declaration();
   w << "__device__ __forceinline__ void _cj_out_offsets(const _cj_RL& L, " + I + " o, " + I +
            "* io, " + I + "* oo) {\n";
@@ -311,8 +387,10 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
            "; ++a) ro[a] += c * L.in_red[a][d];\n    j = q;\n  }\n";
   w << "#pragma unroll\n  for (int a = 0; a < " + std::to_string(NA) +
            "; ++a) ro[a] += j * L.in_red[a][0];\n}\n";
+}
 
-  // Kernel parameters (both passes take the same list).
+// Kernel parameters (both passes take the same list).
+std::string ReductionSource::kernel_params() const {
   std::ostringstream sig;
   for (int k = 0; k < total; ++k) {
     const Param& p = param(k);
@@ -330,176 +408,189 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
     sig << ", ";
   }
   sig << "const _cj_RL _cj_L, _cj_Acc* _cj_part)";
-  const std::string launch_bounds = "__launch_bounds__(" + std::to_string(s.block_size) + ") ";
+  return sig.str();
+}
 
-  // Declarations every kernel starts with.
-  auto prologue = [&] {
-    w << "  const _cj_RL& L = _cj_L;\n  (void)L;\n";
-    w << "  const _cj_Indexer<" + I + "> _in_ind{L.n_out * L.n_red};\n";
-    w << "  const _cj_Indexer<" + I + "> _out_ind{L.n_out};\n";
-    for (int k = 0; k < total; ++k) {
-      const Param& p = param(k);
-      const RedParam& e = s.params[k];
-      const std::string T = T_of(k);
-      if (p.raw) {
-        w << "  const _cj_RawArray<" + T + ", " + I + ", " + (e.raw_contiguous ? "true" : "false") +
-                 "> _cj_raw" + id(k) + "{_cj_p" + id(k) + ", _cj_size" + id(k) + ", _cj_stride" +
-                 id(k) + "};\n";
-      } else if (e.raw_view_used && !e.scalar) {
-        const bool input = k < static_cast<int>(n_in);
-        w << "  const _cj_RawArray<" + T + ", " + I + ", true> _cj_rv" + id(k) + "{(" + T +
-                 "*)_cj_p" + id(k) + ", " + (input ? "L.n_out * L.n_red" : "L.n_out") +
-                 ", sizeof(" + T + ")};\n";
-      }
+// Declarations every kernel starts with.
+void ReductionSource::prologue() {
+  w << "  const _cj_RL& L = _cj_L;\n  (void)L;\n";
+  w << "  const _cj_Indexer<" + I + "> _in_ind{L.n_out * L.n_red};\n";
+  w << "  const _cj_Indexer<" + I + "> _out_ind{L.n_out};\n";
+  for (int k = 0; k < total; ++k) {
+    const Param& p = param(k);
+    const RedParam& e = s.params[k];
+    const std::string T = T_of(k);
+    if (p.raw) {
+      w << "  const _cj_RawArray<" + T + ", " + I + ", " + (e.raw_contiguous ? "true" : "false") +
+               "> _cj_raw" + id(k) + "{_cj_p" + id(k) + ", _cj_size" + id(k) + ", _cj_stride" +
+               id(k) + "};\n";
+    } else if (e.raw_view_used && !e.scalar) {
+      const bool input = k < static_cast<int>(n_in);
+      w << "  const _cj_RawArray<" + T + ", " + I + ", true> _cj_rv" + id(k) + "{(" + T +
+               "*)_cj_p" + id(k) + ", " + (input ? "L.n_out * L.n_red" : "L.n_out") + ", sizeof(" +
+               T + ")};\n";
     }
-  };
-  // Runs the post-map for output index `o` with the combined accumulator `acc`.
-  auto post = [&](const std::string& indent, const std::string& o, const std::string& acc) {
-    w << indent + "{\n" + indent + "  " + I + " _cj_io[" + std::to_string(NA) + "], _cj_oo[" +
-             std::to_string(NB) + "];\n";
-    w << indent + "  _cj_out_offsets(L, " + o + ", _cj_io, _cj_oo);\n";
-    std::string args = acc + ".v, ";
-    for (std::size_t j = 0; j < n_out; ++j) {
-      const int k = static_cast<int>(n_in + j);
-      const Param& p = param(k);
-      if (p.raw) {
-        args += "_cj_raw" + id(k) + ", ";
-      } else {
-        args += "*reinterpret_cast<" + T_of(k) + "*>(_cj_p" + id(k) + " + _cj_oo[" +
-                std::to_string(out_slot(static_cast<int>(j))) + "]), ";
-        if (s.params[k].raw_view_used) args += "_cj_rv" + id(k) + ", ";
-      }
-    }
-    w << indent + "  _cj_post(" + args + "_in_ind, _out_ind);\n" + indent + "}\n";
-  };
-  // The map's arguments for one element: `element(k)` is the expression of loaded input k.
-  auto map_call = [&](const std::function<std::string(int)>& element, const std::string& j) {
-    std::string args;
-    for (int k = 0; k < static_cast<int>(n_in); ++k) {
-      const Param& p = param(k);
-      const RedParam& e = s.params[k];
-      if (p.raw) {
-        args += "_cj_raw" + id(k) + ", ";
-      } else if (e.scalar) {
-        if (e.used) args += "_cj_s" + id(k) + ", ";
-      } else {
-        if (e.used) args += element(k) + ", ";
-        if (e.raw_view_used) args += "_cj_rv" + id(k) + ", ";
-      }
-    }
-    return "_cj_map(" + args + "(" + I + ")(" + j + "), _in_ind, _out_ind)";
-  };
-  // Segment bases: byte offsets of output `o` in every input, into _cj_base.
-  auto bases = [&](const std::string& indent, const std::string& o) {
-    w << indent + I + " _cj_base[" + std::to_string(NA) + "], _cj_unused[" + std::to_string(NB) +
-             "];\n";
-    w << indent + "_cj_out_offsets(L, " + o + ", _cj_base, _cj_unused);\n";
-    w << indent + "(void)_cj_base;\n";
-  };
-  // Accumulates elements first, first + step, ... < end into `acc`; with `vec`, the indices
-  // count vectors of V elements. Unrolled so that several loads per input are in flight.
-  auto loop = [&](const std::string& indent, const std::string& first, const std::string& end,
-                  const std::string& step, bool vec, bool unrolled) {
-    const std::string in = indent + "  ";
-    w << indent + "{\n" + in + "const " + I + " _cj_end = " + end + ", _cj_step = " + step + ";\n";
-    w << in + I + " _cj_j = " + first + ";\n";
-    // One pass over `unroll` elements: every load first, then the accumulation in order;
-    // `guarded` checks each index against the end (the remainder pass).
-    auto body = [&](const std::string& ind, int unroll, bool guarded) {
-      const std::string UU = std::to_string(unroll);
-      const std::string guard = guarded ? "if (_cj_q < _cj_end) " : "";
-      for (int k : loaded) {
-        const std::string T = T_of(k);
-        if (vec) {
-          w << ind + "_cj_Vec<" + T + ", " + V + "> _cj_x" + id(k) + "[" + UU + "];\n";
-        } else {
-          w << ind + T + " _cj_x" + id(k) + "[" + UU + "];\n";
-        }
-      }
-      w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU + "; ++_cj_u) {\n";
-      w << ind + "  const " + I + " _cj_q = _cj_j + _cj_u * _cj_step;\n";
-      if (!loaded.empty()) w << ind + "  " + guard + "{\n";
-      if (!s.red_contiguous && !loaded.empty()) {
-        w << ind + "    " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
-        w << ind + "    _cj_red_offsets(L, _cj_q, _cj_ro);\n";
-      }
-      for (int k : loaded) {
-        const std::string T = T_of(k);
-        const std::string slot = std::to_string(in_slot(k));
-        if (vec) {
-          w << ind + "    _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const _cj_Vec<" + T + ", " +
-                   V + ">*>(_cj_p" + id(k) + " + _cj_base[" + slot + "])[_cj_q];\n";
-        } else if (s.red_contiguous) {
-          w << ind + "    _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const " + T + "*>(_cj_p" +
-                   id(k) + " + _cj_base[" + slot + "])[_cj_q];\n";
-        } else {
-          w << ind + "    _cj_x" + id(k) + "[_cj_u] = *reinterpret_cast<const " + T + "*>(_cj_p" +
-                   id(k) + " + _cj_base[" + slot + "] + _cj_ro[" + slot + "]);\n";
-        }
-      }
-      if (!loaded.empty()) w << ind + "  }\n";
-      w << ind + "}\n";
-      w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU + "; ++_cj_u) {\n";
-      w << ind + "  const " + I + " _cj_q = _cj_j + _cj_u * _cj_step;\n";
-      if (vec) {
-        w << ind + "  " + guard + "{\n";
-        w << ind + "#pragma unroll\n" + ind + "    for (int _cj_k = 0; _cj_k < " + V +
-                 "; ++_cj_k)\n";
-        w << ind + "      acc.add(" +
-                 map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u].v[_cj_k]"; },
-                          "_cj_q * " + V + " + _cj_k") +
-                 ");\n";
-        w << ind + "  }\n";
-      } else {
-        w << ind + "  " + guard + "acc.add(" +
-                 map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u]"; }, "_cj_q") + ");\n";
-      }
-      w << ind + "}\n";
-    };
-    if (unrolled) {
-      const int unroll = vec ? kUnrollVector : kUnrollScalar;
-      const std::string UN = std::to_string(unroll);
-      w << in + "for (; _cj_j + " + std::to_string(unroll - 1) +
-               " * _cj_step < _cj_end; _cj_j += " + UN + " * _cj_step) {\n";
-      body(in + "  ", unroll, false);
-      w << in + "}\n";
-      if (s.strategy == RedStrategy::Rows) {
-        // Fewer than `unroll` elements remain for this thread: one guarded pass keeps their
-        // loads in flight together (short rows are all remainder).
-        w << in + "{\n";
-        body(in + "  ", unroll, true);
-        w << in + "}\n";
-      } else {
-        // Long segments: the remainder is a sliver; a plain loop compiles faster.
-        w << in + "for (; _cj_j < _cj_end; _cj_j += _cj_step) {\n";
-        body(in + "  ", 1, false);
-        w << in + "}\n";
-      }
+  }
+}
+
+// Runs the post-map for output index `o` with the combined accumulator `acc`.
+void ReductionSource::post(const std::string& indent, const std::string& o,
+                           const std::string& acc) {
+  w << indent + "{\n" + indent + "  " + I + " _cj_io[" + std::to_string(NA) + "], _cj_oo[" +
+           std::to_string(NB) + "];\n";
+  w << indent + "  _cj_out_offsets(L, " + o + ", _cj_io, _cj_oo);\n";
+  std::string args = acc + ".v, ";
+  for (std::size_t j = 0; j < n_out; ++j) {
+    const int k = static_cast<int>(n_in + j);
+    const Param& p = param(k);
+    if (p.raw) {
+      args += "_cj_raw" + id(k) + ", ";
     } else {
+      args += "*reinterpret_cast<" + T_of(k) + "*>(_cj_p" + id(k) + " + _cj_oo[" +
+              std::to_string(out_slot(static_cast<int>(j))) + "]), ";
+      if (s.params[k].raw_view_used) args += "_cj_rv" + id(k) + ", ";
+    }
+  }
+  w << indent + "  _cj_post(" + args + "_in_ind, _out_ind);\n" + indent + "}\n";
+}
+
+// The map's arguments for one element: `element(k)` is the expression of loaded input k.
+std::string ReductionSource::map_call(const std::function<std::string(int)>& element,
+                                      const std::string& j) const {
+  std::string args;
+  for (int k = 0; k < static_cast<int>(n_in); ++k) {
+    const Param& p = param(k);
+    const RedParam& e = s.params[k];
+    if (p.raw) {
+      args += "_cj_raw" + id(k) + ", ";
+    } else if (e.scalar) {
+      if (e.used) args += "_cj_s" + id(k) + ", ";
+    } else {
+      if (e.used) args += element(k) + ", ";
+      if (e.raw_view_used) args += "_cj_rv" + id(k) + ", ";
+    }
+  }
+  return "_cj_map(" + args + "(" + I + ")(" + j + "), _in_ind, _out_ind)";
+}
+
+// Segment bases: byte offsets of output `o` in every input, into _cj_base.
+void ReductionSource::bases(const std::string& indent, const std::string& o) {
+  w << indent + I + " _cj_base[" + std::to_string(NA) + "], _cj_unused[" + std::to_string(NB) +
+           "];\n";
+  w << indent + "_cj_out_offsets(L, " + o + ", _cj_base, _cj_unused);\n";
+  w << indent + "(void)_cj_base;\n";
+}
+
+// Accumulates elements first, first + step, ... < end into `acc`; with `vec`, the indices
+// count vectors of V elements. Unrolled so that several loads per input are in flight.
+void ReductionSource::loop(const std::string& indent, const std::string& first,
+                           const std::string& end, const std::string& step, bool vec,
+                           bool unrolled) {
+  const std::string in = indent + "  ";
+  w << indent + "{\n" + in + "const " + I + " _cj_end = " + end + ", _cj_step = " + step + ";\n";
+  w << in + I + " _cj_j = " + first + ";\n";
+  if (unrolled) {
+    const int unroll = vec ? kUnrollVector : kUnrollScalar;
+    const std::string UN = std::to_string(unroll);
+    w << in + "for (; _cj_j + " + std::to_string(unroll - 1) +
+             " * _cj_step < _cj_end; _cj_j += " + UN + " * _cj_step) {\n";
+    loop_body(in + "  ", unroll, false, vec);
+    w << in + "}\n";
+    if (s.strategy == RedStrategy::Rows) {
+      // Fewer than `unroll` elements remain for this thread: one guarded pass keeps their
+      // loads in flight together (short rows are all remainder).
+      w << in + "{\n";
+      loop_body(in + "  ", unroll, true, vec);
+      w << in + "}\n";
+    } else {
+      // Long segments: the remainder is a sliver; a plain loop compiles faster.
       w << in + "for (; _cj_j < _cj_end; _cj_j += _cj_step) {\n";
-      body(in + "  ", 1, false);
+      loop_body(in + "  ", 1, false, vec);
       w << in + "}\n";
     }
-    w << indent + "}\n";
-  };
-  // Elements [begin, end) of one segment, thread `t` of `threads`, vectorised when possible
-  // (begin is then a multiple of V).
-  auto segment = [&](const std::string& indent, const std::string& begin, const std::string& end,
-                     const std::string& t, const std::string& threads) {
-    if (s.vec > 1) {
-      w << indent + "{\n" + indent + "  const " + I + " _cj_vb = (" + begin + ") / " + V +
-               ", _cj_ve = (" + end + ") / " + V + ";\n";
-      loop(indent + "  ", "_cj_vb + " + t, "_cj_ve", threads, true, true);
-      // Fewer than V elements at the end of the segment.
-      loop(indent + "  ", "_cj_ve * " + V + " + " + t, end, threads, false, false);
-      w << indent + "}\n";
-    } else {
-      loop(indent, begin + " + " + t, end, threads, false, true);
-    }
-  };
+  } else {
+    w << in + "for (; _cj_j < _cj_end; _cj_j += _cj_step) {\n";
+    loop_body(in + "  ", 1, false, vec);
+    w << in + "}\n";
+  }
+  w << indent + "}\n";
+}
 
-  w << "extern \"C\" __global__ void " + launch_bounds + reduction_symbol(def) + "(" + sig.str() +
-           " {\n";
+// One pass of loop() over `unroll` elements: every load first, then the accumulation in
+// order; `guarded` checks each index against the end (the remainder pass).
+void ReductionSource::loop_body(const std::string& ind, int unroll, bool guarded, bool vec) {
+  const std::string UU = std::to_string(unroll);
+  const std::string guard = guarded ? "if (_cj_q < _cj_end) " : "";
+  for (int k : loaded) {
+    const std::string T = T_of(k);
+    if (vec) {
+      w << ind + "_cj_Vec<" + T + ", " + V + "> _cj_x" + id(k) + "[" + UU + "];\n";
+    } else {
+      w << ind + T + " _cj_x" + id(k) + "[" + UU + "];\n";
+    }
+  }
+  w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU + "; ++_cj_u) {\n";
+  w << ind + "  const " + I + " _cj_q = _cj_j + _cj_u * _cj_step;\n";
+  if (!loaded.empty()) w << ind + "  " + guard + "{\n";
+  if (!s.red_contiguous && !loaded.empty()) {
+    w << ind + "    " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
+    w << ind + "    _cj_red_offsets(L, _cj_q, _cj_ro);\n";
+  }
+  for (int k : loaded) {
+    const std::string T = T_of(k);
+    const std::string slot = std::to_string(in_slot(k));
+    if (vec) {
+      w << ind + "    _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const _cj_Vec<" + T + ", " + V +
+               ">*>(_cj_p" + id(k) + " + _cj_base[" + slot + "])[_cj_q];\n";
+    } else if (s.red_contiguous) {
+      w << ind + "    _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const " + T + "*>(_cj_p" +
+               id(k) + " + _cj_base[" + slot + "])[_cj_q];\n";
+    } else {
+      w << ind + "    _cj_x" + id(k) + "[_cj_u] = *reinterpret_cast<const " + T + "*>(_cj_p" +
+               id(k) + " + _cj_base[" + slot + "] + _cj_ro[" + slot + "]);\n";
+    }
+  }
+  if (!loaded.empty()) w << ind + "  }\n";
+  w << ind + "}\n";
+  w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU + "; ++_cj_u) {\n";
+  w << ind + "  const " + I + " _cj_q = _cj_j + _cj_u * _cj_step;\n";
+  if (vec) {
+    w << ind + "  " + guard + "{\n";
+    w << ind + "#pragma unroll\n" + ind + "    for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
+    w << ind + "      acc.add(" +
+             map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u].v[_cj_k]"; },
+                      "_cj_q * " + V + " + _cj_k") +
+             ");\n";
+    w << ind + "  }\n";
+  } else {
+    w << ind + "  " + guard + "acc.add(" +
+             map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u]"; }, "_cj_q") + ");\n";
+  }
+  w << ind + "}\n";
+}
+
+// Elements [begin, end) of one segment, thread `t` of `threads`, vectorised when possible
+// (begin is then a multiple of V).
+void ReductionSource::segment(const std::string& indent, const std::string& begin,
+                              const std::string& end, const std::string& t,
+                              const std::string& threads) {
+  if (s.vec > 1) {
+    w << indent + "{\n" + indent + "  const " + I + " _cj_vb = (" + begin + ") / " + V +
+             ", _cj_ve = (" + end + ") / " + V + ";\n";
+    loop(indent + "  ", "_cj_vb + " + t, "_cj_ve", threads, true, true);
+    // Fewer than V elements at the end of the segment.
+    loop(indent + "  ", "_cj_ve * " + V + " + " + t, end, threads, false, false);
+    w << indent + "}\n";
+  } else {
+    loop(indent, begin + " + " + t, end, threads, false, true);
+  }
+}
+
+// The first kernel (or the only one): the strategy's walk over (output, reduced index) pairs.
+void ReductionSource::first_pass() {
+  const std::string launch_bounds = "__launch_bounds__(" + std::to_string(s.block_size) + ") ";
+  w << "extern \"C\" __global__ void " + launch_bounds + reduction_symbol(def) + "(" +
+           kernel_params() + " {\n";
   if (s.two_pass) {
     // Programmatic dependent launch (sm_90+, when the host launches the second pass with
     // programmatic stream serialisation): the second pass may be scheduled as soon as every
@@ -510,284 +601,331 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
   prologue();
   switch (s.strategy) {
     case RedStrategy::Segments:
-      w << "  for (" + I + " o = blockIdx.y; o < L.n_out; o += gridDim.y) {\n";
-      bases("    ", "o");
-      w << "    const " + I + " _cj_cb = (" + I + ")blockIdx.x * L.chunk;\n";
-      w << "    const " + I +
-               " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
-      w << "    _cj_Acc acc;\n    acc.init();\n";
-      segment("    ", "_cj_cb", "_cj_ce", "(" + I + ")threadIdx.x", "(" + I + ")blockDim.x");
-      w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
-      if (s.two_pass) {
-        w << "      _cj_part[o * L.nsplit + blockIdx.x] = acc;\n";
-      } else {
-        post("      ", "o", "acc");
-      }
-      w << "    }\n  }\n";
+      segments_pass();
       break;
     case RedStrategy::Rows:
       if (s.group >= 32 && s.group == s.block_size) {
-        w << "  for (" + I + " o = blockIdx.x; o < L.n_out; o += gridDim.x) {\n";
-        bases("    ", "o");
-        w << "    _cj_Acc acc;\n    acc.init();\n";
-        segment("    ", "(" + I + ")0", "L.n_red", "(" + I + ")threadIdx.x",
-                "(" + I + ")blockDim.x");
-        w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
-        post("      ", "o", "acc");
-        w << "    }\n  }\n";
+        rows_block_pass();
       } else if (s.row_loads > 0) {
-        // Short rows: each lane loads at most row_loads vectors (or elements) of a row, and
-        // a group takes rows_per_pass rows per pass so that their loads are in flight together.
-        const std::string G = std::to_string(s.group);
-        const std::string R = std::to_string(s.rows_per_pass);
-        const std::string P = std::to_string(s.row_loads);
-        const std::string row = "_cj_w0 + _cj_r * _cj_gstep + (threadIdx.x & 31u) / " + G;
-        w << "  const int _cj_lane = threadIdx.x & " + std::to_string(s.group - 1) + ";\n";
-        w << "  const " + I + " _cj_rpb = blockDim.x / " + G + ";\n";
-        w << "  const " + I + " _cj_gstep = (" + I + ")gridDim.x * _cj_rpb;\n";
-        w << "  const " + I + " _cj_nv = L.n_red" + (s.vec > 1 ? " / " + V : std::string()) + ";\n";
-        // The loop is uniform across each warp so that every lane takes part in shuffles.
-        w << "  for (" + I + " _cj_w0 = (" + I + ")blockIdx.x * _cj_rpb + (threadIdx.x & ~31u) / " +
-                 G + "; _cj_w0 < L.n_out; _cj_w0 += " + R + " * _cj_gstep) {\n";
-        w << "    _cj_Acc acc[" + R + "];\n";
-        w << "    " + I + " _cj_bases[" + R + "][" + std::to_string(NA) + "];\n";
-        for (int k : loaded) {
-          const std::string T = T_of(k);
-          w << "    " + (s.vec > 1 ? "_cj_Vec<" + T + ", " + V + ">" : T) + " _cj_x" + id(k) + "[" +
-                   R + "][" + P + "];\n";
-        }
-        w << "#pragma unroll\n    for (int _cj_r = 0; _cj_r < " + R + "; ++_cj_r) {\n";
-        w << "      acc[_cj_r].init();\n";
-        w << "      const " + I + " o = " + row + ";\n";
-        w << "      if (o < L.n_out) {\n";
-        w << "        " + I + " _cj_unused[" + std::to_string(NB) + "];\n";
-        w << "        _cj_out_offsets(L, o, _cj_bases[_cj_r], _cj_unused);\n";
-        w << "#pragma unroll\n        for (int _cj_u = 0; _cj_u < " + P + "; ++_cj_u) {\n";
-        w << "          const " + I + " _cj_q = _cj_lane + _cj_u * " + G + ";\n";
-        w << "          if (_cj_q < _cj_nv) {\n";
-        if (!s.red_contiguous && !loaded.empty()) {
-          w << "            " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
-          w << "            _cj_red_offsets(L, _cj_q, _cj_ro);\n";
-        }
-        for (int k : loaded) {
-          const std::string T = T_of(k);
-          const std::string slot = std::to_string(in_slot(k));
-          const std::string at = "_cj_p" + id(k) + " + _cj_bases[_cj_r][" + slot + "]";
-          std::string load;
-          if (s.vec > 1) {
-            load = "reinterpret_cast<const _cj_Vec<" + T + ", " + V + ">*>(" + at + ")[_cj_q]";
-          } else if (s.red_contiguous) {
-            load = "reinterpret_cast<const " + T + "*>(" + at + ")[_cj_q]";
-          } else {
-            load = "*reinterpret_cast<const " + T + "*>(" + at + " + _cj_ro[" + slot + "])";
-          }
-          w << "            _cj_x" + id(k) + "[_cj_r][_cj_u] = " + load + ";\n";
-        }
-        w << "          }\n        }\n      }\n    }\n";
-        // Accumulate in index order: the vectors, then (vectorised rows) the tail elements.
-        w << "#pragma unroll\n    for (int _cj_r = 0; _cj_r < " + R + "; ++_cj_r) {\n";
-        w << "      const " + I + " o = " + row + ";\n";
-        w << "      if (o < L.n_out) {\n";
-        w << "#pragma unroll\n        for (int _cj_u = 0; _cj_u < " + P + "; ++_cj_u) {\n";
-        w << "          const " + I + " _cj_q = _cj_lane + _cj_u * " + G + ";\n";
-        if (s.vec > 1) {
-          w << "          if (_cj_q < _cj_nv) {\n";
-          w << "#pragma unroll\n            for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
-          w << "              acc[_cj_r].add(" +
-                   map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_r][_cj_u].v[_cj_k]"; },
-                            "_cj_q * " + V + " + _cj_k") +
-                   ");\n";
-          w << "          }\n        }\n";
-          w << "        for (" + I + " _cj_j = _cj_nv * " + V +
-                   " + _cj_lane; _cj_j < L.n_red; _cj_j += " + G + ") {\n";
-          for (int k : loaded) {
-            const std::string T = T_of(k);
-            w << "          const " + T + " _cj_t" + id(k) + " = reinterpret_cast<const " + T +
-                     "*>(_cj_p" + id(k) + " + _cj_bases[_cj_r][" + std::to_string(in_slot(k)) +
-                     "])[_cj_j];\n";
-          }
-          w << "          acc[_cj_r].add(" +
-                   map_call([&](int k) { return "_cj_t" + id(k); }, "_cj_j") + ");\n";
-          w << "        }\n";
-        } else {
-          w << "          if (_cj_q < _cj_nv) acc[_cj_r].add(" +
-                   map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_r][_cj_u]"; }, "_cj_q") +
-                   ");\n";
-          w << "        }\n";
-        }
-        w << "      }\n    }\n";
-        w << "#pragma unroll\n    for (int _cj_r = 0; _cj_r < " + R + "; ++_cj_r) {\n";
-        w << "      _cj_group_reduce<" + G + ">(acc[_cj_r]);\n";
-        w << "      const " + I + " o = " + row + ";\n";
-        w << "      if (o < L.n_out && _cj_lane == 0) {\n";
-        post("        ", "o", "acc[_cj_r]");
-        w << "      }\n    }\n  }\n";
+        rows_loads_pass();
       } else {
-        const std::string G = std::to_string(s.group);
-        w << "  const int _cj_lane = threadIdx.x & " + std::to_string(s.group - 1) + ";\n";
-        w << "  const " + I + " _cj_rpb = blockDim.x / " + G + ";\n";
-        // The loop is uniform across each warp so that every lane takes part in shuffles.
-        w << "  for (" + I + " _cj_w0 = (" + I + ")blockIdx.x * _cj_rpb + (threadIdx.x & ~31u) / " +
-                 G + "; _cj_w0 < L.n_out; _cj_w0 += (" + I + ")gridDim.x * _cj_rpb) {\n";
-        w << "    const " + I + " o = _cj_w0 + (threadIdx.x & 31u) / " + G + ";\n";
-        w << "    _cj_Acc acc;\n    acc.init();\n    if (o < L.n_out) {\n";
-        bases("      ", "o");
-        segment("      ", "(" + I + ")0", "L.n_red", "(" + I + ")_cj_lane", "(" + I + ")" + G);
-        w << "    }\n    _cj_group_reduce<" + G + ">(acc);\n";
-        w << "    if (o < L.n_out && _cj_lane == 0) {\n";
-        post("      ", "o", "acc");
-        w << "    }\n  }\n";
+        rows_group_pass();
       }
       break;
-    case RedStrategy::Columns: {
-      // split: G = group (< 32) thread columns per block and blockDim.x / G threads along
-      // the reduced axis (few outputs: the reduced axis is split inside the block too);
-      // otherwise each thread walks its column alone.
-      const bool split = s.group < 32;
-      const std::string G = std::to_string(s.group);
-      const std::string step = split ? "_cj_rn" : "(" + I + ")1";
-      if (split) {
-        w << "  const int _cj_col = threadIdx.x & " + std::to_string(s.group - 1) + ";\n";
-        w << "  const " + I + " _cj_rn = blockDim.x / " + G + ";\n";
-        w << "  const " + I + " o = ((" + I + ")blockIdx.x * " + G + " + _cj_col) * " + V + ";\n";
-      } else {
-        w << "  const " + I + " o = ((" + I + ")blockIdx.x * blockDim.x + threadIdx.x) * " + V +
-                 ";\n";
-        w << "  if (o >= L.n_out) return;\n";
-      }
-      const std::string NV = s.vec > 1 ? V : "1";
-      w << "  _cj_Acc _cj_acc[" + NV + "];\n#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + NV +
-               "; ++_cj_k) _cj_acc[_cj_k].init();\n";
-      w << (split ? "  if (o < L.n_out) {\n" : "  {\n");
-      bases("  ", "o");
-      w << "  const " + I + " _cj_cb = (" + I + ")blockIdx.y * L.chunk;\n";
-      w << "  const " + I + " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
-      const std::string first = split ? "_cj_cb + (" + I + ")(threadIdx.x / " + G + ")" : "_cj_cb";
-      if (s.vec > 1) {
-        // V adjacent outputs per thread, one V-wide load per reduced index (the innermost
-        // output axis is contiguous and aligned in every loaded input).
-        auto body = [&](const std::string& ind, int unroll) {
-          const std::string UU = std::to_string(unroll);
-          for (int k : loaded) {
-            w << ind + "_cj_Vec<" + T_of(k) + ", " + V + "> _cj_x" + id(k) + "[" + UU + "];\n";
-          }
-          w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU +
-                   "; ++_cj_u) {\n";
-          if (!loaded.empty()) {
-            w << ind + "  " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
-            w << ind + "  _cj_red_offsets(L, _cj_j + _cj_u * " + step + ", _cj_ro);\n";
-          }
-          for (int k : loaded) {
-            const std::string slot = std::to_string(in_slot(k));
-            w << ind + "  _cj_x" + id(k) + "[_cj_u] = *reinterpret_cast<const _cj_Vec<" + T_of(k) +
-                     ", " + V + ">*>(_cj_p" + id(k) + " + _cj_base[" + slot + "] + _cj_ro[" + slot +
-                     "]);\n";
-          }
-          w << ind + "}\n";
-          w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU +
-                   "; ++_cj_u) {\n";
-          w << ind + "#pragma unroll\n" + ind + "  for (int _cj_k = 0; _cj_k < " + V +
-                   "; ++_cj_k)\n";
-          w << ind + "    _cj_acc[_cj_k].add(" +
-                   map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u].v[_cj_k]"; },
-                            "_cj_j + _cj_u * " + step) +
-                   ");\n";
-          w << ind + "}\n";
-        };
-        w << "  " + I + " _cj_j = " + first + ";\n";
-        w << "  for (; _cj_j + " + std::to_string(kUnrollVector - 1) + " * " + step +
-                 " < _cj_ce; _cj_j += " + std::to_string(kUnrollVector) + " * " + step + ") {\n";
-        body("    ", kUnrollVector);
-        w << "  }\n  for (; _cj_j < _cj_ce; _cj_j += " + step + ") {\n";
-        body("    ", 1);
-        w << "  }\n";
-      } else {
-        w << "  _cj_Acc& acc = _cj_acc[0];\n";
-        loop("  ", first, "_cj_ce", step, false, true);
-      }
-      w << "  }\n";
-      // Writes the combined value of output o + k: a partial, or the post-map.
-      auto finish = [&](const std::string& ind, const std::string& k, const std::string& a) {
-        if (s.two_pass) {
-          w << ind + "_cj_part[(" + I + ")blockIdx.y * L.n_out + o + " + k + "] = " + a + ";\n";
-        } else {
-          post(ind, "o + " + k, a);
-        }
-      };
-      if (split) {
-        // Lanes of one column combine by butterfly, then warps in order through shared memory:
-        // a fixed order, so the same bits on every run.
-        const std::string slots = std::to_string(s.block_size / 32 * s.group);
-        w << "  __shared__ __align__(16) unsigned char _cj_csm[" + slots + " * sizeof(_cj_Acc)];\n";
-        w << "  _cj_Acc* _cj_cs = reinterpret_cast<_cj_Acc*>(_cj_csm);\n";
-        w << "#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + NV + "; ++_cj_k) {\n";
-        w << "    _cj_Acc a = _cj_acc[_cj_k];\n";
-        w << "#pragma unroll\n    for (int m = 16; m >= " + G +
-                 "; m >>= 1) a.merge(_cj_shfl_xor(a, m));\n";
-        w << "    if ((threadIdx.x & 31u) < " + G + ") _cj_cs[(threadIdx.x >> 5) * " + G +
-                 " + (threadIdx.x & 31u)] = a;\n";
-        w << "    __syncthreads();\n";
-        w << "    if (threadIdx.x < " + G + " && o < L.n_out) {\n";
-        w << "      _cj_Acc v = _cj_cs[threadIdx.x];\n";
-        w << "      for (int _cj_w = 1; _cj_w < (int)(blockDim.x >> 5); ++_cj_w)\n";
-        w << "        v.merge(_cj_cs[_cj_w * " + G + " + threadIdx.x]);\n";
-        finish("      ", "_cj_k", "v");
-        w << "    }\n    __syncthreads();\n  }\n";
-      } else {
-        w << "#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + NV + "; ++_cj_k)\n";
-        finish("  ", "_cj_k", "_cj_acc[_cj_k]");
-      }
+    case RedStrategy::Columns:
+      columns_pass();
       break;
-    }
   }
   w << "}\n";
+}
 
+// Segments: blockIdx.x takes a chunk of the segment of output blockIdx.y (and on).
+void ReductionSource::segments_pass() {
+  w << "  for (" + I + " o = blockIdx.y; o < L.n_out; o += gridDim.y) {\n";
+  bases("    ", "o");
+  w << "    const " + I + " _cj_cb = (" + I + ")blockIdx.x * L.chunk;\n";
+  w << "    const " + I + " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
+  w << "    _cj_Acc acc;\n    acc.init();\n";
+  segment("    ", "_cj_cb", "_cj_ce", "(" + I + ")threadIdx.x", "(" + I + ")blockDim.x");
+  w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
   if (s.two_pass) {
-    w << "extern \"C\" __global__ void __launch_bounds__(" +
-             std::to_string(s.second_pass_block()) + ") " + reduction_pass2_symbol(def) + "(" +
-             sig.str() + " {\n";
-    // Waits for the first pass to complete with its writes visible (a no-op when launched
-    // without programmatic dependent launch).
-    w << "#if __CUDA_ARCH__ >= 900\n  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
-         "#endif\n";
-    prologue();
-    if (s.strategy == RedStrategy::Columns && s.group >= 32) {
-      // A thread per output merges its column of partials in order; loads go out eight at
-      // a time so that the chain does not wait on each one.
-      w << "  for (" + I + " o = (" + I +
-               ")blockIdx.x * blockDim.x + threadIdx.x; o < L.n_out; o += (" + I +
-               ")gridDim.x * blockDim.x) {\n";
-      w << "    _cj_Acc acc;\n    acc.init();\n    " + I + " c = 0;\n";
-      w << "    for (; c + 8 <= L.nsplit; c += 8) {\n      _cj_Acc t[8];\n";
-      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u) t[u] = _cj_part[(c + u) * L.n_out + "
-           "o];\n";
-      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u) acc.merge(t[u]);\n    }\n";
-      w << "    for (; c < L.nsplit; ++c) acc.merge(_cj_part[c * L.n_out + o]);\n";
-      post("    ", "o", "acc");
-      w << "  }\n";
-    } else {
-      // A block per output (few outputs): strided over the partials, then the block reduction.
-      auto at = [&](const std::string& c) {
-        return s.strategy == RedStrategy::Columns ? "(" + c + ") * L.n_out + o"
-                                                  : "o * L.nsplit + " + c;
-      };
-      // Eight guarded loads in flight per thread (the last pass too: no chain of single
-      // loads), merged in the order of the plain loop.
-      w << "  for (" + I + " o = blockIdx.x; o < L.n_out; o += gridDim.x) {\n";
-      w << "    _cj_Acc acc;\n    acc.init();\n";
-      w << "    const " + I + " cs = blockDim.x;\n";
-      w << "    for (" + I + " c = threadIdx.x; c < L.nsplit; c += 8 * cs) {\n      _cj_Acc t[8];\n";
-      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u)\n        if (c + u * cs < L.nsplit) t[u] = "
-           "_cj_part[" + at("c + u * cs") + "];\n";
-      w << "#pragma unroll\n      for (int u = 0; u < 8; ++u)\n        if (c + u * cs < L.nsplit) "
-           "acc.merge(t[u]);\n    }\n";
-      w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
-      post("      ", "o", "acc");
-      w << "    }\n  }\n";
-    }
-    w << "}\n";
+    w << "      _cj_part[o * L.nsplit + blockIdx.x] = acc;\n";
+  } else {
+    post("      ", "o", "acc");
   }
+  w << "    }\n  }\n";
+}
 
+// Rows with a block per row.
+void ReductionSource::rows_block_pass() {
+  w << "  for (" + I + " o = blockIdx.x; o < L.n_out; o += gridDim.x) {\n";
+  bases("    ", "o");
+  w << "    _cj_Acc acc;\n    acc.init();\n";
+  segment("    ", "(" + I + ")0", "L.n_red", "(" + I + ")threadIdx.x", "(" + I + ")blockDim.x");
+  w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
+  post("      ", "o", "acc");
+  w << "    }\n  }\n";
+}
+
+// Short rows: each lane loads at most row_loads vectors (or elements) of a row, and a group
+// takes rows_per_pass rows per pass so that their loads are in flight together.
+void ReductionSource::rows_loads_pass() {
+  const std::string G = std::to_string(s.group);
+  const std::string R = std::to_string(s.rows_per_pass);
+  const std::string P = std::to_string(s.row_loads);
+  const std::string row = "_cj_w0 + _cj_r * _cj_gstep + (threadIdx.x & 31u) / " + G;
+  w << "  const int _cj_lane = threadIdx.x & " + std::to_string(s.group - 1) + ";\n";
+  w << "  const " + I + " _cj_rpb = blockDim.x / " + G + ";\n";
+  w << "  const " + I + " _cj_gstep = (" + I + ")gridDim.x * _cj_rpb;\n";
+  w << "  const " + I + " _cj_nv = L.n_red" + (s.vec > 1 ? " / " + V : std::string()) + ";\n";
+  // The loop is uniform across each warp so that every lane takes part in shuffles.
+  w << "  for (" + I + " _cj_w0 = (" + I + ")blockIdx.x * _cj_rpb + (threadIdx.x & ~31u) / " + G +
+           "; _cj_w0 < L.n_out; _cj_w0 += " + R + " * _cj_gstep) {\n";
+  w << "    _cj_Acc acc[" + R + "];\n";
+  w << "    " + I + " _cj_bases[" + R + "][" + std::to_string(NA) + "];\n";
+  for (int k : loaded) {
+    const std::string T = T_of(k);
+    w << "    " + (s.vec > 1 ? "_cj_Vec<" + T + ", " + V + ">" : T) + " _cj_x" + id(k) + "[" + R +
+             "][" + P + "];\n";
+  }
+  rows_loads_fetch(G, R, P, row);
+  rows_loads_accumulate(G, R, P, row);
+  w << "#pragma unroll\n    for (int _cj_r = 0; _cj_r < " + R + "; ++_cj_r) {\n";
+  w << "      _cj_group_reduce<" + G + ">(acc[_cj_r]);\n";
+  w << "      const " + I + " o = " + row + ";\n";
+  w << "      if (o < L.n_out && _cj_lane == 0) {\n";
+  post("        ", "o", "acc[_cj_r]");
+  w << "      }\n    }\n  }\n";
+}
+
+// rows_loads_pass: every load of the group's rows, into _cj_x<k>[row][load].
+void ReductionSource::rows_loads_fetch(const std::string& G, const std::string& R,
+                                       const std::string& P, const std::string& row) {
+  w << "#pragma unroll\n    for (int _cj_r = 0; _cj_r < " + R + "; ++_cj_r) {\n";
+  w << "      acc[_cj_r].init();\n";
+  w << "      const " + I + " o = " + row + ";\n";
+  w << "      if (o < L.n_out) {\n";
+  w << "        " + I + " _cj_unused[" + std::to_string(NB) + "];\n";
+  w << "        _cj_out_offsets(L, o, _cj_bases[_cj_r], _cj_unused);\n";
+  w << "#pragma unroll\n        for (int _cj_u = 0; _cj_u < " + P + "; ++_cj_u) {\n";
+  w << "          const " + I + " _cj_q = _cj_lane + _cj_u * " + G + ";\n";
+  w << "          if (_cj_q < _cj_nv) {\n";
+  if (!s.red_contiguous && !loaded.empty()) {
+    w << "            " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
+    w << "            _cj_red_offsets(L, _cj_q, _cj_ro);\n";
+  }
+  for (int k : loaded) {
+    const std::string T = T_of(k);
+    const std::string slot = std::to_string(in_slot(k));
+    const std::string at = "_cj_p" + id(k) + " + _cj_bases[_cj_r][" + slot + "]";
+    std::string load;
+    if (s.vec > 1) {
+      load = "reinterpret_cast<const _cj_Vec<" + T + ", " + V + ">*>(" + at + ")[_cj_q]";
+    } else if (s.red_contiguous) {
+      load = "reinterpret_cast<const " + T + "*>(" + at + ")[_cj_q]";
+    } else {
+      load = "*reinterpret_cast<const " + T + "*>(" + at + " + _cj_ro[" + slot + "])";
+    }
+    w << "            _cj_x" + id(k) + "[_cj_r][_cj_u] = " + load + ";\n";
+  }
+  w << "          }\n        }\n      }\n    }\n";
+}
+
+// rows_loads_pass: accumulate in index order: the vectors, then (vectorised rows) the tail
+// elements.
+void ReductionSource::rows_loads_accumulate(const std::string& G, const std::string& R,
+                                            const std::string& P, const std::string& row) {
+  w << "#pragma unroll\n    for (int _cj_r = 0; _cj_r < " + R + "; ++_cj_r) {\n";
+  w << "      const " + I + " o = " + row + ";\n";
+  w << "      if (o < L.n_out) {\n";
+  w << "#pragma unroll\n        for (int _cj_u = 0; _cj_u < " + P + "; ++_cj_u) {\n";
+  w << "          const " + I + " _cj_q = _cj_lane + _cj_u * " + G + ";\n";
+  if (s.vec > 1) {
+    w << "          if (_cj_q < _cj_nv) {\n";
+    w << "#pragma unroll\n            for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
+    w << "              acc[_cj_r].add(" +
+             map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_r][_cj_u].v[_cj_k]"; },
+                      "_cj_q * " + V + " + _cj_k") +
+             ");\n";
+    w << "          }\n        }\n";
+    w << "        for (" + I + " _cj_j = _cj_nv * " + V +
+             " + _cj_lane; _cj_j < L.n_red; _cj_j += " + G + ") {\n";
+    for (int k : loaded) {
+      const std::string T = T_of(k);
+      w << "          const " + T + " _cj_t" + id(k) + " = reinterpret_cast<const " + T +
+               "*>(_cj_p" + id(k) + " + _cj_bases[_cj_r][" + std::to_string(in_slot(k)) +
+               "])[_cj_j];\n";
+    }
+    w << "          acc[_cj_r].add(" + map_call([&](int k) { return "_cj_t" + id(k); }, "_cj_j") +
+             ");\n";
+    w << "        }\n";
+  } else {
+    w << "          if (_cj_q < _cj_nv) acc[_cj_r].add(" +
+             map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_r][_cj_u]"; }, "_cj_q") + ");\n";
+    w << "        }\n";
+  }
+  w << "      }\n    }\n";
+}
+
+// Rows with a group of lanes per row that walks the row in a loop.
+void ReductionSource::rows_group_pass() {
+  const std::string G = std::to_string(s.group);
+  w << "  const int _cj_lane = threadIdx.x & " + std::to_string(s.group - 1) + ";\n";
+  w << "  const " + I + " _cj_rpb = blockDim.x / " + G + ";\n";
+  // The loop is uniform across each warp so that every lane takes part in shuffles.
+  w << "  for (" + I + " _cj_w0 = (" + I + ")blockIdx.x * _cj_rpb + (threadIdx.x & ~31u) / " + G +
+           "; _cj_w0 < L.n_out; _cj_w0 += (" + I + ")gridDim.x * _cj_rpb) {\n";
+  w << "    const " + I + " o = _cj_w0 + (threadIdx.x & 31u) / " + G + ";\n";
+  w << "    _cj_Acc acc;\n    acc.init();\n    if (o < L.n_out) {\n";
+  bases("      ", "o");
+  segment("      ", "(" + I + ")0", "L.n_red", "(" + I + ")_cj_lane", "(" + I + ")" + G);
+  w << "    }\n    _cj_group_reduce<" + G + ">(acc);\n";
+  w << "    if (o < L.n_out && _cj_lane == 0) {\n";
+  post("      ", "o", "acc");
+  w << "    }\n  }\n";
+}
+
+// Columns: each thread (a column of threads when split) owns V adjacent outputs and walks
+// chunk blockIdx.y of the reduced axis.
+void ReductionSource::columns_pass() {
+  // split: G = group (< 32) thread columns per block and blockDim.x / G threads along
+  // the reduced axis (few outputs: the reduced axis is split inside the block too);
+  // otherwise each thread walks its column alone.
+  const bool split = s.group < 32;
+  const std::string G = std::to_string(s.group);
+  const std::string step = split ? "_cj_rn" : "(" + I + ")1";
+  if (split) {
+    w << "  const int _cj_col = threadIdx.x & " + std::to_string(s.group - 1) + ";\n";
+    w << "  const " + I + " _cj_rn = blockDim.x / " + G + ";\n";
+    w << "  const " + I + " o = ((" + I + ")blockIdx.x * " + G + " + _cj_col) * " + V + ";\n";
+  } else {
+    w << "  const " + I + " o = ((" + I + ")blockIdx.x * blockDim.x + threadIdx.x) * " + V + ";\n";
+    w << "  if (o >= L.n_out) return;\n";
+  }
+  const std::string NV = s.vec > 1 ? V : "1";
+  w << "  _cj_Acc _cj_acc[" + NV + "];\n#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + NV +
+           "; ++_cj_k) _cj_acc[_cj_k].init();\n";
+  w << (split ? "  if (o < L.n_out) {\n" : "  {\n");
+  bases("  ", "o");
+  w << "  const " + I + " _cj_cb = (" + I + ")blockIdx.y * L.chunk;\n";
+  w << "  const " + I + " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
+  const std::string first = split ? "_cj_cb + (" + I + ")(threadIdx.x / " + G + ")" : "_cj_cb";
+  if (s.vec > 1) {
+    w << "  " + I + " _cj_j = " + first + ";\n";
+    w << "  for (; _cj_j + " + std::to_string(kUnrollVector - 1) + " * " + step +
+             " < _cj_ce; _cj_j += " + std::to_string(kUnrollVector) + " * " + step + ") {\n";
+    columns_vector_body("    ", kUnrollVector, step);
+    w << "  }\n  for (; _cj_j < _cj_ce; _cj_j += " + step + ") {\n";
+    columns_vector_body("    ", 1, step);
+    w << "  }\n";
+  } else {
+    w << "  _cj_Acc& acc = _cj_acc[0];\n";
+    loop("  ", first, "_cj_ce", step, false, true);
+  }
+  w << "  }\n";
+  columns_combine(split, G, NV);
+}
+
+// V adjacent outputs per thread, one V-wide load per reduced index (the innermost output
+// axis is contiguous and aligned in every loaded input).
+void ReductionSource::columns_vector_body(const std::string& ind, int unroll,
+                                          const std::string& step) {
+  const std::string UU = std::to_string(unroll);
+  for (int k : loaded) {
+    w << ind + "_cj_Vec<" + T_of(k) + ", " + V + "> _cj_x" + id(k) + "[" + UU + "];\n";
+  }
+  w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU + "; ++_cj_u) {\n";
+  if (!loaded.empty()) {
+    w << ind + "  " + I + " _cj_ro[" + std::to_string(NA) + "];\n";
+    w << ind + "  _cj_red_offsets(L, _cj_j + _cj_u * " + step + ", _cj_ro);\n";
+  }
+  for (int k : loaded) {
+    const std::string slot = std::to_string(in_slot(k));
+    w << ind + "  _cj_x" + id(k) + "[_cj_u] = *reinterpret_cast<const _cj_Vec<" + T_of(k) + ", " +
+             V + ">*>(_cj_p" + id(k) + " + _cj_base[" + slot + "] + _cj_ro[" + slot + "]);\n";
+  }
+  w << ind + "}\n";
+  w << ind + "#pragma unroll\n" + ind + "for (int _cj_u = 0; _cj_u < " + UU + "; ++_cj_u) {\n";
+  w << ind + "#pragma unroll\n" + ind + "  for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
+  w << ind + "    _cj_acc[_cj_k].add(" +
+           map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u].v[_cj_k]"; },
+                    "_cj_j + _cj_u * " + step) +
+           ");\n";
+  w << ind + "}\n";
+}
+
+// Columns: combines the accumulators of each output and writes them (columns_finish).
+void ReductionSource::columns_combine(bool split, const std::string& G, const std::string& NV) {
+  if (split) {
+    // Lanes of one column combine by butterfly, then warps in order through shared memory:
+    // a fixed order, so the same bits on every run.
+    const std::string slots = std::to_string(s.block_size / 32 * s.group);
+    w << "  __shared__ __align__(16) unsigned char _cj_csm[" + slots + " * sizeof(_cj_Acc)];\n";
+    w << "  _cj_Acc* _cj_cs = reinterpret_cast<_cj_Acc*>(_cj_csm);\n";
+    w << "#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + NV + "; ++_cj_k) {\n";
+    w << "    _cj_Acc a = _cj_acc[_cj_k];\n";
+    w << "#pragma unroll\n    for (int m = 16; m >= " + G +
+             "; m >>= 1) a.merge(_cj_shfl_xor(a, m));\n";
+    w << "    if ((threadIdx.x & 31u) < " + G + ") _cj_cs[(threadIdx.x >> 5) * " + G +
+             " + (threadIdx.x & 31u)] = a;\n";
+    w << "    __syncthreads();\n";
+    w << "    if (threadIdx.x < " + G + " && o < L.n_out) {\n";
+    w << "      _cj_Acc v = _cj_cs[threadIdx.x];\n";
+    w << "      for (int _cj_w = 1; _cj_w < (int)(blockDim.x >> 5); ++_cj_w)\n";
+    w << "        v.merge(_cj_cs[_cj_w * " + G + " + threadIdx.x]);\n";
+    columns_finish("      ", "_cj_k", "v");
+    w << "    }\n    __syncthreads();\n  }\n";
+  } else {
+    w << "#pragma unroll\n  for (int _cj_k = 0; _cj_k < " + NV + "; ++_cj_k)\n";
+    columns_finish("  ", "_cj_k", "_cj_acc[_cj_k]");
+  }
+}
+
+// Writes the combined value of output o + k: a partial, or the post-map.
+void ReductionSource::columns_finish(const std::string& ind, const std::string& k,
+                                     const std::string& a) {
+  if (s.two_pass) {
+    w << ind + "_cj_part[(" + I + ")blockIdx.y * L.n_out + o + " + k + "] = " + a + ";\n";
+  } else {
+    post(ind, "o + " + k, a);
+  }
+}
+
+// The second kernel of a two-pass specialisation: combines the partials of each output.
+void ReductionSource::second_pass() {
+  w << "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(s.second_pass_block()) +
+           ") " + reduction_pass2_symbol(def) + "(" + kernel_params() + " {\n";
+  // Waits for the first pass to complete with its writes visible (a no-op when launched
+  // without programmatic dependent launch).
+  w << "#if __CUDA_ARCH__ >= 900\n  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+       "#endif\n";
+  prologue();
+  if (s.strategy == RedStrategy::Columns && s.group >= 32) {
+    second_pass_columns();
+  } else {
+    second_pass_blocks();
+  }
+  w << "}\n";
+}
+
+// A thread per output merges its column of partials in order; loads go out eight at a time
+// so that the chain does not wait on each one.
+void ReductionSource::second_pass_columns() {
+  w << "  for (" + I + " o = (" + I +
+           ")blockIdx.x * blockDim.x + threadIdx.x; o < L.n_out; o += (" + I +
+           ")gridDim.x * blockDim.x) {\n";
+  w << "    _cj_Acc acc;\n    acc.init();\n    " + I + " c = 0;\n";
+  w << "    for (; c + 8 <= L.nsplit; c += 8) {\n      _cj_Acc t[8];\n";
+  w << "#pragma unroll\n      for (int u = 0; u < 8; ++u) t[u] = _cj_part[(c + u) * L.n_out + "
+       "o];\n";
+  w << "#pragma unroll\n      for (int u = 0; u < 8; ++u) acc.merge(t[u]);\n    }\n";
+  w << "    for (; c < L.nsplit; ++c) acc.merge(_cj_part[c * L.n_out + o]);\n";
+  post("    ", "o", "acc");
+  w << "  }\n";
+}
+
+// A block per output (few outputs): strided over the partials, then the block reduction.
+void ReductionSource::second_pass_blocks() {
+  auto at = [&](const std::string& c) {
+    return s.strategy == RedStrategy::Columns ? "(" + c + ") * L.n_out + o" : "o * L.nsplit + " + c;
+  };
+  // Eight guarded loads in flight per thread (the last pass too: no chain of single
+  // loads), merged in the order of the plain loop.
+  w << "  for (" + I + " o = blockIdx.x; o < L.n_out; o += gridDim.x) {\n";
+  w << "    _cj_Acc acc;\n    acc.init();\n";
+  w << "    const " + I + " cs = blockDim.x;\n";
+  w << "    for (" + I + " c = threadIdx.x; c < L.nsplit; c += 8 * cs) {\n      _cj_Acc t[8];\n";
+  w << "#pragma unroll\n      for (int u = 0; u < 8; ++u)\n"
+       "        if (c + u * cs < L.nsplit) t[u] = _cj_part[" +
+           at("c + u * cs") + "];\n";
+  w << "#pragma unroll\n      for (int u = 0; u < 8; ++u)\n"
+       "        if (c + u * cs < L.nsplit) acc.merge(t[u]);\n    }\n";
+  w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
+  post("      ", "o", "acc");
+  w << "    }\n  }\n";
+}
+
+SourceProgram ReductionSource::program() const {
   SourceProgram program;
   program.name = file;
   program.source = w.str();
@@ -796,6 +934,20 @@ SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecia
     program.options.push_back(cuda_include_option());
   }
   return program;
+}
+
+}  // namespace
+
+SourceProgram generate_reduction(const ReductionDefinition& def, const RedSpecialization& s) {
+  ReductionSource source(def, s);
+  source.header();
+  source.accumulator();
+  source.map_function();
+  source.post_function();
+  source.layout_helpers();
+  source.first_pass();
+  if (s.two_pass) source.second_pass();
+  return source.program();
 }
 
 }  // namespace cujit::detail
