@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include <cujit/unique_handle.hpp>
+
 struct CUstream_st;
 struct CUevent_st;
 struct CUctx_st;
@@ -73,21 +75,24 @@ class Stream {
   /// the pool when memory runs short. Arrays allocated on it should go before it does (an
   /// array freed once cujit's cache is full is freed in the stream's order).
   static Stream wrap(CUstream_st* stream, const Device& device) noexcept;
-  Stream(Stream&& other) noexcept;
-  Stream& operator=(Stream&& other) noexcept;
+  Stream(Stream&&) noexcept = default;
+  Stream& operator=(Stream&&) noexcept = default;
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
-  ~Stream();
+  ~Stream() = default;
 
-  CUstream_st* handle() const noexcept { return stream_; }
+  CUstream_st* handle() const noexcept { return owned_ ? owned_.get() : borrowed_; }
   int device_id() const noexcept { return device_; }
   /// Waits until all work on the stream has finished.
   void synchronize() const;
 
  private:
-  CUstream_st* stream_ = nullptr;
-  int device_ = -1;  // -1: the device current at use
-  bool owned_ = false;
+  struct Release {
+    void operator()(CUstream_st* stream) const noexcept;
+  };
+  detail::UniqueHandle<CUstream_st*, Release> owned_;  // a stream cujit created
+  CUstream_st* borrowed_ = nullptr;                    // a stream the application owns
+  int device_ = -1;                                    // -1: the device current at use
 };
 
 /// A CUDA event for ordering and timing. Move-only. record() and wait_on() from several
@@ -97,11 +102,11 @@ class Event {
  public:
   /// Creates an event on `device` (timing enabled).
   explicit Event(const Device& device = Device::current());
-  Event(Event&& other) noexcept;
-  Event& operator=(Event&& other) noexcept;
+  Event(Event&&) noexcept = default;
+  Event& operator=(Event&&) noexcept = default;
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  ~Event();
+  ~Event() = default;
 
   void record(const Stream& stream = Stream()) const;
   void synchronize() const;
@@ -109,10 +114,13 @@ class Event {
   void wait_on(const Stream& stream) const;
   /// Milliseconds between `start` and this event (both recorded and complete).
   float elapsed_since(const Event& start) const;
-  CUevent_st* handle() const noexcept { return event_; }
+  CUevent_st* handle() const noexcept { return event_.get(); }
 
  private:
-  CUevent_st* event_ = nullptr;
+  struct Release {
+    void operator()(CUevent_st* event) const noexcept;
+  };
+  detail::UniqueHandle<CUevent_st*, Release> event_;
 };
 
 }  // namespace cujit
