@@ -477,7 +477,9 @@ void SqliteStore::create_schema_locked() {
 StoreFailure SqliteStore::failure_of(const Error& error) const {
   const auto* e = dynamic_cast<const SqliteError*>(&error);
   if (e == nullptr) return StoreFailure::Other;
-  return e->corrupt() ? StoreFailure::Corrupt : e->full() ? StoreFailure::Full : StoreFailure::Other;
+  return e->corrupt() ? StoreFailure::Corrupt
+         : e->full()  ? StoreFailure::Full
+                      : StoreFailure::Other;
 }
 
 std::uint64_t SqliteStore::generation() {

@@ -125,8 +125,7 @@ class SqliteStore final : public Store {
   /// thread has recreated the database since, nothing happens; when another process has
   /// moved the file away, the new file is opened without a warning. Writable databases
   /// only. Throws CacheError when the new database cannot be created.
-  void recreate_after_corruption(const std::string& reason,
-                                 std::uint64_t seen_generation) override;
+  void recreate_after_corruption(const std::string& reason, std::uint64_t seen_generation) override;
   /// Counts the recreations of this store's database.
   std::uint64_t generation() override;
   /// SqliteError's corrupt() and full() as values.

@@ -76,8 +76,7 @@ class Store {
   virtual std::uint64_t generation() { return 0; }
   /// Starts over after StoreFailure::Corrupt (`seen_generation` from before the failure).
   /// Throws CacheError when the store cannot.
-  virtual void recreate_after_corruption(const std::string& reason,
-                                         std::uint64_t seen_generation) {
+  virtual void recreate_after_corruption(const std::string& reason, std::uint64_t seen_generation) {
     (void)seen_generation;
     throw CacheError("cujit: cache " + name() + ": " + reason + "; it cannot start over");
   }

@@ -204,15 +204,23 @@ class EwSource {
     thread_state();
     w_.snippet("loop_prep", def_.loop_prep);
     switch (s_.layout) {
-      case EwLayout::Vectorized: vectorized(); break;
-      case EwLayout::Contiguous: contiguous(); break;
-      case EwLayout::Rows2D: rows2d(); break;
-      case EwLayout::Tiled2D:
-        generate_tiled_loop(w_, s_, strided_, n_in_, [this](const std::string& indent, auto&& declare) {
-          element_body(indent, declare);
-        });
+      case EwLayout::Vectorized:
+        vectorized();
         break;
-      case EwLayout::Strided: strided(); break;
+      case EwLayout::Contiguous:
+        contiguous();
+        break;
+      case EwLayout::Rows2D:
+        rows2d();
+        break;
+      case EwLayout::Tiled2D:
+        generate_tiled_loop(
+            w_, s_, strided_, n_in_,
+            [this](const std::string& indent, auto&& declare) { element_body(indent, declare); });
+        break;
+      case EwLayout::Strided:
+        strided();
+        break;
     }
     w_.snippet("after_loop", def_.after_loop);
     w_ << "}\n";
@@ -315,8 +323,8 @@ class EwSource {
           w_ << "  const _cj_View<" + T + "> _raw_" + p.name + "{_cj_p" + id + ", &_cj_L, " +
                     std::to_string(strided_slot(k)) + ", _cj_n};\n";
         } else {
-          w_ << "  const _cj_RawArray<" + T + ", " + I_ + ", true> _raw_" + p.name + "{_cj_p" +
-                    id + ", _cj_n, sizeof(" + T + ")};\n";
+          w_ << "  const _cj_RawArray<" + T + ", " + I_ + ", true> _raw_" + p.name + "{_cj_p" + id +
+                    ", _cj_n, sizeof(" + T + ")};\n";
         }
       }
     }
@@ -360,8 +368,8 @@ class EwSource {
       const std::string id = std::to_string(k);
       const std::string vec = "_cj_Vec<" + cuda_type(e.dtype) + ", " + V + ">";
       if (input(k) || e.load_output) {
-        w_ << "    " + vec + " _cj_v" + id + " = *reinterpret_cast<const " + vec + "*>(_cj_p" +
-                  id + " + _cj_v * " + V + ");\n";
+        w_ << "    " + vec + " _cj_v" + id + " = *reinterpret_cast<const " + vec + "*>(_cj_p" + id +
+                  " + _cj_v * " + V + ");\n";
       } else {
         w_ << "    " + vec + " _cj_v" + id + ";\n";
       }
@@ -381,8 +389,7 @@ class EwSource {
     }
     w_ << "  }\n";
     // The tail that does not fill a vector.
-    w_ << "  for (" + I_ + " i = _cj_nvec * " + V +
-              " + _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
+    w_ << "  for (" + I_ + " i = _cj_nvec * " + V + " + _cj_tid; i < _cj_n; i += _cj_stride_all)\n";
     element_by_index("  ");
   }
 

@@ -43,9 +43,9 @@ ElementwiseDefinition make_elementwise_definition(std::string in_params, std::st
   std::vector<std::string> names;
   for (const Param& p : def.in) names.push_back(p.name);
   for (const Param& p : def.out) names.push_back(p.name);
-  def.use = param_use(names, std::vector<char>(names.size(), 0),
-                      {&def.operation, &def.loop_prep, &def.after_loop, &def.preamble},
-                      &def.operation);
+  def.use =
+      param_use(names, std::vector<char>(names.size(), 0),
+                {&def.operation, &def.loop_prep, &def.after_loop, &def.preamble}, &def.operation);
   return def;
 }
 

@@ -55,8 +55,8 @@ ArrayFacts array_facts(const ElementwiseDefinition& def, const ArgDesc* args, co
 }
 
 // Every array contiguous: 16-byte vectors when every used array is aligned to them.
-void plan_contiguous(const ElementwiseDefinition& def, const ArgDesc* args,
-                     const ArrayFacts& facts, EwPlan& plan) {
+void plan_contiguous(const ElementwiseDefinition& def, const ArgDesc* args, const ArrayFacts& facts,
+                     EwPlan& plan) {
   int vec = facts.max_item <= 8 && facts.loaded > 0 ? static_cast<int>(16 / facts.max_item) : 1;
   const ParamList params(def.in, def.out);
   for (std::size_t k = 0; k < params.size() && vec > 1; ++k) {
@@ -126,7 +126,8 @@ void plan_strided(const ElementwiseDefinition& def, const ArgDesc* args, const S
   }
   for (std::size_t a = 0; a < plan.layout_arrays.size(); ++a) {
     const Shape& st = plan.collapsed.strides[a];
-    const bool tile = plan.layout == EwLayout::Tiled2D && st[0] != 0 && std::abs(st[0]) < std::abs(st[1]);
+    const bool tile =
+        plan.layout == EwLayout::Tiled2D && st[0] != 0 && std::abs(st[0]) < std::abs(st[1]);
     plan.orientation[a] = tile ? 't' : plan.layout == EwLayout::Rows2D && st[1] == 0 ? 'b' : 'n';
     plan.key.push(static_cast<unsigned char>(plan.orientation[a]));
   }
@@ -151,11 +152,10 @@ void plan_grid(const EwTuning& tuning, const DeviceLimits& device, EwPlan& plan)
     plan.block_x = static_cast<unsigned>(plan.block_size);
     plan.block_y = 1;
   }
-  const bool streaming =
-      plan.layout == EwLayout::Vectorized || plan.layout == EwLayout::Contiguous;
+  const bool streaming = plan.layout == EwLayout::Vectorized || plan.layout == EwLayout::Contiguous;
   const std::int64_t per_sm = tuning.blocks_per_sm > 0 ? tuning.blocks_per_sm
-                              : streaming             ? std::int64_t{1} << 24
-                                                      : 32;
+                              : streaming              ? std::int64_t{1} << 24
+                                                       : 32;
   const std::int64_t cap = std::min<std::int64_t>(
       std::int64_t{device.sm_count} * per_sm * std::max(1, kDefaultBlock / plan.block_size),
       (std::int64_t{1} << 31) - 1);
@@ -249,7 +249,8 @@ void write_elementwise_layout(const AbiStruct& abi, const EwPlan& plan, unsigned
   for (std::size_t d = 0; d < nd && !plan.index64; ++d) {
     // Rows2D walks vectors along a row: its fast division is by the vectors per row.
     const bool vectors = plan.layout == EwLayout::Rows2D && d == 1;
-    const FastDivisor f = fast_divisor(static_cast<unsigned>(vectors ? c.shape[d] / plan.vec : c.shape[d]));
+    const FastDivisor f =
+        fast_divisor(static_cast<unsigned>(vectors ? c.shape[d] / plan.vec : c.shape[d]));
     w.set(kEwMagic, d, f.magic);
     w.set(kEwShift, d, f.shift);
   }

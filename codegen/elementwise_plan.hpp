@@ -19,8 +19,8 @@ inline constexpr std::size_t kMaxLayoutBytes = 8 * (64 + 64 * 49);
 
 /// Run-time tuning knobs (CUJIT_EW_TILE_ROWS, CUJIT_EW_BLOCKS_PER_SM), read by the caller.
 struct EwTuning {
-  int tile_rows = 64;               ///< rows per Tiled2D tile: 32, 64 or 128
-  std::int64_t blocks_per_sm = 0;   ///< grid cap per SM; 0: the planner's default
+  int tile_rows = 64;              ///< rows per Tiled2D tile: 32, 64 or 128
+  std::int64_t blocks_per_sm = 0;  ///< grid cap per SM; 0: the planner's default
 };
 
 struct EwPlan {
@@ -30,15 +30,17 @@ struct EwPlan {
   bool index64 = false;
   int block_size = 256;  ///< threads per block as the kernel is compiled
   int tile_rows = 64;
-  std::int64_t n = 0;                ///< elements of the broadcast shape
-  CollapsedLayout collapsed;         ///< Strided, Rows2D, Tiled2D
-  std::vector<int> layout_arrays;    ///< parameters in the layout struct, in order
+  std::int64_t n = 0;                   ///< elements of the broadcast shape
+  CollapsedLayout collapsed;            ///< Strided, Rows2D, Tiled2D
+  std::vector<int> layout_arrays;       ///< parameters in the layout struct, in order
   char orientation[kMaxCallArgs] = {};  ///< per layout array: 't' tiled transposed, 'b' row
                                         ///< broadcast, 'n' neither
   unsigned grid = 1, block_x = 256, block_y = 1;
   PlanKey key;  ///< everything above that selects the generated code, plus argument kinds
 
-  bool has_layout_struct() const { return layout != EwLayout::Vectorized && layout != EwLayout::Contiguous; }
+  bool has_layout_struct() const {
+    return layout != EwLayout::Vectorized && layout != EwLayout::Contiguous;
+  }
 };
 
 /// Plans a call with `args` (all n_in + n_out parameters; outputs the caller did not give are

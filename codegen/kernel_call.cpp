@@ -23,14 +23,15 @@ void check_argument_count(const Who& who, const ParamList& params, std::size_t c
                       ", but " + std::to_string(count) + " argument(s) were given");
 }
 
-void scan_arrays(ArrayScan& scan, const Who& who, const ParamList& params,
-                 const ArgDesc* args, std::size_t count, std::size_t shape_args) {
+void scan_arrays(ArrayScan& scan, const Who& who, const ParamList& params, const ArgDesc* args,
+                 std::size_t count, std::size_t shape_args) {
   const Shape* first = nullptr;
   bool same = true;
   for (std::size_t k = 0; k < count; ++k) {
     const ArgDesc& a = args[k];
     if (!a.is_array) continue;
-    if (a.null) throw ArgumentError(who.text() + ": argument '" + params[k].name + "' is a null array");
+    if (a.null)
+      throw ArgumentError(who.text() + ": argument '" + params[k].name + "' is a null array");
     if (scan.device < 0) {
       scan.device = a.device;
     } else if (a.device != scan.device) {

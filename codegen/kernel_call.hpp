@@ -60,7 +60,9 @@ class ParamList {
   std::size_t n_in() const { return in_.size(); }
   std::size_t n_out() const { return out_.size(); }
   std::size_t size() const { return in_.size() + out_.size(); }
-  const Param& operator[](std::size_t k) const { return k < in_.size() ? in_[k] : out_[k - in_.size()]; }
+  const Param& operator[](std::size_t k) const {
+    return k < in_.size() ? in_[k] : out_[k - in_.size()];
+  }
   /// "input 'x'" or "output 'z'"
   std::string role(std::size_t k) const;
 
@@ -85,8 +87,8 @@ struct ArrayScan {
 };
 /// Fills `scan`. Throws ArgumentError for a null array, DeviceError for arrays on different
 /// devices, ShapeError when shapes do not broadcast (naming the first argument that does not).
-void scan_arrays(ArrayScan& scan, const Who& who, const ParamList& params,
-                 const ArgDesc* args, std::size_t count, std::size_t shape_args);
+void scan_arrays(ArrayScan& scan, const Who& who, const ParamList& params, const ArgDesc* args,
+                 std::size_t count, std::size_t shape_args);
 
 /// Throws ShapeError when a given non-raw output's shape is not `shape` ("... but `what` is").
 void check_output_shapes(const Who& who, const ParamList& params, const ArgDesc* args,

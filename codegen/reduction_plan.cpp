@@ -139,8 +139,8 @@ void plan_rows(RedPlan& plan, bool small_rows, std::int64_t per_row) {
   spec.strategy = RedStrategy::Rows;
   // Two loads per lane keep more bytes in flight than one, and lane pairs still fill whole
   // 32-byte sectors.
-  spec.group = small_rows ? static_cast<int>(std::min<std::int64_t>(32, next_pow2((per_row + 1) / 2)))
-                          : B;
+  spec.group =
+      small_rows ? static_cast<int>(std::min<std::int64_t>(32, next_pow2((per_row + 1) / 2))) : B;
   // Rows a group covers in one or two loads per lane: several rows per pass.
   const std::int64_t nv = spec.vec > 1 ? plan.n_red / spec.vec : plan.n_red;
   const std::int64_t loads = (nv + spec.group - 1) / spec.group;
@@ -168,7 +168,8 @@ void plan_columns(RedPlan& plan, const ArgDesc* args, const std::vector<int>& in
       const auto item = static_cast<std::int64_t>(dtype_size(e.dtype));
       const std::int64_t align = v * item;
       ok = co.strides[a].back() == item && args[inputs[a]].address % align == 0;
-      for (std::size_t d = 0; d + 1 < co.shape.size(); ++d) ok = ok && co.strides[a][d] % align == 0;
+      for (std::size_t d = 0; d + 1 < co.shape.size(); ++d)
+        ok = ok && co.strides[a][d] % align == 0;
       for (std::int64_t st : plan.reduced.strides[a]) ok = ok && st % align == 0;
     }
     if (ok) spec.vec = v;
@@ -301,7 +302,8 @@ RedAxes reduction_axes(const Who& who, const Shape& shape, const ReduceOptions& 
                          std::to_string(ndim) + "-d input shape " + shape_text(shape));
       }
       if (mask >> axis & 1) {
-        throw ShapeError(who.text() + ": axis " + std::to_string(a) + " is repeated in cujit::axis");
+        throw ShapeError(who.text() + ": axis " + std::to_string(a) +
+                         " is repeated in cujit::axis");
       }
       mask |= std::uint64_t{1} << axis;
     }
@@ -350,7 +352,8 @@ RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& type
       std::int64_t{device.sm_count} * std::max(1, device.max_threads_per_sm / spec.block_size);
   plan_grid(plan, resident, 0, tuning);
   spec.two_pass = plan.nsplit > 1;
-  if (spec.two_pass && spec.strategy == RedStrategy::Segments) spec.pass2_block = kSegmentPass2Block;
+  if (spec.two_pass && spec.strategy == RedStrategy::Segments)
+    spec.pass2_block = kSegmentPass2Block;
   size_scratch(plan);
   return plan;
 }
@@ -372,12 +375,19 @@ AbiStruct reduction_layout_abi(const ReductionDefinition& def, const RedSpeciali
   const int no = s.out_ndim, nr = s.red_ndim;
   using T = AbiField::Type;
   return AbiStruct("_cj_RL", s.index64,
-                   {{"n_out", T::Index}, {"n_red", T::Index}, {"chunk", T::Index},
-                    {"nsplit", T::Index}, {"out_shape", T::Index, 0, no},
-                    {"red_shape", T::Index, 0, nr}, {"in_out", T::Index, na, no},
-                    {"in_red", T::Index, na, nr}, {"out_out", T::Index, nb, no},
-                    {"out_magic", T::U32, 0, no}, {"out_shift", T::U32, 0, no},
-                    {"red_magic", T::U32, 0, nr}, {"red_shift", T::U32, 0, nr}});
+                   {{"n_out", T::Index},
+                    {"n_red", T::Index},
+                    {"chunk", T::Index},
+                    {"nsplit", T::Index},
+                    {"out_shape", T::Index, 0, no},
+                    {"red_shape", T::Index, 0, nr},
+                    {"in_out", T::Index, na, no},
+                    {"in_red", T::Index, na, nr},
+                    {"out_out", T::Index, nb, no},
+                    {"out_magic", T::U32, 0, no},
+                    {"out_shift", T::U32, 0, no},
+                    {"red_magic", T::U32, 0, nr},
+                    {"red_shift", T::U32, 0, nr}});
 }
 
 std::vector<unsigned char> reduction_layout_bytes(const AbiStruct& abi, const RedPlan& plan) {

@@ -25,7 +25,7 @@ struct RedTuning {
 
 /// The reduced and kept axes of the broadcast input shape.
 struct RedAxes {
-  Shape out_shape;               ///< the result's shape (keepdims: reduced axes as 1)
+  Shape out_shape;  ///< the result's shape (keepdims: reduced axes as 1)
   Shape kept_shape, red_shape;
   std::vector<int> kept_axes, red_axes;
   std::int64_t n_out = 1, n_red = 1;
@@ -64,8 +64,19 @@ void replan_reduction_grid(RedPlan& plan, int blocks_per_sm, const RedTuning& tu
 /// The layout struct `_cj_RL` of a specialisation.
 AbiStruct reduction_layout_abi(const ReductionDefinition& def, const RedSpecialization& s);
 enum RedLayoutField : int {
-  kRedNOut, kRedNRed, kRedChunk, kRedNSplit, kRedOutShape, kRedRedShape, kRedInOut, kRedInRed,
-  kRedOutOut, kRedOutMagic, kRedOutShift, kRedRedMagic, kRedRedShift
+  kRedNOut,
+  kRedNRed,
+  kRedChunk,
+  kRedNSplit,
+  kRedOutShape,
+  kRedRedShape,
+  kRedInOut,
+  kRedInRed,
+  kRedOutOut,
+  kRedOutMagic,
+  kRedOutShift,
+  kRedRedMagic,
+  kRedRedShift
 };
 
 /// The layout struct's bytes for `plan`.

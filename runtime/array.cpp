@@ -2,9 +2,9 @@
 
 #include <cujit/error.hpp>
 
+#include "core/layout.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
-#include "core/layout.hpp"
 #include "runtime/memory.hpp"
 #include "runtime/scalar.hpp"
 

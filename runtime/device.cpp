@@ -86,13 +86,11 @@ void start_background_work(int device) {
     KernelCache& cache = KernelCache::global();
     std::shared_future<void> read_ahead = cache.prefetch();
     if (module_preload_enabled()) {
-      start_module_preload(cache, std::move(read_ahead), device,
-                           s.properties.compute_capability, s.primary);
+      start_module_preload(cache, std::move(read_ahead), device, s.properties.compute_capability,
+                           s.primary);
     }
   });
 }
-
-
 
 int current_device() noexcept {
   if (!driver_available()) return -1;

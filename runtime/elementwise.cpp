@@ -107,7 +107,8 @@ struct ElementwiseKernel::Impl {
   detail::SharedCache<detail::DevicePlanKey, detail::Specialized, detail::DevicePlanKeyHash>
       specialized;
 
-  std::shared_ptr<const detail::ResolvedTypes> resolve(const Arg* args, const detail::ArgDesc* descs,
+  std::shared_ptr<const detail::ResolvedTypes> resolve(const Arg* args,
+                                                       const detail::ArgDesc* descs,
                                                        std::size_t count);
   std::shared_ptr<const detail::Specialized> specialize(const detail::EwPlan& plan,
                                                         const detail::ResolvedTypes& types,
@@ -119,11 +120,11 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
                                      std::string operation, std::string name,
                                      ElementwiseOptions options)
     : impl_(std::make_shared<Impl>()) {
-  impl_->def = std::make_shared<const detail::ElementwiseDefinition>(
-      detail::make_elementwise_definition(
+  impl_->def =
+      std::make_shared<const detail::ElementwiseDefinition>(detail::make_elementwise_definition(
           std::move(in_params), std::move(out_params), std::move(operation), std::move(name),
-          std::move(options.preamble), std::move(options.loop_prep),
-          std::move(options.after_loop), std::move(options.compile_options), options.reduce_dims));
+          std::move(options.preamble), std::move(options.loop_prep), std::move(options.after_loop),
+          std::move(options.compile_options), options.reduce_dims));
   impl_->no_return = options.no_return;
 }
 
@@ -134,9 +135,9 @@ std::shared_ptr<const detail::ResolvedTypes> ElementwiseKernel::Impl::resolve(
   const std::string key = detail::type_key(args, count);
   if (auto found = resolved.find(key)) return found;
   const detail::ParamList params(def->in, def->out);
-  return resolved.insert(key, std::make_shared<const detail::ResolvedTypes>(
-                                  detail::resolve_call_types({"kernel", def->name}, params,
-                                                             def->in, def->out, descs, count)));
+  return resolved.insert(key,
+                         std::make_shared<const detail::ResolvedTypes>(detail::resolve_call_types(
+                             {"kernel", def->name}, params, def->in, def->out, descs, count)));
 }
 
 std::shared_ptr<const detail::Specialized> ElementwiseKernel::Impl::specialize(
@@ -213,7 +214,8 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   auto finish = [&]() -> Array {
     if (im.no_return || def.out.empty()) return Array();
     if (all_outputs != nullptr) {
-      for (std::size_t k = params.n_in(); k < params.size(); ++k) all_outputs->push_back(array_of(k));
+      for (std::size_t k = params.n_in(); k < params.size(); ++k)
+        all_outputs->push_back(array_of(k));
     }
     return outputs_given ? args[params.n_in()].array() : std::move(allocated.front());
   };

@@ -59,8 +59,8 @@ std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build) 
   return KernelCache::global().get_or_compile(
       build.request,
       [&] {
-        analysis = std::async(std::launch::async,
-                              [set = build.snippets()] { analyze_snippets(set); });
+        analysis =
+            std::async(std::launch::async, [set = build.snippets()] { analyze_snippets(set); });
         return build.generate();
       },
       [&](const SourceProgram& program) {
@@ -132,15 +132,14 @@ CUfunction kernel_function(const LoadedModule& module, const std::string& symbol
                            const std::string& kernel) {
   CUfunction f = find_function(module, symbol);
   if (f == nullptr) {
-    throw ArgumentError("cujit: kernel '" + kernel + "': compiled code has no kernel '" +
-                        symbol + "'");
+    throw ArgumentError("cujit: kernel '" + kernel + "': compiled code has no kernel '" + symbol +
+                        "'");
   }
   return f;
 }
 
-void launch_function(CUfunction function, const LaunchShape& shape, CUstream stream,
-                     void** params, int device, bool dependent, const char* what,
-                     const std::string& kernel) {
+void launch_function(CUfunction function, const LaunchShape& shape, CUstream stream, void** params,
+                     int device, bool dependent, const char* what, const std::string& kernel) {
   ensure_context(device);
   const Driver& drv = driver();
   CUresult result;

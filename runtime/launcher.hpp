@@ -66,8 +66,8 @@ std::string type_key(const Arg* args, std::size_t count);
 
 /// What a family compiles for one specialisation.
 struct FamilyBuild {
-  KernelRequest request;                  ///< kind, spec (manifest entry), target
-  std::function<SnippetSet()> snippets;   ///< for the clang analysis
+  KernelRequest request;                 ///< kind, spec (manifest entry), target
+  std::function<SnippetSet()> snippets;  ///< for the clang analysis
   std::function<SourceProgram()> generate;
   std::string kernel;                                              ///< for messages
   std::vector<std::pair<std::string, std::string>> snippet_texts;  ///< label, text
@@ -79,8 +79,9 @@ struct FamilyBuild {
 std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build);
 
 /// Registers `cujit-cache precompile`'s replay of a family's manifest entries.
-void register_family_replay(const std::string& kind,
-                            std::function<FamilyBuild(const std::string& entry, const Target&)> parse);
+void register_family_replay(
+    const std::string& kind,
+    std::function<FamilyBuild(const std::string& entry, const Target&)> parse);
 
 /// The target of `device`, the compilation of `build_for(target)` and its module loaded on
 /// `device` (CUJIT_TRACE_SPECIALIZE=1 prints where the time went).
@@ -102,9 +103,8 @@ struct LaunchShape {
 /// with programmatic stream serialisation, scheduled while the previous kernel's last blocks
 /// run (the kernel waits with griddepcontrol.wait). Throws CudaError naming `what` ("the
 /// second pass of reduction kernel") and `kernel`.
-void launch_function(CUfunction function, const LaunchShape& shape, CUstream stream,
-                     void** params, int device, bool dependent, const char* what,
-                     const std::string& kernel);
+void launch_function(CUfunction function, const LaunchShape& shape, CUstream stream, void** params,
+                     int device, bool dependent, const char* what, const std::string& kernel);
 
 /// Rethrows a CompileError from NVRTC for a generated kernel with a message that names the
 /// kernel and the snippet ("operation line 2") where NVRTC's log points into one (#line).

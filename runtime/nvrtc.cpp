@@ -275,7 +275,8 @@ namespace {
 // The cache keys kernels by the compiler that builds them and counts its compilations; it
 // asks through these hooks, never NVRTC itself.
 const bool kCompilerHooksInstalled = [] {
-  install_compiler_hooks({[] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); }});
+  install_compiler_hooks(
+      {[] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); }});
   return true;
 }();
 

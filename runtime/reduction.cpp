@@ -173,11 +173,10 @@ void debug_plan(const std::string& kernel, const RedPlan& plan, int blocks_per_s
                "(%lld, %lld) x %d, nsplit %lld, chunk %lld, pass 2 grid %lld, occupancy %d "
                "blocks/SM\n",
                kernel.c_str(), static_cast<long long>(plan.n_out),
-               static_cast<long long>(plan.n_red), names[static_cast<int>(spec.strategy)],
-               spec.vec, spec.group, spec.red_contiguous ? " contiguous" : "",
+               static_cast<long long>(plan.n_red), names[static_cast<int>(spec.strategy)], spec.vec,
+               spec.group, spec.red_contiguous ? " contiguous" : "",
                static_cast<long long>(plan.grid_x), static_cast<long long>(plan.grid_y),
-               plan.block1, static_cast<long long>(plan.nsplit),
-               static_cast<long long>(plan.chunk),
+               plan.block1, static_cast<long long>(plan.nsplit), static_cast<long long>(plan.chunk),
                static_cast<long long>(spec.two_pass ? plan.grid2 : 0), blocks_per_sm);
 }
 
@@ -212,24 +211,25 @@ ReductionKernel::ReductionKernel(std::string in_params, std::string out_params,
                                  std::string post_map_expr, std::string identity, std::string name,
                                  ReductionOptions options)
     : impl_(std::make_shared<Impl>()) {
-  impl_->def = std::make_shared<const detail::ReductionDefinition>(
-      detail::make_reduction_definition(
-          std::move(in_params), std::move(out_params), std::move(map_expr),
-          std::move(reduce_expr), std::move(post_map_expr), std::move(identity), std::move(name),
+  impl_->def =
+      std::make_shared<const detail::ReductionDefinition>(detail::make_reduction_definition(
+          std::move(in_params), std::move(out_params), std::move(map_expr), std::move(reduce_expr),
+          std::move(post_map_expr), std::move(identity), std::move(name),
           std::move(options.reduce_type), std::move(options.preamble),
           std::move(options.compile_options), options.reduce_dims));
 }
 
 const std::string& ReductionKernel::name() const noexcept { return impl_->def->name; }
 
-std::shared_ptr<const detail::Resolved> ReductionKernel::Impl::resolve(
-    const Arg* args, const detail::ArgDesc* descs, std::size_t count) {
+std::shared_ptr<const detail::Resolved> ReductionKernel::Impl::resolve(const Arg* args,
+                                                                       const detail::ArgDesc* descs,
+                                                                       std::size_t count) {
   const std::string key = detail::type_key(args, count);
   if (auto found = resolved.find(key)) return found;
   auto made = std::make_shared<detail::Resolved>();
   made->types = detail::resolve_call_types({"reduction kernel", def->name},
-                                           detail::ParamList(def->in, def->out), def->in,
-                                           def->out, descs, count);
+                                           detail::ParamList(def->in, def->out), def->in, def->out,
+                                           descs, count);
   made->reduce_ctype = detail::resolve_reduce_ctype(*def, made->types);
   return resolved.insert(key, std::move(made));
 }
@@ -288,15 +288,15 @@ std::shared_ptr<const detail::KnownCall> ReductionKernel::Impl::plan_call(
   for (std::size_t j = 0; j < outputs.size(); ++j) descs.describe(params.n_in() + j, outputs[j]);
   if (axes.n_out == 0) return nullptr;
   const detail::DeviceLimits limits = detail::limits_of(device);
-  call->plan = detail::plan_reduction(*def, types, resolved_types->reduce_ctype, descs.data(),
-                                      *scan.shape, axes, reduce.keepdims, options.block_size,
-                                      detail::tuning(), limits);
+  call->plan =
+      detail::plan_reduction(*def, types, resolved_types->reduce_ctype, descs.data(), *scan.shape,
+                             axes, reduce.keepdims, options.block_size, detail::tuning(), limits);
   call->specialized = specialize(call->plan.spec, detail::type_key(args, count), device);
   // The grid for the occupancy the compiled kernel really has (registers, shared memory).
   detail::replan_reduction_grid(call->plan, call->specialized->blocks_per_sm, detail::tuning(),
                                 limits);
-  call->layout = detail::reduction_layout_bytes(
-      detail::reduction_layout_abi(*def, call->plan.spec), call->plan);
+  call->layout = detail::reduction_layout_bytes(detail::reduction_layout_abi(*def, call->plan.spec),
+                                                call->plan);
   detail::debug_plan(def->name, call->plan, call->specialized->blocks_per_sm);
   return call;
 }
@@ -319,8 +319,8 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
       const Device dev = Device::get(device);
       const Stream stream = Stream::wrap(options.stream, dev);
       for (std::size_t j = 0; j < params.n_out(); ++j) {
-        outputs.push_back(Array::empty(call->out_shape,
-                                       call->plan.spec.params[params.n_in() + j].dtype, dev, stream));
+        outputs.push_back(Array::empty(
+            call->out_shape, call->plan.spec.params[params.n_in() + j].dtype, dev, stream));
       }
     }
   } else {

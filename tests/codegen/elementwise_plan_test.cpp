@@ -27,12 +27,14 @@ EwPlan plan_add(std::vector<ArgDesc> args, PlanArgs& pa, int sm_count = 132, int
   const std::size_t given = args.size();
   const Shape shape = broadcast_shapes({*args[0].shape, *args[1].shape});
   if (args.size() == 2) args.push_back(pa.array(shape, args[0].dtype, 1 << 24));
-  return plan_elementwise(def, args.data(), given, shape, block, tuning, test::device_with(sm_count));
+  return plan_elementwise(def, args.data(), given, shape, block, tuning,
+                          test::device_with(sm_count));
 }
 
 TEST(ElementwisePlan, ContiguousAlignedFloat32IsVectorizedBy4) {
   PlanArgs pa;
-  const EwPlan p = plan_add({pa.array({1 << 20}, DType::Float32), pa.array({1 << 20}, DType::Float32)}, pa);
+  const EwPlan p =
+      plan_add({pa.array({1 << 20}, DType::Float32), pa.array({1 << 20}, DType::Float32)}, pa);
   EXPECT_EQ(p.layout, EwLayout::Vectorized);
   EXPECT_EQ(p.vec, 4);
   EXPECT_FALSE(p.index64);
@@ -117,16 +119,15 @@ TEST(ElementwisePlan, BothInputsTransposedAreTiled) {
 TEST(ElementwisePlan, TilesOverTheSharedMemoryBudgetStayStrided) {
   PlanArgs pa;
   // Two complex128 tiles of 32 x 65 take 66 KiB, over the 40 KiB budget.
-  const EwPlan p = plan_add({pa.transposed(256, 256, DType::Complex128),
-                             pa.transposed(256, 256, DType::Complex128)},
-                            pa);
+  const EwPlan p = plan_add(
+      {pa.transposed(256, 256, DType::Complex128), pa.transposed(256, 256, DType::Complex128)}, pa);
   EXPECT_EQ(p.layout, EwLayout::Strided);
 }
 
 TEST(ElementwisePlan, ThreeDimensionsAreStrided) {
   PlanArgs pa;
-  const EwPlan p = plan_add(
-      {pa.array({16, 1, 32}, DType::Float32), pa.array({16, 8, 1}, DType::Float32)}, pa);
+  const EwPlan p =
+      plan_add({pa.array({16, 1, 32}, DType::Float32), pa.array({16, 8, 1}, DType::Float32)}, pa);
   EXPECT_EQ(p.layout, EwLayout::Strided);
   EXPECT_EQ(p.ndim, 3);
 }
@@ -145,7 +146,8 @@ TEST(ElementwisePlan, NoMergeKeepsDimensionsWhenAsked) {
   PlanArgs pa;
   const ElementwiseDefinition def =
       make_elementwise_definition("T x, T y", "T z", "z = x + y", "add", "", "", "", {}, false);
-  std::vector<ArgDesc> args = {pa.array({4, 8, 2}, DType::Float32), pa.array({8, 2}, DType::Float32),
+  std::vector<ArgDesc> args = {pa.array({4, 8, 2}, DType::Float32),
+                               pa.array({8, 2}, DType::Float32),
                                pa.array({4, 8, 2}, DType::Float32)};
   const EwPlan p = plan_elementwise(def, args.data(), 2, {4, 8, 2}, 0, {}, test::device_with(132));
   EXPECT_EQ(p.ndim, 3);
@@ -194,15 +196,17 @@ TEST(ElementwisePlan, RawArrayNeitherContiguousNor1DIsRefused) {
 
 TEST(ElementwisePlan, BlockSizeIsTheCallersUnlessTiled) {
   PlanArgs pa;
-  EXPECT_EQ(plan_add({pa.array({4096}, DType::Float32), pa.array({4096}, DType::Float32)}, pa, 132, 128)
-                .block_size,
-            128);
-  EXPECT_EQ(plan_add({pa.transposed(64, 64, DType::Float32), pa.array({64, 64}, DType::Float32)}, pa,
-                     132, 128)
+  EXPECT_EQ(
+      plan_add({pa.array({4096}, DType::Float32), pa.array({4096}, DType::Float32)}, pa, 132, 128)
+          .block_size,
+      128);
+  EXPECT_EQ(plan_add({pa.transposed(64, 64, DType::Float32), pa.array({64, 64}, DType::Float32)},
+                     pa, 132, 128)
                 .block_size,
             256);
-  EXPECT_THROW(plan_add({pa.array({8}, DType::Float32), pa.array({8}, DType::Float32)}, pa, 132, 2048),
-               ArgumentError);
+  EXPECT_THROW(
+      plan_add({pa.array({8}, DType::Float32), pa.array({8}, DType::Float32)}, pa, 132, 2048),
+      ArgumentError);
 }
 
 TEST(ElementwisePlan, StreamingGridIsOneThreadPerVectorForEverySmCount) {
@@ -241,17 +245,19 @@ TEST(ElementwisePlan, BlocksPerSmKnobCapsEveryLayout) {
   PlanArgs pa;
   EwTuning t;
   t.blocks_per_sm = 2;
-  const EwPlan p = plan_add({pa.array({1 << 24}, DType::Float32), pa.array({1 << 24}, DType::Float32)},
-                            pa, 108, 0, t);
+  const EwPlan p = plan_add(
+      {pa.array({1 << 24}, DType::Float32), pa.array({1 << 24}, DType::Float32)}, pa, 108, 0, t);
   EXPECT_EQ(p.grid, 108u * 2);
 }
 
 TEST(ElementwisePlan, KeysSeparateLayoutsAndMatchForEqualCalls) {
   PlanArgs pa;
-  const EwPlan a = plan_add({pa.array({4096}, DType::Float32), pa.array({4096}, DType::Float32)}, pa);
-  const EwPlan b = plan_add({pa.array({4096}, DType::Float32), pa.array({4096}, DType::Float32)}, pa);
-  const EwPlan c =
-      plan_add({pa.array({4096}, DType::Float32, (1 << 20) + 4), pa.array({4096}, DType::Float32)}, pa);
+  const EwPlan a =
+      plan_add({pa.array({4096}, DType::Float32), pa.array({4096}, DType::Float32)}, pa);
+  const EwPlan b =
+      plan_add({pa.array({4096}, DType::Float32), pa.array({4096}, DType::Float32)}, pa);
+  const EwPlan c = plan_add(
+      {pa.array({4096}, DType::Float32, (1 << 20) + 4), pa.array({4096}, DType::Float32)}, pa);
   const EwPlan given = plan_add({pa.array({4096}, DType::Float32), pa.array({4096}, DType::Float32),
                                  pa.array({4096}, DType::Float32)},
                                 pa);
@@ -275,7 +281,8 @@ TEST(ElementwisePlan, SpecialisationCarriesScalarsOrientationAndOutputLoads) {
   PlanArgs pa;
   const ElementwiseDefinition def = make_elementwise_definition(
       "T x, float32 a", "T z", "z += a * x", "axpy", "", "", "", {}, true);
-  std::vector<ArgDesc> args = {pa.transposed(64, 64, DType::Float32), PlanArgs::scalar(DType::Float64),
+  std::vector<ArgDesc> args = {pa.transposed(64, 64, DType::Float32),
+                               PlanArgs::scalar(DType::Float64),
                                pa.array({64, 64}, DType::Float32)};
   const EwPlan p = plan_elementwise(def, args.data(), 3, {64, 64}, 0, {}, test::device_with(132));
   ResolvedTypes types;
@@ -290,15 +297,16 @@ TEST(ElementwisePlan, SpecialisationCarriesScalarsOrientationAndOutputLoads) {
 
 TEST(ElementwisePlan, LayoutStructBytesRoundTripThroughTheDeclaredFields) {
   PlanArgs pa;
-  const EwPlan p = plan_add(
-      {pa.array({16, 1, 32}, DType::Float32), pa.array({16, 8, 1}, DType::Float32)}, pa);
+  const EwPlan p =
+      plan_add({pa.array({16, 1, 32}, DType::Float32), pa.array({16, 8, 1}, DType::Float32)}, pa);
   ResolvedTypes types;
   types.in = {DType::Float32, DType::Float32};
   types.out = {DType::Float32};
   std::vector<ArgDesc> none;
   const ElementwiseDefinition def = add();
   PlanArgs pb;
-  std::vector<ArgDesc> args = {pb.array({16, 1, 32}, DType::Float32), pb.array({16, 8, 1}, DType::Float32),
+  std::vector<ArgDesc> args = {pb.array({16, 1, 32}, DType::Float32),
+                               pb.array({16, 8, 1}, DType::Float32),
                                pb.array({16, 8, 32}, DType::Float32)};
   const EwSpecialization s = elementwise_specialization(def, types, p, args.data(), 2);
   const AbiStruct abi = elementwise_layout_abi(def, s);

@@ -77,14 +77,14 @@ inline void add_elementwise_cases(std::vector<GoldenCase>& out) {
   EwSpecialization strided = golden_ew(DType::Float64, EwLayout::Strided, 3, 1, 3);
   strided.index64 = true;
   add_ew(out, "ew_strided_f64_i64", sq, strided);
-  const ElementwiseDefinition fma = make_elementwise_definition(
-      "T x, T y", "T z", "z = x * y + z", "rows", "", "", "", {}, true);
+  const ElementwiseDefinition fma =
+      make_elementwise_definition("T x, T y", "T z", "z = x * y + z", "rows", "", "", "", {}, true);
   EwSpecialization rows = golden_ew(DType::Float32, EwLayout::Rows2D, 3, 4, 2);
   rows.params[1].row_broadcast = true;
   rows.params[2].load_output = true;
   add_ew(out, "ew_rows2d_broadcast", fma, rows);
-  const ElementwiseDefinition tiled = make_elementwise_definition(
-      "T x, T y", "T z", "z += x * y", "tiled", "", "", "", {}, true);
+  const ElementwiseDefinition tiled =
+      make_elementwise_definition("T x, T y", "T z", "z += x * y", "tiled", "", "", "", {}, true);
   EwSpecialization tile = golden_ew(DType::Float32, EwLayout::Tiled2D, 3, 1, 2);
   tile.params[0].transposed = true;
   tile.params[2].transposed = true;
@@ -159,9 +159,9 @@ inline void add_reduction_cases(std::vector<GoldenCase>& out) {
   cols.red_ndim = 2;
   cols.index64 = true;
   add_red(out, "red_columns_one_pass_i64", l2, cols);
-  const ReductionDefinition wmax = make_reduction_definition(
-      "T x, raw T w, float32 s", "T y", "x * w[_J] * s", "max(a, b)", "y = a", "", "wmax", "",
-      "", {}, true);
+  const ReductionDefinition wmax =
+      make_reduction_definition("T x, raw T w, float32 s", "T y", "x * w[_J] * s", "max(a, b)",
+                                "y = a", "", "wmax", "", "", {}, true);
   RedSpecialization nm = golden_red(DType::Float64, RedStrategy::Segments, 4);
   nm.params[2].dtype = DType::Float32;
   nm.params[2].scalar = true;

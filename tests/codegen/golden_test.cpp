@@ -70,9 +70,8 @@ Recorded read_recorded() {
 TEST(Golden, CorpusCoversEveryLayoutAndStrategy) {
   const std::vector<GoldenCase> corpus = golden_corpus();
   EXPECT_GE(corpus.size(), 20u);
-  for (const char* needle :
-       {"ew_vectorized", "ew_contiguous", "ew_strided", "ew_rows2d", "ew_tiled2d", "red_segments",
-        "red_rows", "red_columns"}) {
+  for (const char* needle : {"ew_vectorized", "ew_contiguous", "ew_strided", "ew_rows2d",
+                             "ew_tiled2d", "red_segments", "red_rows", "red_columns"}) {
     bool found = false;
     for (const GoldenCase& c : corpus) found |= c.name.rfind(needle, 0) == 0;
     EXPECT_TRUE(found) << needle;

@@ -16,8 +16,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -43,9 +43,11 @@ DType type_of(const Param& p) {
 }
 
 // The real generated kernel of an elementwise case: contiguous, T = float32, U = int32.
-SourceProgram elementwise_program(const ElementwiseCase& c, const std::vector<std::string>& options) {
-  const ElementwiseDefinition def = make_elementwise_definition(
-      c.in, c.out, c.operation, kernel_name(c.name), c.preamble, c.loop_prep, c.after_loop, options, true);
+SourceProgram elementwise_program(const ElementwiseCase& c,
+                                  const std::vector<std::string>& options) {
+  const ElementwiseDefinition def =
+      make_elementwise_definition(c.in, c.out, c.operation, kernel_name(c.name), c.preamble,
+                                  c.loop_prep, c.after_loop, options, true);
   EwSpecialization s;
   s.layout = EwLayout::Contiguous;
   const ParamList params(def.in, def.out);
@@ -62,8 +64,8 @@ SourceProgram elementwise_program(const ElementwiseCase& c, const std::vector<st
 // The real generated kernels of a reduction case: one-pass segments.
 SourceProgram reduction_program(const ReductionCase& c) {
   const ReductionDefinition def =
-      make_reduction_definition(c.in, c.out, c.map_expr, c.reduce_expr, c.post_map_expr,
-                                c.identity, kernel_name(c.name), "", c.preamble, {"-std=c++17"}, true);
+      make_reduction_definition(c.in, c.out, c.map_expr, c.reduce_expr, c.post_map_expr, c.identity,
+                                kernel_name(c.name), "", c.preamble, {"-std=c++17"}, true);
   RedSpecialization s;
   s.reduce_ctype = c.reduce_type;
   const ParamList params(def.in, def.out);
@@ -120,12 +122,14 @@ TEST(NvrtcCorpus, FollowsTheCxxStandard) {
   const ElementwiseCase consteval_case{"consteval_three", "float32 x", "float32 z",
                                        "z = x * three()",
                                        "__device__ consteval int three() { return 3; }"};
-  EXPECT_NO_THROW(compile(elementwise_program(consteval_case, {"-std=c++20"}), Target::parse("sm_80")));
+  EXPECT_NO_THROW(
+      compile(elementwise_program(consteval_case, {"-std=c++20"}), Target::parse("sm_80")));
   EXPECT_THROW(compile(elementwise_program(consteval_case, {"-std=c++17"}), Target::parse("sm_80")),
                CompileError);
   const ElementwiseCase concept_case{"concept_name", "float32 x", "float32 z",
                                      "float concept = x; z = concept;"};
-  EXPECT_NO_THROW(compile(elementwise_program(concept_case, {"-std=c++17"}), Target::parse("sm_80")));
+  EXPECT_NO_THROW(
+      compile(elementwise_program(concept_case, {"-std=c++17"}), Target::parse("sm_80")));
   EXPECT_THROW(compile(elementwise_program(concept_case, {"-std=c++20"}), Target::parse("sm_80")),
                CompileError);
 }

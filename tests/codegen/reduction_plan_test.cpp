@@ -17,8 +17,8 @@ namespace {
 using test::PlanArgs;
 
 ReductionDefinition sum_def(const std::string& identity = "0") {
-  return make_reduction_definition("T x", "T y", "x", "a + b", "y = a", identity, "sum", "", "",
-                                   {}, true);
+  return make_reduction_definition("T x", "T y", "x", "a + b", "y = a", identity, "sum", "", "", {},
+                                   true);
 }
 
 ResolvedTypes types_of(DType t, int n_in = 1) {
@@ -170,8 +170,7 @@ TEST(ReductionPlan, TransposedInputReducedOverTwoAxesIsStrided) {
 
 TEST(ReductionPlan, MisalignedInputIsNotVectorised) {
   PlanArgs pa;
-  const RedPlan p =
-      plan_sum(pa, pa.array({4096, 1024}, DType::Float32, (1 << 20) + 4), over({1}));
+  const RedPlan p = plan_sum(pa, pa.array({4096, 1024}, DType::Float32, (1 << 20) + 4), over({1}));
   EXPECT_EQ(p.spec.vec, 1);
   EXPECT_TRUE(p.spec.red_contiguous);
 }
@@ -192,8 +191,9 @@ TEST(ReductionPlan, EmptyReductionNeedsAnIdentity) {
 
 TEST(ReductionPlan, BlockSizeMustBeAMultipleOf32) {
   PlanArgs pa;
-  EXPECT_EQ(plan_sum(pa, pa.array({4096}, DType::Float32), ReduceOptions{}, 132, 512).spec.block_size,
-            512);
+  EXPECT_EQ(
+      plan_sum(pa, pa.array({4096}, DType::Float32), ReduceOptions{}, 132, 512).spec.block_size,
+      512);
   EXPECT_THROW(plan_sum(pa, pa.array({4096}, DType::Float32), ReduceOptions{}, 132, 100),
                ArgumentError);
   EXPECT_THROW(plan_sum(pa, pa.array({4096}, DType::Float32), ReduceOptions{}, 132, 2048),
@@ -226,9 +226,9 @@ TEST(ReductionPlan, OccupancyReplanKeepsThePassCount) {
 
 TEST(ReductionPlan, SpecialisationParamsFollowTheArguments) {
   PlanArgs pa;
-  const ReductionDefinition def = make_reduction_definition(
-      "T x, T unused, float32 s", "T y", "x * s", "a + b", "y = a", "0", "scaled", "", "", {},
-      true);
+  const ReductionDefinition def =
+      make_reduction_definition("T x, T unused, float32 s", "T y", "x * s", "a + b", "y = a", "0",
+                                "scaled", "", "", {}, true);
   const std::string name = "scaled";
   const RedAxes axes = reduction_axes({"reduction kernel", name}, {1024}, ReduceOptions{});
   std::vector<ArgDesc> args = {pa.array({1024}, DType::Float32), pa.array({1024}, DType::Float32),
@@ -254,20 +254,21 @@ TEST(ReductionPlan, LayoutStructBytesRoundTripThroughTheDeclaredFields) {
   ASSERT_EQ(bytes.size(), abi.size());
   std::int32_t w[9];
   std::memcpy(w, bytes.data(), sizeof(w));
-  EXPECT_EQ(w[0], 6);                    // n_out
-  EXPECT_EQ(w[1], 10);                   // n_red
-  EXPECT_EQ(w[2], p.chunk);              // chunk
-  EXPECT_EQ(w[3], p.nsplit);             // nsplit
-  EXPECT_EQ(w[4], 6);                    // out_shape
-  EXPECT_EQ(w[5], 10);                   // red_shape
-  EXPECT_EQ(w[6], 40);                   // in_out: a row apart
-  EXPECT_EQ(w[7], 4);                    // in_red: one element apart
-  EXPECT_EQ(w[8], 4);                    // out_out: the output's stride
+  EXPECT_EQ(w[0], 6);         // n_out
+  EXPECT_EQ(w[1], 10);        // n_red
+  EXPECT_EQ(w[2], p.chunk);   // chunk
+  EXPECT_EQ(w[3], p.nsplit);  // nsplit
+  EXPECT_EQ(w[4], 6);         // out_shape
+  EXPECT_EQ(w[5], 10);        // red_shape
+  EXPECT_EQ(w[6], 40);        // in_out: a row apart
+  EXPECT_EQ(w[7], 4);         // in_red: one element apart
+  EXPECT_EQ(w[8], 4);         // out_out: the output's stride
 }
 
 TEST(ReductionPlan, AbiLaysOut64BitIndicesBeforeWordsWithoutPadding) {
   const AbiStruct abi("S", true,
-                      {{"n", AbiField::Type::Index}, {"m", AbiField::Type::U32, 0, 3},
+                      {{"n", AbiField::Type::Index},
+                       {"m", AbiField::Type::U32, 0, 3},
                        {"k", AbiField::Type::Index, 2, 2}});
   // n at 0, m at 8..20, k aligned to 24, 4 x 8 bytes: 56, padded to 8.
   EXPECT_EQ(abi.size(), 56u);
@@ -276,7 +277,8 @@ TEST(ReductionPlan, AbiLaysOut64BitIndicesBeforeWordsWithoutPadding) {
   std::int64_t k3 = 0;
   std::memcpy(&k3, bytes.data() + 24 + 24, 8);
   EXPECT_EQ(k3, -5);
-  EXPECT_EQ(abi.declaration(), "struct S {\n  long long n;\n  unsigned m[3];\n  long long k[2][2];\n};\n");
+  EXPECT_EQ(abi.declaration(),
+            "struct S {\n  long long n;\n  unsigned m[3];\n  long long k[2][2];\n};\n");
 }
 
 }  // namespace
