@@ -2,6 +2,8 @@
 
 #include "codegen/device_support.hpp"
 #include "codegen/elementwise_plan.hpp"
+#include "codegen/kernel_call.hpp"
+#include "codegen/source_writer.hpp"
 
 #include <cctype>
 #include <sstream>
@@ -15,32 +17,6 @@ bool needs_fp16(const ElementwiseDefinition& def, const EwSpecialization& s) {
   }
   return mentions_fp16(def.preamble);
 }
-
-std::string cuda_type(DType t) { return std::string(dtype_cuda_type(t)); }
-
-// Counts lines so #line directives can return to the generated file's own numbering.
-class Writer {
- public:
-  explicit Writer(std::string file) : file_(std::move(file)) {}
-  Writer& operator<<(const std::string& text) {
-    for (char c : text) line_ += (c == '\n');
-    out_ += text;
-    return *this;
-  }
-  // Emits `code` so that diagnostics inside it name `label` and the snippet's own lines.
-  // Statements get a closing ';' as in CuPy, so "z = x + y" needs none.
-  void snippet(const std::string& label, const std::string& code, bool statements = true) {
-    if (code.empty()) return;
-    *this << "#line 1 \"" + label + "\"\n" << code << (statements ? ";\n" : "\n");
-    *this << "#line " + std::to_string(line_ + 1) + " \"" + file_ + "\"\n";
-  }
-  const std::string& str() const { return out_; }
-
- private:
-  std::string file_;
-  std::string out_;
-  int line_ = 1;
-};
 
 }  // namespace
 
@@ -75,7 +51,7 @@ namespace {
 // written through a padded shared-memory tile so that every global access is coalesced; the rest
 // are read in place.
 template <class Body>
-void generate_tiled_loop(Writer& w, const EwSpecialization& s, const std::vector<int>& arrays,
+void generate_tiled_loop(SourceWriter& w, const EwSpecialization& s, const std::vector<int>& arrays,
                          std::size_t n_in, Body&& element_body) {
   auto slot = [&](int k) {
     for (std::size_t a = 0; a < arrays.size(); ++a) {
@@ -202,7 +178,7 @@ class EwSource {
     header();
     signature();
     thread_state();
-    w_.snippet("loop_prep", def_.loop_prep);
+    w_.statements("loop_prep", def_.loop_prep);
     switch (s_.layout) {
       case EwLayout::Vectorized:
         vectorized();
@@ -222,7 +198,7 @@ class EwSource {
         strided();
         break;
     }
-    w_.snippet("after_loop", def_.after_loop);
+    w_.statements("after_loop", def_.after_loop);
     w_ << "}\n";
     return w_.str();
   }
@@ -245,7 +221,7 @@ class EwSource {
     w_ << "// cujit elementwise kernel '" + def_.name + "': " + s_.key() + "\n";
     if (needs_fp16(def_, s_)) w_ << std::string(fp16_includes());
     w_ << std::string(device_support_source());
-    w_.snippet("preamble", def_.preamble, false);
+    if (!def_.preamble.empty()) w_.snippet("preamble", def_.preamble, "");
     if (!strided_like_) return;
     w_ << elementwise_layout_abi(def_, s_).declaration();
     // Byte offset of flat C-order index j in array a.
@@ -297,14 +273,7 @@ class EwSource {
   // Placeholder typedefs, the thread's index, raw parameters and _raw_ views.
   void thread_state() {
     w_ << "  const _cj_Indexer<" + I_ + "> _ind{_cj_n};\n  (void)_ind;\n";
-    // Placeholders name their resolved types inside the kernel, as in CuPy: (T)i works.
-    std::set<std::string> typedefs;
-    for (int k = 0; k < total_; ++k) {
-      const Param& p = param(k);
-      if (p.is_generic && typedefs.insert(p.placeholder).second) {
-        w_ << "  typedef " + cuda_type(s_.params[k].dtype) + " " + p.placeholder + ";\n";
-      }
-    }
+    w_ << placeholder_typedefs(ParamList(def_.in, def_.out), s_.params, "  ");
     w_ << "  const " + I_ + " _cj_stride_all = (" + I_ + ")gridDim.x * blockDim.x;\n";
     w_ << "  " + I_ + " _cj_tid = (" + I_ + ")blockIdx.x * blockDim.x + threadIdx.x;\n";
     w_ << "  (void)_cj_stride_all;\n  (void)_cj_tid;\n";
@@ -348,7 +317,7 @@ class EwSource {
                   declare(k, T) + ";\n";
       }
     }
-    w_.snippet("operation", def_.operation);
+    w_.statements("operation", def_.operation);
     w_ << indent + "}\n";
   }
 
@@ -453,7 +422,7 @@ class EwSource {
 
   const ElementwiseDefinition& def_;
   const EwSpecialization& s_;
-  Writer w_;
+  SourceWriter w_;
   const std::string I_;
   const std::size_t n_in_;
   const int total_;

@@ -1,7 +1,9 @@
 #include "codegen/reduction_codegen.hpp"
 
 #include "codegen/device_support.hpp"
+#include "codegen/kernel_call.hpp"
 #include "codegen/reduction_plan.hpp"
+#include "codegen/source_writer.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -16,36 +18,12 @@ namespace {
 constexpr int kUnrollVector = 4;
 constexpr int kUnrollScalar = 8;
 
-std::string cuda_type(DType t) { return std::string(dtype_cuda_type(t)); }
-
 bool needs_fp16(const ReductionDefinition& def, const RedSpecialization& s) {
   for (const RedParam& p : s.params) {
     if (p.dtype == DType::Float16 || p.dtype == DType::BFloat16) return true;
   }
   return mentions_fp16(s.reduce_ctype) || mentions_fp16(def.preamble);
 }
-
-// Counts lines so #line directives can return to the generated file's own numbering.
-class Writer {
- public:
-  explicit Writer(std::string file) : file_(std::move(file)) {}
-  Writer& operator<<(const std::string& text) {
-    for (char c : text) line_ += (c == '\n');
-    out_ += text;
-    return *this;
-  }
-  // Emits `code` so that diagnostics inside it name `label` and the snippet's own lines.
-  void snippet(const std::string& label, const std::string& code, const std::string& end) {
-    *this << "#line 1 \"" + label + "\"\n" << code << end << "\n";
-    *this << "#line " + std::to_string(line_ + 1) + " \"" + file_ + "\"\n";
-  }
-  const std::string& str() const { return out_; }
-
- private:
-  std::string file_;
-  std::string out_;
-  int line_ = 1;
-};
 
 // Shuffles and the block reduction; the accumulator type is _cj_Acc (init, add, merge).
 constexpr const char* kReduceSupport = R"CUJIT(
@@ -254,7 +232,7 @@ class ReductionSource {
   const int NA, NB;             // max(1, layout inputs / outputs): the offset arrays' extents
   const std::string V;          // elements per vector
   std::vector<int> loaded;      // inputs that are loaded: used, non-raw, non-scalar
-  Writer w;
+  SourceWriter w;
 };
 
 // The banner, the includes, the support code, the placeholders' typedefs, the preamble and
@@ -263,16 +241,7 @@ void ReductionSource::header() {
   w << "// cujit reduction kernel '" + def.name + "': " + s.key() + "\n";
   if (needs_fp16(def, s)) w << std::string(fp16_includes());
   w << std::string(device_support_source());
-  // Placeholders name their resolved types everywhere, as in CuPy: T(0) works in snippets.
-  {
-    std::set<std::string> typedefs;
-    for (int k = 0; k < total; ++k) {
-      const Param& p = param(k);
-      if (p.is_generic && typedefs.insert(p.placeholder).second) {
-        w << "typedef " + T_of(k) + " " + p.placeholder + ";\n";
-      }
-    }
-  }
+  w << placeholder_typedefs(ParamList(def.in, def.out), s.params, "");
   if (!def.preamble.empty()) w.snippet("preamble", def.preamble, "");
   w << "typedef " + s.reduce_ctype + " _cj_R;\n";
 }
