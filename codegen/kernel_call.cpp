@@ -58,7 +58,7 @@ void scan_arrays(ArrayScan& scan, const Who& who, const ParamList& params, const
 }
 
 void check_output_shapes(const Who& who, const ParamList& params, const ArgDesc* args,
-                         const Shape& shape, const std::string& what) {
+                         const Shape& shape, const char* what) {
   for (std::size_t k = params.n_in(); k < params.size(); ++k) {
     if (params[k].raw || *args[k].shape == shape) continue;
     throw ShapeError(who.text() + ": output '" + params[k].name + "' has shape " +
@@ -94,15 +94,6 @@ ResolvedTypes resolve_call_types(const Who& who, const ParamList& params,
   return resolve_types(in, out, in_args, out_args, who.name);
 }
 
-void PlanKey::push(unsigned char byte) {
-  if (size_ == sizeof(bytes_)) throw ArgumentError("cujit: too many kernel arguments");
-  bytes_[size_++] = byte;
-}
-
-std::size_t PlanKey::hash() const noexcept {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (std::size_t k = 0; k < size_; ++k) h = (h ^ bytes_[k]) * 1099511628211ull;
-  return static_cast<std::size_t>(h);
-}
+void PlanKey::too_many_arguments() { throw ArgumentError("cujit: too many kernel arguments"); }
 
 }  // namespace cujit::detail

@@ -92,7 +92,7 @@ void scan_arrays(ArrayScan& scan, const Who& who, const ParamList& params, const
 
 /// Throws ShapeError when a given non-raw output's shape is not `shape` ("... but `what` is").
 void check_output_shapes(const Who& who, const ParamList& params, const ArgDesc* args,
-                         const Shape& shape, const std::string& what);
+                         const Shape& shape, const char* what);
 
 /// Throws ArgumentError for a raw array that is neither C-contiguous nor 1-dimensional.
 void check_raw_array(const Who& who, const Param& param, const ArgDesc& arg);
@@ -106,7 +106,10 @@ ResolvedTypes resolve_call_types(const Who& who, const ParamList& params,
 /// A small fixed-capacity byte string that keys a specialisation without heap allocation.
 class PlanKey {
  public:
-  void push(unsigned char byte);
+  void push(unsigned char byte) {
+    if (size_ == sizeof(bytes_)) too_many_arguments();
+    bytes_[size_++] = byte;
+  }
   void push16(unsigned value) {
     push(static_cast<unsigned char>(value & 0xff));
     push(static_cast<unsigned char>(value >> 8));
@@ -114,9 +117,14 @@ class PlanKey {
   friend bool operator==(const PlanKey& a, const PlanKey& b) {
     return a.size_ == b.size_ && std::memcmp(a.bytes_, b.bytes_, a.size_) == 0;
   }
-  std::size_t hash() const noexcept;
+  std::size_t hash() const noexcept {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (std::size_t k = 0; k < size_; ++k) h = (h ^ bytes_[k]) * 1099511628211ull;
+    return static_cast<std::size_t>(h);
+  }
 
  private:
+  [[noreturn]] static void too_many_arguments();
   unsigned char bytes_[4 * kMaxCallArgs + 16];
   std::size_t size_ = 0;
 };
