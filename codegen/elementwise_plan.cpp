@@ -164,6 +164,26 @@ void plan_grid(const EwTuning& tuning, const DeviceLimits& device, EwPlan& plan)
 
 }  // namespace
 
+const Shape& elementwise_shape(const Who& who, const ArrayScan& scan, std::int64_t size,
+                               Shape& sized) {
+  if (size < -1) {
+    throw ArgumentError(who.text() + ": size " + std::to_string(size) + " is negative");
+  }
+  if (scan.shape == nullptr) {
+    if (size < 0) {
+      throw ArgumentError(who.text() + ": pass cujit::size(n) when no non-raw array is given");
+    }
+    sized = {size};
+    return sized;
+  }
+  const std::int64_t n = shape_product(*scan.shape);
+  if (size >= 0 && size != n) {
+    throw ArgumentError(who.text() + ": size " + std::to_string(size) +
+                        " differs from the broadcast size " + std::to_string(n));
+  }
+  return *scan.shape;
+}
+
 EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, std::size_t given,
                         const Shape& shape, int block_option, const EwTuning& tuning,
                         const DeviceLimits& device) {

@@ -43,6 +43,12 @@ struct EwPlan {
   }
 };
 
+/// The shape an elementwise call runs over: the broadcast shape of its arrays, or `size`
+/// elements when no non-raw array is given (`sized` holds it then). Throws ArgumentError for a
+/// negative size, a missing one, or one that differs from the broadcast size.
+const Shape& elementwise_shape(const Who& who, const ArrayScan& scan, std::int64_t size,
+                               Shape& sized);
+
 /// Plans a call with `args` (all n_in + n_out parameters; outputs the caller did not give are
 /// described as the C-contiguous arrays the launcher allocates), of which the first `given`
 /// came from the caller, over the broadcast `shape`. `block_option` is the caller's block

@@ -110,6 +110,9 @@ struct ElementwiseKernel::Impl {
   std::shared_ptr<const detail::ResolvedTypes> resolve(const Arg* args,
                                                        const detail::ArgDesc* descs,
                                                        std::size_t count);
+  void run(const Arg* args, const Array* const* arrays, std::size_t count,
+           const detail::ResolvedTypes& types, const Shape& shape, const detail::CallDescs& descs,
+           const LaunchOptions& options, int device);
   std::shared_ptr<const detail::Specialized> specialize(const detail::EwPlan& plan,
                                                         const detail::ResolvedTypes& types,
                                                         const detail::ArgDesc* descs,
@@ -179,21 +182,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   detail::ArrayScan scan;
   detail::scan_arrays(scan, who, params, descs.data(), count, count);
   Shape sized;
-  if (options.size < -1) {
-    throw ArgumentError(who.text() + ": size " + std::to_string(options.size) + " is negative");
-  }
-  if (scan.shape == nullptr) {
-    if (options.size < 0) {
-      throw ArgumentError(who.text() + ": pass cujit::size(n) when no non-raw array is given");
-    }
-    sized = {options.size};
-    scan.shape = &sized;
-  } else if (options.size >= 0 && options.size != detail::shape_product(*scan.shape)) {
-    throw ArgumentError(who.text() + ": size " + std::to_string(options.size) +
-                        " differs from the broadcast size " +
-                        std::to_string(detail::shape_product(*scan.shape)));
-  }
-  const Shape& shape = *scan.shape;
+  const Shape& shape = detail::elementwise_shape(who, scan, options.size, sized);
   const int device = scan.device >= 0 ? scan.device : Device::current().id();
   const bool outputs_given = count == params.size();
   std::vector<Array> allocated;
@@ -208,32 +197,40 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
       descs.describe(params.n_in() + j, allocated.back());
     }
   }
-  auto array_of = [&](std::size_t k) -> const Array& {
-    return k < params.n_in() || outputs_given ? args[k].array() : allocated[k - params.n_in()];
-  };
-  auto finish = [&]() -> Array {
-    if (im.no_return || def.out.empty()) return Array();
-    if (all_outputs != nullptr) {
-      for (std::size_t k = params.n_in(); k < params.size(); ++k)
-        all_outputs->push_back(array_of(k));
-    }
-    return outputs_given ? args[params.n_in()].array() : std::move(allocated.front());
-  };
-  if (detail::shape_product(shape) == 0) return finish();
+  const Array* arrays[detail::kMaxCallArgs];
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    arrays[k] = k >= count           ? &allocated[k - params.n_in()]
+                : args[k].is_array() ? &args[k].array()
+                                     : nullptr;
+  }
+  if (detail::shape_product(shape) > 0) {
+    im.run(args, arrays, count, *types, shape, descs, options, device);
+  }
+  if (im.no_return || def.out.empty()) return Array();
+  if (all_outputs != nullptr) {
+    for (std::size_t k = params.n_in(); k < params.size(); ++k) all_outputs->push_back(*arrays[k]);
+  }
+  return outputs_given ? args[params.n_in()].array() : std::move(allocated.front());
+}
 
-  // Plan, specialise (a hash lookup after the first call), pack, launch.
+// Plans the call, finds its specialisation (a hash lookup after the first call), packs the
+// kernel arguments in the order generate_elementwise documents, and launches.
+void ElementwiseKernel::Impl::run(const Arg* args, const Array* const* arrays, std::size_t count,
+                                  const detail::ResolvedTypes& types, const Shape& shape,
+                                  const detail::CallDescs& descs, const LaunchOptions& options,
+                                  int device) {
+  const detail::ParamList params(def->in, def->out);
   const detail::DeviceProperties& props = detail::device_properties(device);
   const detail::EwPlan plan = detail::plan_elementwise(
-      def, descs.data(), count, shape, options.block_size, detail::tuning(),
+      *def, descs.data(), count, shape, options.block_size, detail::tuning(),
       {props.compute_capability, props.sm_count, props.max_threads_per_sm});
-  const auto specialized = im.specialize(plan, *types, descs.data(), count, device);
+  const auto specialized = specialize(plan, types, descs.data(), count, device);
   detail::KernelParams packed;
   for (std::size_t k = 0; k < params.size(); ++k) {
-    if (k < count && !args[k].is_array()) {
-      packed.push_scalar(args[k].scalar(),
-                         k < params.n_in() ? types->in[k] : types->out[k - params.n_in()]);
+    if (arrays[k] == nullptr) {
+      packed.push_scalar(args[k].scalar(), types.in[k]);  // scalars are inputs
     } else {
-      packed.push_array(array_of(k), params[k].raw);
+      packed.push_array(*arrays[k], params[k].raw);
     }
   }
   if (plan.index64) {
@@ -245,7 +242,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   alignas(16) unsigned char layout[detail::kMaxLayoutBytes];
   if (plan.has_layout_struct()) {
     if (specialized->layout.size() > sizeof(layout)) {
-      throw ArgumentError(who.text() + ": too many dimensions");
+      throw ArgumentError("cujit: kernel '" + def->name + "': too many dimensions");
     }
     std::memset(layout, 0, specialized->layout.size());
     detail::write_elementwise_layout(specialized->layout, plan, layout);
@@ -253,8 +250,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   }
   detail::launch_function(specialized->function, {plan.grid, 1, plan.block_x, plan.block_y},
                           options.stream, packed.data(), device, false, "elementwise kernel",
-                          def.name);
-  return finish();
+                          def->name);
 }
 
 }  // namespace cujit

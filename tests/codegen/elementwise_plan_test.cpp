@@ -328,5 +328,40 @@ TEST(ElementwisePlan, LayoutStructBytesRoundTripThroughTheDeclaredFields) {
   EXPECT_EQ(static_cast<unsigned>(words[15 + 1]), f.shift);
 }
 
+TEST(ElementwisePlan, SizeOptionGivesTheShapeWhenOnlyRawArraysArePassed) {
+  const std::string name = "rw";
+  const Who who{"kernel", name};
+  ArrayScan none;
+  Shape sized;
+  EXPECT_EQ(elementwise_shape(who, none, 12, sized), Shape{12});
+  EXPECT_THROW(elementwise_shape(who, none, -1, sized), ArgumentError);  // size needed
+  EXPECT_THROW(elementwise_shape(who, none, -5, sized), ArgumentError);  // negative
+}
+
+TEST(ElementwisePlan, SizeOptionMustMatchTheBroadcastShape) {
+  const std::string name = "add";
+  const Who who{"kernel", name};
+  PlanArgs pa;
+  const ElementwiseDefinition def = add();
+  std::vector<ArgDesc> args = {pa.array({4, 1}, DType::Float32), pa.array({3}, DType::Float32)};
+  ArrayScan scan;
+  scan_arrays(scan, who, ParamList(def.in, def.out), args.data(), 2, 2);
+  Shape sized;
+  EXPECT_EQ(elementwise_shape(who, scan, -1, sized), (Shape{4, 3}));
+  EXPECT_EQ(elementwise_shape(who, scan, 12, sized), (Shape{4, 3}));
+  EXPECT_THROW(elementwise_shape(who, scan, 13, sized), ArgumentError);
+}
+
+TEST(ElementwisePlan, ArraysOnTwoDevicesAreADeviceError) {
+  const std::string name = "add";
+  const Who who{"kernel", name};
+  PlanArgs pa;
+  const ElementwiseDefinition def = add();
+  std::vector<ArgDesc> args = {pa.array({4}, DType::Float32), pa.array({4}, DType::Float32)};
+  args[1].device = 1;
+  ArrayScan scan;
+  EXPECT_THROW(scan_arrays(scan, who, ParamList(def.in, def.out), args.data(), 2, 2), DeviceError);
+}
+
 }  // namespace
 }  // namespace cujit::detail
