@@ -244,30 +244,9 @@ class EwSource {
 
   // The kernel's parameter list, in the order generate_elementwise documents.
   void signature() {
-    std::ostringstream sig;
-    sig << "extern \"C\" __global__ void __launch_bounds__(" << s_.block_size << ") "
-        << elementwise_symbol(def_) << "(";
-    for (int k = 0; k < total_; ++k) {
-      const Param& p = param(k);
-      const EwParam& e = s_.params[k];
-      const std::string T = cuda_type(e.dtype);
-      const std::string id = std::to_string(k);
-      if (p.raw) {
-        sig << T << "* _cj_p" << id << ", long long _cj_size" << id << ", long long _cj_stride"
-            << id;
-      } else if (e.scalar) {
-        sig << T << " _cj_s" << id;
-      } else if (strided_like_) {
-        sig << "char* _cj_p" << id;
-      } else {
-        sig << T << "* __restrict__ _cj_p" << id;
-      }
-      sig << ", ";
-    }
-    sig << I_ << " _cj_n";
-    if (strided_like_) sig << ", const _cj_Layout _cj_L";
-    sig << ")";
-    w_ << sig.str() + " {\n";
+    w_ << "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(s_.block_size) + ") " +
+              elementwise_symbol(def_) + "(" + abi_signature(elementwise_parameters(def_, s_)) +
+              ") {\n";
   }
 
   // Placeholder typedefs, the thread's index, raw parameters and _raw_ views.

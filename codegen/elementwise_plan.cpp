@@ -249,6 +249,43 @@ EwSpecialization elementwise_specialization(const ElementwiseDefinition& def,
   return spec;
 }
 
+std::vector<AbiParam> elementwise_parameters(const ElementwiseDefinition& def,
+                                             const EwSpecialization& s) {
+  const ParamList params(def.in, def.out);
+  const bool layout_struct = s.layout != EwLayout::Vectorized && s.layout != EwLayout::Contiguous;
+  std::vector<AbiParam> list;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const EwParam& e = s.params[k];
+    const std::string T(dtype_cuda_type(e.dtype)), id = std::to_string(k);
+    AbiParam a;
+    a.param = static_cast<int>(k);
+    if (params[k].raw) {
+      a.kind = AbiParam::Kind::RawArray;
+      a.declaration =
+          T + "* _cj_p" + id + ", long long _cj_size" + id + ", long long _cj_stride" + id;
+    } else if (e.scalar) {
+      a.kind = AbiParam::Kind::Scalar;
+      a.dtype = e.dtype;
+      a.declaration = T + " _cj_s" + id;
+    } else {
+      a.declaration = layout_struct ? "char* _cj_p" + id : T + "* __restrict__ _cj_p" + id;
+    }
+    list.push_back(std::move(a));
+  }
+  AbiParam count;
+  count.kind = AbiParam::Kind::Count;
+  count.index64 = s.index64;
+  count.declaration = std::string(s.index64 ? "long long" : "int") + " _cj_n";
+  list.push_back(std::move(count));
+  if (layout_struct) {
+    AbiParam layout;
+    layout.kind = AbiParam::Kind::Struct;
+    layout.declaration = "const _cj_Layout _cj_L";
+    list.push_back(std::move(layout));
+  }
+  return list;
+}
+
 AbiStruct elementwise_layout_abi(const ElementwiseDefinition& def, const EwSpecialization& s) {
   const int arrays = static_cast<int>(strided_array_params(def, s).size());
   return AbiStruct("_cj_Layout", s.index64,

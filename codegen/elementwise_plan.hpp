@@ -63,6 +63,11 @@ EwSpecialization elementwise_specialization(const ElementwiseDefinition& def,
                                             const ResolvedTypes& types, const EwPlan& plan,
                                             const ArgDesc* args, std::size_t given);
 
+/// The kernel's parameter list: per parameter (in, then out) a raw array, a scalar or an array
+/// address; then the element count; then, for Strided, Rows2D and Tiled2D, the layout struct.
+std::vector<AbiParam> elementwise_parameters(const ElementwiseDefinition& def,
+                                             const EwSpecialization& s);
+
 /// The layout struct `_cj_Layout` of a specialisation: shape[ndim], strides[arrays][ndim],
 /// magic[ndim], shift[ndim].
 AbiStruct elementwise_layout_abi(const ElementwiseDefinition& def, const EwSpecialization& s);

@@ -58,4 +58,10 @@ void AbiStruct::put(unsigned char* out, int field, std::size_t flat, std::int64_
   }
 }
 
+std::string abi_signature(const std::vector<AbiParam>& params) {
+  std::string text;
+  for (const AbiParam& p : params) text += (text.empty() ? "" : ", ") + p.declaration;
+  return text;
+}
+
 }  // namespace cujit::detail

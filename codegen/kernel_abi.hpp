@@ -3,6 +3,8 @@
 // generated source contains and the bytes the host passes, so the two cannot drift apart.
 // Pure; no CUDA headers.
 
+#include <cujit/dtype.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -45,6 +47,30 @@ class AbiStruct {
   std::vector<std::size_t> offsets_;
   std::size_t size_ = 0;
 };
+
+/// One entry of a kernel's parameter list, as the generated signature declares it and as the
+/// host packs it: the generator joins the declarations, the launcher walks the same entries.
+struct AbiParam {
+  enum class Kind : unsigned char {
+    Array,     ///< a device address: one pointer parameter
+    RawArray,  ///< a raw array: pointer, long long size, long long byte stride
+    Scalar,    ///< a host scalar converted to `dtype`, by value
+    Count,     ///< the element count: int, or long long with `index64`
+    Struct,    ///< the layout struct, by value
+    Scratch,   ///< a device address of scratch memory (null for one-pass launches)
+  };
+  Kind kind = Kind::Array;
+  int param = -1;                ///< the definition's parameter (Array, RawArray, Scalar)
+  DType dtype = DType::Float32;  ///< Scalar
+  bool index64 = false;          ///< Count
+  std::string declaration;       ///< its text in the signature ("char* _cj_p0")
+
+  /// Parameters of the kernel it stands for (a raw array passes three).
+  int slots() const { return kind == Kind::RawArray ? 3 : 1; }
+};
+
+/// "decl, decl, ...": the parameter list of a generated kernel.
+std::string abi_signature(const std::vector<AbiParam>& params);
 
 /// Fills an AbiStruct's bytes field by field, in any order.
 class AbiWriter {

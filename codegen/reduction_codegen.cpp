@@ -360,24 +360,7 @@ void ReductionSource::layout_helpers() {
 
 // Kernel parameters (both passes take the same list).
 std::string ReductionSource::kernel_params() const {
-  std::ostringstream sig;
-  for (int k = 0; k < total; ++k) {
-    const Param& p = param(k);
-    const RedParam& e = s.params[k];
-    const std::string T = T_of(k);
-    if (p.raw) {
-      sig << T << "* _cj_p" << k << ", long long _cj_size" << k << ", long long _cj_stride" << k;
-    } else if (e.scalar) {
-      sig << T << " _cj_s" << k;
-    } else if (k < static_cast<int>(n_in)) {
-      sig << "const char* __restrict__ _cj_p" << k;
-    } else {
-      sig << "char* _cj_p" << k;
-    }
-    sig << ", ";
-  }
-  sig << "const _cj_RL _cj_L, _cj_Acc* _cj_part)";
-  return sig.str();
+  return abi_signature(reduction_parameters(def, s)) + ")";
 }
 
 // Declarations every kernel starts with.

@@ -369,6 +369,39 @@ void replan_reduction_grid(RedPlan& plan, int blocks_per_sm, const RedTuning& tu
   size_scratch(plan);
 }
 
+std::vector<AbiParam> reduction_parameters(const ReductionDefinition& def,
+                                           const RedSpecialization& s) {
+  const ParamList params(def.in, def.out);
+  std::vector<AbiParam> list;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const RedParam& e = s.params[k];
+    const std::string T(dtype_cuda_type(e.dtype)), id = std::to_string(k);
+    AbiParam a;
+    a.param = static_cast<int>(k);
+    if (params[k].raw) {
+      a.kind = AbiParam::Kind::RawArray;
+      a.declaration =
+          T + "* _cj_p" + id + ", long long _cj_size" + id + ", long long _cj_stride" + id;
+    } else if (e.scalar) {
+      a.kind = AbiParam::Kind::Scalar;
+      a.dtype = e.dtype;
+      a.declaration = T + " _cj_s" + id;
+    } else {
+      a.declaration = (k < params.n_in() ? "const char* __restrict__ _cj_p" : "char* _cj_p") + id;
+    }
+    list.push_back(std::move(a));
+  }
+  AbiParam layout;
+  layout.kind = AbiParam::Kind::Struct;
+  layout.declaration = "const _cj_RL _cj_L";
+  list.push_back(std::move(layout));
+  AbiParam scratch;
+  scratch.kind = AbiParam::Kind::Scratch;
+  scratch.declaration = "_cj_Acc* _cj_part";
+  list.push_back(std::move(scratch));
+  return list;
+}
+
 AbiStruct reduction_layout_abi(const ReductionDefinition& def, const RedSpecialization& s) {
   const int na = static_cast<int>(reduction_layout_inputs(def, s).size());
   const int nb = static_cast<int>(reduction_layout_outputs(def).size());

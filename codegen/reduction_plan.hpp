@@ -61,6 +61,11 @@ RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& type
 void replan_reduction_grid(RedPlan& plan, int blocks_per_sm, const RedTuning& tuning,
                            const DeviceLimits& device);
 
+/// The parameter list both passes take: per parameter (in, then out) a raw array, a scalar
+/// input or an array address; then the layout struct; then the partials' scratch pointer.
+std::vector<AbiParam> reduction_parameters(const ReductionDefinition& def,
+                                           const RedSpecialization& s);
+
 /// The layout struct `_cj_RL` of a specialisation.
 AbiStruct reduction_layout_abi(const ReductionDefinition& def, const RedSpecialization& s);
 enum RedLayoutField : int {

@@ -77,10 +77,11 @@ const bool kReplayRegistered = [] {
   return true;
 }();
 
-// A loaded specialisation: its kernel and the layout struct it takes.
+// A loaded specialisation: its kernel, its parameter list and the layout struct it takes.
 struct Specialized {
   std::shared_ptr<const LoadedModule> module;
   CUfunction function = nullptr;
+  std::vector<AbiParam> parameters;
   AbiStruct layout;
 };
 
@@ -155,8 +156,9 @@ std::shared_ptr<const detail::Specialized> ElementwiseKernel::Impl::specialize(
   });
   CUfunction function =
       detail::kernel_function(*module, detail::elementwise_symbol(*def), def->name);
-  auto made = std::make_shared<detail::Specialized>(detail::Specialized{
-      std::move(module), function, detail::elementwise_layout_abi(*def, *spec)});
+  auto made = std::make_shared<detail::Specialized>(
+      detail::Specialized{std::move(module), function, detail::elementwise_parameters(*def, *spec),
+                          detail::elementwise_layout_abi(*def, *spec)});
   return specialized.insert(key, std::move(made));
 }
 
@@ -214,31 +216,16 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
 }
 
 // Plans the call, finds its specialisation (a hash lookup after the first call), packs the
-// kernel arguments in the order generate_elementwise documents, and launches.
+// kernel arguments by the parameter table the generated signature was written from, launches.
 void ElementwiseKernel::Impl::run(const Arg* args, const Array* const* arrays, std::size_t count,
                                   const detail::ResolvedTypes& types, const Shape& shape,
                                   const detail::CallDescs& descs, const LaunchOptions& options,
                                   int device) {
-  const detail::ParamList params(def->in, def->out);
   const detail::DeviceProperties& props = detail::device_properties(device);
   const detail::EwPlan plan = detail::plan_elementwise(
       *def, descs.data(), count, shape, options.block_size, detail::tuning(),
       {props.compute_capability, props.sm_count, props.max_threads_per_sm});
   const auto specialized = specialize(plan, types, descs.data(), count, device);
-  detail::KernelParams packed;
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    if (arrays[k] == nullptr) {
-      packed.push_scalar(args[k].scalar(), types.in[k]);  // scalars are inputs
-    } else {
-      packed.push_array(*arrays[k], params[k].raw);
-    }
-  }
-  if (plan.index64) {
-    packed.push_value(&plan.n, 8);
-  } else {
-    const auto n32 = static_cast<std::int32_t>(plan.n);
-    packed.push_value(&n32, 4);
-  }
   alignas(16) unsigned char layout[detail::kMaxLayoutBytes];
   if (plan.has_layout_struct()) {
     if (specialized->layout.size() > sizeof(layout)) {
@@ -246,8 +233,9 @@ void ElementwiseKernel::Impl::run(const Arg* args, const Array* const* arrays, s
     }
     std::memset(layout, 0, specialized->layout.size());
     detail::write_elementwise_layout(specialized->layout, plan, layout);
-    packed.push_external(layout);
   }
+  detail::KernelParams packed;
+  detail::pack_parameters(specialized->parameters, {args, arrays, plan.n, layout, nullptr}, packed);
   detail::launch_function(specialized->function, {plan.grid, 1, plan.block_x, plan.block_y},
                           options.stream, packed.data(), device, false, "elementwise kernel",
                           def->name);

@@ -5,8 +5,11 @@
 #include <cujit/array.hpp>
 #include <cujit/kernel_args.hpp>
 
+#include "codegen/kernel_abi.hpp"
+
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace cujit::detail {
 
@@ -47,5 +50,46 @@ class KernelParams {
   alignas(16) unsigned char values_[kMax][16];
   std::size_t count_ = 0;
 };
+
+/// Where the values of a call's parameters come from.
+struct PackSources {
+  const Arg* args = nullptr;             ///< the call's arguments (scalars)
+  const Array* const* arrays = nullptr;  ///< per parameter, its array (null for a scalar)
+  std::int64_t count = 0;                ///< the element count (AbiParam::Kind::Count)
+  void* layout = nullptr;                ///< the layout struct's bytes
+  std::uint64_t* scratch = nullptr;      ///< the scratch address
+};
+
+/// Packs the parameters `abi` lists (the table the generated signature was written from).
+inline void pack_parameters(const std::vector<AbiParam>& abi, const PackSources& from,
+                            KernelParams& into) {
+  for (const AbiParam& p : abi) {
+    switch (p.kind) {
+      case AbiParam::Kind::Array:
+        into.push_array(*from.arrays[p.param], false);
+        break;
+      case AbiParam::Kind::RawArray:
+        into.push_array(*from.arrays[p.param], true);
+        break;
+      case AbiParam::Kind::Scalar:
+        into.push_scalar(from.args[p.param].scalar(), p.dtype);
+        break;
+      case AbiParam::Kind::Count:
+        if (p.index64) {
+          into.push_value(&from.count, 8);
+        } else {
+          const auto n32 = static_cast<std::int32_t>(from.count);
+          into.push_value(&n32, 4);
+        }
+        break;
+      case AbiParam::Kind::Struct:
+        into.push_external(from.layout);
+        break;
+      case AbiParam::Kind::Scratch:
+        into.push_external(from.scratch);
+        break;
+    }
+  }
+}
 
 }  // namespace cujit::detail

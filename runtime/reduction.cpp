@@ -110,9 +110,11 @@ struct Resolved {
   std::string reduce_ctype;
 };
 
-// A loaded specialisation: both passes' kernels and the first pass's occupancy.
+// A loaded specialisation: both passes' kernels, their parameter list and the first pass's
+// occupancy.
 struct Specialized {
   std::shared_ptr<const LoadedModule> module;
+  std::vector<AbiParam> parameters;
   CUfunction pass1 = nullptr;
   CUfunction pass2 = nullptr;
   int blocks_per_sm = 0;
@@ -240,6 +242,7 @@ std::shared_ptr<const detail::Specialized> ReductionKernel::Impl::specialize(
   if (auto found = specialized.find(key)) return found;
   auto shared_spec = std::make_shared<const detail::RedSpecialization>(spec);
   auto made = std::make_shared<detail::Specialized>();
+  made->parameters = detail::reduction_parameters(*def, spec);
   made->module = detail::compile_and_load(def->name, device, [&](const Target& target) {
     return detail::compile_family(detail::reduction_build(def, shared_spec, target));
   });
@@ -333,25 +336,25 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   return outputs;
 }
 
-// Packs the kernel arguments of one call and launches its plan: one kernel, or two with
-// partials in stream-ordered scratch memory.
+// Packs the kernel arguments of one call by the parameter table the generated signature was
+// written from, and launches its plan: one kernel, or two with partials in stream-ordered
+// scratch memory.
 void ReductionKernel::Impl::execute(const detail::KnownCall& call, const Arg* args,
                                     const std::vector<Array>& outputs, CUstream stream,
                                     int device) const {
   const detail::RedPlan& plan = call.plan;
   const detail::ParamList params(def->in, def->out);
-  detail::KernelParams packed;
+  const Array* arrays[detail::kMaxCallArgs];
   for (std::size_t k = 0; k < params.size(); ++k) {
-    if (plan.spec.params[k].scalar) {
-      packed.push_scalar(args[k].scalar(), plan.spec.params[k].dtype);
-    } else {
-      packed.push_array(k < params.n_in() ? args[k].array() : outputs[k - params.n_in()],
-                        params[k].raw);
-    }
+    arrays[k] = k >= params.n_in()   ? &outputs[k - params.n_in()]
+                : args[k].is_array() ? &args[k].array()
+                                     : nullptr;
   }
-  packed.push_external(const_cast<unsigned char*>(call.layout.data()));
   std::uint64_t scratch = 0;
-  packed.push_external(&scratch);
+  detail::KernelParams packed;
+  detail::pack_parameters(
+      call.specialized->parameters,
+      {args, arrays, 0, const_cast<unsigned char*>(call.layout.data()), &scratch}, packed);
   auto clamp = [](std::int64_t v) { return static_cast<unsigned>(std::max<std::int64_t>(v, 1)); };
   const detail::LaunchShape first{clamp(plan.grid_x), clamp(plan.grid_y),
                                   static_cast<unsigned>(plan.block1), 1};
