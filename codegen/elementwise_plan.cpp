@@ -256,21 +256,9 @@ std::vector<AbiParam> elementwise_parameters(const ElementwiseDefinition& def,
   std::vector<AbiParam> list;
   for (std::size_t k = 0; k < params.size(); ++k) {
     const EwParam& e = s.params[k];
-    const std::string T(dtype_cuda_type(e.dtype)), id = std::to_string(k);
-    AbiParam a;
-    a.param = static_cast<int>(k);
-    if (params[k].raw) {
-      a.kind = AbiParam::Kind::RawArray;
-      a.declaration =
-          T + "* _cj_p" + id + ", long long _cj_size" + id + ", long long _cj_stride" + id;
-    } else if (e.scalar) {
-      a.kind = AbiParam::Kind::Scalar;
-      a.dtype = e.dtype;
-      a.declaration = T + " _cj_s" + id;
-    } else {
-      a.declaration = layout_struct ? "char* _cj_p" + id : T + "* __restrict__ _cj_p" + id;
-    }
-    list.push_back(std::move(a));
+    const std::string pointer =
+        layout_struct ? "char*" : std::string(dtype_cuda_type(e.dtype)) + "* __restrict__";
+    list.push_back(abi_argument(static_cast<int>(k), params[k].raw, e.scalar, e.dtype, pointer));
   }
   AbiParam count;
   count.kind = AbiParam::Kind::Count;

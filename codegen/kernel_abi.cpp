@@ -58,6 +58,24 @@ void AbiStruct::put(unsigned char* out, int field, std::size_t flat, std::int64_
   }
 }
 
+AbiParam abi_argument(int k, bool raw, bool scalar, DType dtype, const std::string& pointer) {
+  const std::string T(dtype_cuda_type(dtype)), id = std::to_string(k);
+  AbiParam a;
+  a.param = k;
+  if (raw) {
+    a.kind = AbiParam::Kind::RawArray;
+    a.declaration =
+        T + "* _cj_p" + id + ", long long _cj_size" + id + ", long long _cj_stride" + id;
+  } else if (scalar) {
+    a.kind = AbiParam::Kind::Scalar;
+    a.dtype = dtype;
+    a.declaration = T + " _cj_s" + id;
+  } else {
+    a.declaration = pointer + " _cj_p" + id;
+  }
+  return a;
+}
+
 std::string abi_signature(const std::vector<AbiParam>& params) {
   std::string text;
   for (const AbiParam& p : params) text += (text.empty() ? "" : ", ") + p.declaration;

@@ -69,6 +69,11 @@ struct AbiParam {
   int slots() const { return kind == Kind::RawArray ? 3 : 1; }
 };
 
+/// The entry of definition parameter `k` (spelled `_cj_p<k>`, `_cj_s<k>`, `_cj_size<k>`,
+/// `_cj_stride<k>`): a raw array, a scalar of `dtype`, or an array whose address parameter is
+/// declared as `pointer` (e.g. "char*", "const char* __restrict__").
+AbiParam abi_argument(int k, bool raw, bool scalar, DType dtype, const std::string& pointer);
+
 /// "decl, decl, ...": the parameter list of a generated kernel.
 std::string abi_signature(const std::vector<AbiParam>& params);
 

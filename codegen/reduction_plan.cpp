@@ -375,21 +375,8 @@ std::vector<AbiParam> reduction_parameters(const ReductionDefinition& def,
   std::vector<AbiParam> list;
   for (std::size_t k = 0; k < params.size(); ++k) {
     const RedParam& e = s.params[k];
-    const std::string T(dtype_cuda_type(e.dtype)), id = std::to_string(k);
-    AbiParam a;
-    a.param = static_cast<int>(k);
-    if (params[k].raw) {
-      a.kind = AbiParam::Kind::RawArray;
-      a.declaration =
-          T + "* _cj_p" + id + ", long long _cj_size" + id + ", long long _cj_stride" + id;
-    } else if (e.scalar) {
-      a.kind = AbiParam::Kind::Scalar;
-      a.dtype = e.dtype;
-      a.declaration = T + " _cj_s" + id;
-    } else {
-      a.declaration = (k < params.n_in() ? "const char* __restrict__ _cj_p" : "char* _cj_p") + id;
-    }
-    list.push_back(std::move(a));
+    list.push_back(abi_argument(static_cast<int>(k), params[k].raw, e.scalar, e.dtype,
+                                k < params.n_in() ? "const char* __restrict__" : "char*"));
   }
   AbiParam layout;
   layout.kind = AbiParam::Kind::Struct;
