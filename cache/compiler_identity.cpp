@@ -23,11 +23,13 @@ void install_compiler_hooks(CompilerHooks installed) {
 }
 
 const std::string& compiler_identity() {
-  static const std::string identity = [] {
-    std::lock_guard lock(identity_mutex());
-    return hooks().identity ? hooks().identity() : std::string("none");
-  }();
-  return identity;
+  // Kept once a hook answered; without one, "none" is returned but not kept, so keys computed
+  // before the runtime installed its hook can never stand for a compiler later on.
+  static const std::string none = "none";
+  static std::string identity;
+  std::lock_guard lock(identity_mutex());
+  if (identity.empty() && hooks().identity) identity = hooks().identity();
+  return identity.empty() ? none : identity;
 }
 
 std::uint64_t compiler_compile_count() {

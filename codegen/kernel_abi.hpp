@@ -34,7 +34,6 @@ class AbiStruct {
   std::size_t size() const noexcept { return size_; }
   /// Index of the field called `name` (throws std::logic_error when there is none).
   int field(const std::string& name) const;
-  bool index64() const noexcept { return index64_; }
 
   /// Writes `value` into element `flat` (row-major) of field `field` of the struct at `out`
   /// (size() bytes): truncated to the field's type.

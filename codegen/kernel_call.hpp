@@ -16,6 +16,21 @@
 
 namespace cujit::detail {
 
+/// The parameters' dtypes as resolve_types reports them, rebuilt from a specialisation's
+/// per-parameter entries (anything with a `dtype`, inputs then outputs).
+template <class SpecParams>
+ResolvedTypes types_of_specialization(const std::vector<Param>& in, const std::vector<Param>& out,
+                                      const SpecParams& spec_params) {
+  ResolvedTypes types;
+  for (std::size_t k = 0; k < spec_params.size(); ++k) {
+    const bool input = k < in.size();
+    const Param& p = input ? in[k] : out[k - in.size()];
+    (input ? types.in : types.out).push_back(spec_params[k].dtype);
+    if (p.is_generic) types.placeholders.emplace(p.placeholder, spec_params[k].dtype);
+  }
+  return types;
+}
+
 /// Up to this many parameters per kernel (in and out together).
 inline constexpr std::size_t kMaxCallArgs = 48;
 

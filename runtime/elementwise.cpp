@@ -39,12 +39,7 @@ const EwTuning& tuning() {
 // The snippets as the analysis sees them, with the specialisation's resolved types (so a
 // snippet that names T is checked too).
 SnippetSet snippet_set(const ElementwiseDefinition& def, const EwSpecialization& s) {
-  ResolvedTypes types;
-  const ParamList params(def.in, def.out);
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    (k < def.in.size() ? types.in : types.out).push_back(s.params[k].dtype);
-    if (params[k].is_generic) types.placeholders.emplace(params[k].placeholder, s.params[k].dtype);
-  }
+  const ResolvedTypes types = types_of_specialization(def.in, def.out, s.params);
   return elementwise_snippet_set(def.name, def.in, def.out, types, def.operation, def.preamble,
                                  def.loop_prep, def.after_loop);
 }

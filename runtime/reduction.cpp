@@ -66,12 +66,7 @@ std::string resolve_reduce_ctype(const ReductionDefinition& def, const ResolvedT
 }
 
 SnippetSet snippet_set(const ReductionDefinition& def, const RedSpecialization& s) {
-  ResolvedTypes types;
-  const ParamList params(def.in, def.out);
-  for (std::size_t k = 0; k < s.params.size(); ++k) {
-    (k < def.in.size() ? types.in : types.out).push_back(s.params[k].dtype);
-    if (params[k].is_generic) types.placeholders.emplace(params[k].placeholder, s.params[k].dtype);
-  }
+  const ResolvedTypes types = types_of_specialization(def.in, def.out, s.params);
   return reduction_snippet_set(def.name, def.in, def.out, types, s.reduce_ctype, def.map_expr,
                                def.reduce_expr, def.post_map_expr, def.identity, def.preamble);
 }

@@ -302,7 +302,6 @@ TEST(ElementwisePlan, LayoutStructBytesRoundTripThroughTheDeclaredFields) {
   ResolvedTypes types;
   types.in = {DType::Float32, DType::Float32};
   types.out = {DType::Float32};
-  std::vector<ArgDesc> none;
   const ElementwiseDefinition def = add();
   PlanArgs pb;
   std::vector<ArgDesc> args = {pb.array({16, 1, 32}, DType::Float32),
