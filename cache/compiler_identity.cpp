@@ -1,5 +1,7 @@
 #include "cache/compiler_identity.hpp"
 
+#include <cujit/error.hpp>
+
 #include <mutex>
 
 namespace cujit::detail {
@@ -30,6 +32,26 @@ const std::string& compiler_identity() {
   std::lock_guard lock(identity_mutex());
   if (identity.empty() && hooks().identity) identity = hooks().identity();
   return identity.empty() ? none : identity;
+}
+
+std::string compiler_version() {
+  static std::string version;  // kept once known: loading the compiler is not repeated
+  std::function<std::string()> hook;
+  {
+    std::lock_guard lock(identity_mutex());
+    if (!version.empty()) return version;
+    hook = hooks().version;
+  }
+  if (!hook) return {};
+  std::string found;
+  try {
+    found = hook();
+  } catch (const Error&) {
+    return {};  // no compiler on this machine: nothing is stale by its version
+  }
+  std::lock_guard lock(identity_mutex());
+  if (version.empty()) version = std::move(found);
+  return version;
 }
 
 std::uint64_t compiler_compile_count() {

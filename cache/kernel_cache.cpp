@@ -7,6 +7,7 @@
 #include "cache/record.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
+#include "cache/unavailable.hpp"
 #include "cache/warning.hpp"
 
 #include <cujit/error.hpp>
@@ -58,6 +59,11 @@ std::size_t hash_request(const KernelRequest& r) noexcept {
 // which names the target, it is mislabelled and handled as damaged.
 bool made_for(const std::string& kind, const Target& target, const KernelRequest& request) {
   return kind == request.kind && target == request.target;
+}
+
+bool is_for(const Lookup& lookup, const std::string& kind, const Target& target) {
+  return lookup.status == Lookup::Status::Hit && lookup.record.kind == kind &&
+         lookup.record.program.target == target;
 }
 
 bool serves(const Lookup& lookup, const KernelRequest& request) {
@@ -172,6 +178,9 @@ struct KernelCache::Impl {
   std::atomic<std::uint64_t> disk_hits{0};
   std::atomic<std::uint64_t> deployment_hits{0};
   std::atomic<std::uint64_t> misses{0};
+  std::atomic<std::uint64_t> arch_specific_hits{0};
+  std::atomic<std::uint64_t> compatible_cubin_hits{0};
+  std::atomic<std::uint64_t> ptx_hits{0};
 
   std::shared_ptr<Layers> current_layers() const {
     std::lock_guard lock(layers_mutex);
@@ -398,6 +407,9 @@ struct KernelCache::Impl {
       if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, w, lookup);
       w = writable(l);  // null if the lookup disabled it
     }
+    if (auto compatible = find_compatible(l, request, deps, w, rkey, generate, outcome)) {
+      return compatible;
+    }
 
     // 2. By content key: the same source may have been compiled for another request.
     SourceProgram source = generate();
@@ -430,6 +442,71 @@ struct KernelCache::Impl {
     return compile_and_store(l, w, request, source, ckey, rkey, compile, outcome);
   }
 
+  // 1b. Code for a compatible target (request.compatible, best first), by request key: the
+  // deployment databases, then the writable one. PTX is JIT-compiled for the request's target
+  // (request.jit_ptx) and stored for it.
+  std::shared_ptr<const CompiledProgram> find_compatible(
+      Layers& l, const KernelRequest& request, const std::vector<std::shared_ptr<Store>>& deps,
+      const std::shared_ptr<Store>& w, const std::string& rkey, const GenerateFn& generate,
+      CacheOutcome& outcome) {
+    for (const Target& target : request.compatible) {
+      const std::string key = request_key(request.kind, request.spec, target);
+      for (std::size_t k = 0; k <= deps.size(); ++k) {
+        const std::shared_ptr<Store>& store = k < deps.size() ? deps[k] : w;
+        if (!store) continue;
+        Lookup lookup = guarded_find(l, store, [&](Store& s) { return s.find_by_request(key); });
+        if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, store, lookup);
+        if (!is_for(lookup, request.kind, target)) continue;
+        auto program = serve_compatible(l, request, w, rkey, generate, lookup, store->name());
+        if (!program) continue;
+        (k < deps.size() ? deployment_hits : disk_hits).fetch_add(1, std::memory_order_relaxed);
+        (target.arch_specific                ? arch_specific_hits
+         : target.format == BinaryFormat::Ptx ? ptx_hits
+                                              : compatible_cubin_hits)
+            .fetch_add(1, std::memory_order_relaxed);
+        outcome = k < deps.size() ? CacheOutcome::DeploymentHit : CacheOutcome::DiskHit;
+        return program;
+      }
+    }
+    return nullptr;
+  }
+
+  // The program a compatible entry serves: a cubin as it is; PTX JIT-compiled for the
+  // request's target and stored for it (null, after a warning, when the JIT fails).
+  std::shared_ptr<const CompiledProgram> serve_compatible(
+      Layers& l, const KernelRequest& request, const std::shared_ptr<Store>& w,
+      const std::string& rkey, const GenerateFn& generate, Lookup& lookup,
+      const std::string& where) {
+    CompiledProgram& found = lookup.record.program;
+    if (found.target.format != BinaryFormat::Ptx || !request.jit_ptx) {
+      return std::make_shared<const CompiledProgram>(std::move(found));
+    }
+    CompiledProgram cubin;
+    try {
+      cubin = request.jit_ptx(found);
+      if (cubin.target != request.target) throw CacheError("the JIT made " + cubin.target.name());
+    } catch (const Error& e) {
+      warn("PTX for " + found.target.name() + " in " + where + " could not be JIT-compiled for " +
+           request.target.name() + " (" + without_prefix(e.what()) + "); trying further");
+      return nullptr;
+    }
+    if (w) {
+      const SourceProgram source = generate();
+      const std::string ckey = content_key(source, request.target, request.kind);
+      guarded_write(l, w, [&](Store& s) {
+        s.put(make_record(ckey, request.kind, source, cubin, now_ms()), rkey);
+      });
+    }
+    return std::make_shared<const CompiledProgram>(std::move(cubin));
+  }
+
+  std::string unavailable_message(Layers& l, const KernelRequest& request, const Error& e) {
+    std::vector<std::string> names;
+    for (const auto& d : deployments(l)) names.push_back(d->name());
+    const std::shared_ptr<Store> w = writable(l);
+    return compiler_unavailable_message(request, names, w ? w->name() : "", e.what());
+  }
+
   // Takes the kernel's lease in `lease` (when the writable store is shared by processes and
   // can still be written), then looks the kernel up by content key again: another process may
   // have stored it since this one missed it, while holding the lease or just before.
@@ -450,7 +527,12 @@ struct KernelCache::Impl {
       Layers& l, const std::shared_ptr<Store>& w, const KernelRequest& request,
       const SourceProgram& source, const std::string& ckey, const std::string& rkey,
       const CompileFn& compile, CacheOutcome& outcome) {
-    CompiledProgram program = compile(source);
+    CompiledProgram program;
+    try {
+      program = compile(source);
+    } catch (const CompilerUnavailableError& e) {
+      throw CompilerUnavailableError(unavailable_message(l, request, e));
+    }
     misses.fetch_add(1, std::memory_order_relaxed);
     outcome = CacheOutcome::Compiled;
     if (w) {
@@ -666,6 +748,9 @@ CacheStats KernelCache::stats() const {
   s.disk_hits = impl_->disk_hits.load(std::memory_order_relaxed);
   s.deployment_hits = impl_->deployment_hits.load(std::memory_order_relaxed);
   s.misses = impl_->misses.load(std::memory_order_relaxed);
+  s.arch_specific_hits = impl_->arch_specific_hits.load(std::memory_order_relaxed);
+  s.compatible_cubin_hits = impl_->compatible_cubin_hits.load(std::memory_order_relaxed);
+  s.ptx_hits = impl_->ptx_hits.load(std::memory_order_relaxed);
   s.nvrtc_compilations = compiler_compile_count();
   s.warnings = warning_count();
   return s;
@@ -676,6 +761,9 @@ void KernelCache::reset_stats() {
   impl_->disk_hits = 0;
   impl_->deployment_hits = 0;
   impl_->misses = 0;
+  impl_->arch_specific_hits = 0;
+  impl_->compatible_cubin_hits = 0;
+  impl_->ptx_hits = 0;
 }
 
 void KernelCache::clear_memory() {

@@ -25,6 +25,15 @@ struct KernelRequest {
   /// Manifest entry (JSON) from which `cujit-cache precompile` can regenerate the source;
   /// empty when the kernel cannot be replayed (then it is not recorded).
   std::string manifest_entry;
+  /// The kernel's name, for messages ("squared_diff").
+  std::string name;
+  /// Other targets whose code runs where `target` is wanted, best first (compatible_targets of
+  /// the device): searched by request key after `target` itself, before compiling.
+  std::vector<Target> compatible;
+  /// Turns PTX found for a compatible target into a cubin for `target` (the driver's JIT), which
+  /// is then stored for `target` so the JIT happens once per machine. Empty: PTX is served as
+  /// it is. May throw cujit::Error (then the next compatible target is tried).
+  std::function<CompiledProgram(const CompiledProgram& ptx)> jit_ptx;
 };
 
 /// Generates the source for a request (called only on a miss at the request level).

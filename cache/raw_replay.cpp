@@ -31,6 +31,7 @@ KernelRequest raw_kernel_request(const SourceProgram& program, const Target& tar
   r.manifest_entry = raw_manifest_entry(program);
   r.spec = r.manifest_entry;
   r.target = target;
+  r.name = program.name;
   return r;
 }
 

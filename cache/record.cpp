@@ -208,7 +208,7 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
   r.source_size = source.source.size();
   r.created = now;
   r.last_used = now;
-  r.nvrtc_version = compiler_identity();
+  r.nvrtc_version = compiler_version();
   r.codegen_version = kCodegenVersion;
   r.checksum = record_checksum(r);
   return r;

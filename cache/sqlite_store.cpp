@@ -64,6 +64,12 @@ constexpr int kSourceColumn = 15;
 constexpr const char* kRecentKeys =
     "SELECT r.request_key, k.content_key FROM requests r JOIN kernels k ON k.content_key = "
     "r.content_key ORDER BY k.last_used DESC LIMIT ?1";
+// Entries of another codegen version, or built by another compiler version than this machine's
+// (?1; when no compiler can be loaded here, ?1 is empty and only the codegen version counts).
+#define CUJIT_STALE_WHERE " WHERE (?1 != '' AND nvrtc_version != ?1) OR codegen_version != ?2"
+constexpr const char* kStaleCount = "SELECT count(*) FROM kernels" CUJIT_STALE_WHERE;
+constexpr const char* kStaleKeys = "SELECT content_key FROM kernels" CUJIT_STALE_WHERE;
+#undef CUJIT_STALE_WHERE
 constexpr std::size_t kMaxPendingTouches = 64;
 // How long flush() waits for another connection's lock (ms).
 constexpr int kFlushBusyTimeoutMs = 100;
@@ -803,9 +809,8 @@ DatabaseInfo SqliteStore::info() {
     }
   }
   {
-    Statement s = db_->prepare(
-        "SELECT count(*) FROM kernels WHERE nvrtc_version != ?1 OR codegen_version != ?2");
-    s.bind_text(1, compiler_identity()).bind(2, std::int64_t{kCodegenVersion});
+    Statement s = db_->prepare(kStaleCount);
+    s.bind_text(1, compiler_version()).bind(2, std::int64_t{kCodegenVersion});
     if (s.step()) info.stale = static_cast<std::uint64_t>(s.column_int(0));
   }
   info.hits += pending_hits_;
@@ -874,9 +879,8 @@ std::uint64_t SqliteStore::prune(const PruneOptions& options) {
     removed += keys.size();
   }
   if (options.stale) {
-    Statement s = db_->prepare(
-        "SELECT content_key FROM kernels WHERE nvrtc_version != ?1 OR codegen_version != ?2");
-    s.bind_text(1, compiler_identity()).bind(2, std::int64_t{kCodegenVersion});
+    Statement s = db_->prepare(kStaleKeys);
+    s.bind_text(1, compiler_version()).bind(2, std::int64_t{kCodegenVersion});
     std::vector<std::string> keys;
     while (s.step()) keys.push_back(s.column_bytes(0));
     for (const auto& k : keys) delete_entry(*db_, k);

@@ -63,6 +63,10 @@ namespace cujit::detail {
   X(cuModuleLoadData) \
   X(cuModuleUnload) \
   X(cuModuleGetFunction) \
+  X(cuLinkCreate) \
+  X(cuLinkAddData) \
+  X(cuLinkComplete) \
+  X(cuLinkDestroy) \
   X(cuLaunchKernel) \
   X(cuLaunchKernelEx) \
   X(cuFuncGetAttribute) \

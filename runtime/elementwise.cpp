@@ -55,6 +55,7 @@ FamilyBuild elementwise_build(std::shared_ptr<const ElementwiseDefinition> def,
   build.snippets = [def, s] { return snippet_set(*def, *s); };
   build.generate = [def, s] { return generate_elementwise(*def, *s); };
   build.kernel = def->name;
+  build.request.name = def->name;
   build.snippet_texts = {{"preamble", def->preamble},
                          {"loop_prep", def->loop_prep},
                          {"operation", def->operation},
@@ -146,8 +147,9 @@ std::shared_ptr<const detail::Specialized> ElementwiseKernel::Impl::specialize(
   if (auto found = specialized.find(key)) return found;
   auto spec = std::make_shared<const detail::EwSpecialization>(
       detail::elementwise_specialization(*def, types, plan, descs, count));
-  auto module = detail::compile_and_load(def->name, device, [&](const Target& target) {
-    return detail::compile_family(detail::elementwise_build(def, spec, target));
+  auto module = detail::compile_and_load(def->name, device, [&](const detail::DeviceTarget& on) {
+    return detail::compile_family(
+        detail::for_device(detail::elementwise_build(def, spec, on.target), on));
   });
   CUfunction function =
       detail::kernel_function(*module, detail::elementwise_symbol(*def), def->name);

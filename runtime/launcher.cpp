@@ -1,5 +1,7 @@
 #include "runtime/launcher.hpp"
 
+#include "runtime/ptx_jit.hpp"
+
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 
@@ -46,7 +48,9 @@ namespace {
 
 CompiledProgram compile_mapped(const FamilyBuild& build, const SourceProgram& program) {
   try {
-    return compile(program, build.request.target);
+    return compile_for_request(program, build.request);
+  } catch (const CompilerUnavailableError&) {
+    throw;  // the cache adds what it searched; nothing in it points at a snippet
   } catch (const CompileError& e) {
     rethrow_snippet_error(e, build.kernel, build.snippet_texts);
   }
@@ -114,12 +118,40 @@ void trace_specialize(const std::string& kernel, std::chrono::steady_clock::time
 
 }  // namespace
 
+DeviceTarget device_target(int device) {
+  DeviceTarget out;
+  const int arch = device_properties(device).compute_capability;
+  out.target = Target{arch, BinaryFormat::Cubin};
+  out.compatible = compatible_targets(arch);
+  out.jit_ptx = [target = out.target, device](const CompiledProgram& ptx) {
+    return jit_ptx_to_cubin(ptx, target, device);
+  };
+  return out;
+}
+
+FamilyBuild for_device(FamilyBuild build, const DeviceTarget& device) {
+  build.request.compatible = device.compatible;
+  build.request.jit_ptx = device.jit_ptx;
+  return build;
+}
+
+CompiledProgram compile_for_request(const SourceProgram& program, const KernelRequest& request) {
+  const Target& target = request.target;
+  if (request.jit_ptx && target.format == BinaryFormat::Cubin && !target.arch_specific) {
+    const std::vector<int>& archs = nvrtc_supported_archs();
+    if (target.arch > archs.back()) {
+      return request.jit_ptx(compile(program, Target{archs.back(), BinaryFormat::Ptx}));
+    }
+  }
+  return compile(program, target);
+}
+
 std::shared_ptr<const LoadedModule> compile_and_load(
     const std::string& kernel, int device,
-    const std::function<std::shared_ptr<const CompiledProgram>(const Target&)>& build_for) {
+    const std::function<std::shared_ptr<const CompiledProgram>(const DeviceTarget&)>& build_for) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point t0 = Clock::now();
-  const Target target = target_for_arch(device_properties(device).compute_capability);
+  const DeviceTarget target = device_target(device);
   const Clock::time_point t1 = Clock::now();
   auto program = build_for(target);
   const Clock::time_point t2 = Clock::now();

@@ -83,11 +83,29 @@ void register_family_replay(
     const std::string& kind,
     std::function<FamilyBuild(const std::string& entry, const Target&)> parse);
 
+/// What a device asks of the kernel cache: a cubin for its own sm_XY (known without NVRTC),
+/// the compatible targets searched before compiling, and the driver's JIT for PTX found among
+/// them or compiled for a device newer than NVRTC.
+struct DeviceTarget {
+  Target target;
+  std::vector<Target> compatible;
+  std::function<CompiledProgram(const CompiledProgram& ptx)> jit_ptx;
+};
+DeviceTarget device_target(int device);
+
+/// `build` asking for code that runs on the device of `device`: its request searches the
+/// compatible targets and JIT-compiles PTX.
+FamilyBuild for_device(FamilyBuild build, const DeviceTarget& device);
+
 /// The target of `device`, the compilation of `build_for(target)` and its module loaded on
 /// `device` (CUJIT_TRACE_SPECIALIZE=1 prints where the time went).
 std::shared_ptr<const LoadedModule> compile_and_load(
     const std::string& kernel, int device,
-    const std::function<std::shared_ptr<const CompiledProgram>(const Target&)>& build_for);
+    const std::function<std::shared_ptr<const CompiledProgram>(const DeviceTarget&)>& build_for);
+
+/// Compiles `program` for `request.target` with NVRTC; for a device newer than NVRTC (a
+/// request with jit_ptx), PTX for the newest architecture NVRTC knows, JIT-compiled.
+CompiledProgram compile_for_request(const SourceProgram& program, const KernelRequest& request);
 
 /// `symbol` of `module`; throws ArgumentError naming `kernel` when it is missing.
 CUfunction kernel_function(const LoadedModule& module, const std::string& symbol,

@@ -83,8 +83,7 @@ void preload(KernelCache* cache, const std::shared_future<void>& read_ahead, int
   }
   std::vector<std::shared_ptr<const CompiledProgram>> programs = cache->preloaded_programs();
   if (programs.empty()) return;
-  const Target target = target_for_arch(arch);
-  if (target.format != BinaryFormat::Cubin) return;  // PTX would be JIT-compiled: not ahead
+  const Target target{arch, BinaryFormat::Cubin};  // the device's own cubins only
   if (driver().cuCtxSetCurrent(context) != CUDA_SUCCESS) return;
   for (const auto& program : programs) {
     if (!(program->target == target)) continue;

@@ -7,9 +7,10 @@
 
 #include "codegen/large_stack.hpp"
 #include "codegen/validation.hpp"
+#include "runtime/nvrtc_library.hpp"
 
+#include <cuda.h>
 #include <dlfcn.h>
-#include <nvrtc.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -24,12 +25,15 @@ std::atomic<std::uint64_t> g_compile_count{0};
 
 void check(nvrtcResult result, const char* what) {
   if (result != NVRTC_SUCCESS) {
-    throw Error(std::string("cujit: NVRTC ") + what + " failed: " + nvrtcGetErrorString(result));
+    throw Error(std::string("cujit: NVRTC ") + what +
+                " failed: " + detail::nvrtc().nvrtcGetErrorString(result));
   }
 }
 
 struct ProgramDeleter {
-  void operator()(_nvrtcProgram* program) const noexcept { nvrtcDestroyProgram(&program); }
+  void operator()(_nvrtcProgram* program) const noexcept {
+    detail::nvrtc().nvrtcDestroyProgram(&program);
+  }
 };
 using ProgramHandle = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
 
@@ -46,9 +50,9 @@ std::string numbered(const std::string& source) {
 
 std::string program_log(nvrtcProgram program) {
   std::size_t size = 0;
-  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
+  if (detail::nvrtc().nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
   std::string log(size, '\0');
-  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
+  if (detail::nvrtc().nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
   log.resize(size - 1);
   return log;
 }
@@ -57,13 +61,13 @@ std::string binary_of(nvrtcProgram program, BinaryFormat format) {
   std::size_t size = 0;
   std::string binary;
   if (format == BinaryFormat::Cubin) {
-    check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
+    check(detail::nvrtc().nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
     binary.resize(size);
-    check(nvrtcGetCUBIN(program, binary.data()), "nvrtcGetCUBIN");
+    check(detail::nvrtc().nvrtcGetCUBIN(program, binary.data()), "nvrtcGetCUBIN");
   } else {
-    check(nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");
+    check(detail::nvrtc().nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");
     binary.resize(size);
-    check(nvrtcGetPTX(program, binary.data()), "nvrtcGetPTX");
+    check(detail::nvrtc().nvrtcGetPTX(program, binary.data()), "nvrtcGetPTX");
     if (!binary.empty() && binary.back() == '\0') binary.pop_back();
   }
   return binary;
@@ -183,13 +187,13 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
     header_sources.push_back(header.second.c_str());
   }
   nvrtcProgram raw = nullptr;
-  check(nvrtcCreateProgram(&raw, program.source.c_str(), program.name.c_str(),
+  check(detail::nvrtc().nvrtcCreateProgram(&raw, program.source.c_str(), program.name.c_str(),
                            static_cast<int>(header_sources.size()), header_sources.data(),
                            header_names.data()),
         "nvrtcCreateProgram");
   ProgramHandle handle(raw);
   for (const std::string& expression : program.name_expressions) {
-    check(nvrtcAddNameExpression(raw, expression.c_str()), "nvrtcAddNameExpression");
+    check(detail::nvrtc().nvrtcAddNameExpression(raw, expression.c_str()), "nvrtcAddNameExpression");
   }
   const std::vector<std::string> options = nvrtc_options(program, target);
   std::vector<const char*> option_ptrs;
@@ -197,13 +201,13 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
 
   g_compile_count.fetch_add(1, std::memory_order_relaxed);
   const nvrtcResult result = detail::on_large_stack([&] {
-    return nvrtcCompileProgram(raw, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+    return detail::nvrtc().nvrtcCompileProgram(raw, static_cast<int>(option_ptrs.size()), option_ptrs.data());
   });
   std::string log = program_log(raw);
   if (result != NVRTC_SUCCESS) {
     std::ostringstream message;
     message << "cujit: NVRTC failed to compile " << program.name << " for " << target.name() << " ("
-            << nvrtcGetErrorString(result) << ")\n"
+            << detail::nvrtc().nvrtcGetErrorString(result) << ")\n"
             << log << "\noptions:";
     for (const std::string& option : options) message << ' ' << option;
     message << "\nsource:\n" << numbered(program.source);
@@ -216,7 +220,7 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
   compiled.binary = binary_of(raw, target.format);
   for (const std::string& expression : program.name_expressions) {
     const char* lowered = nullptr;
-    check(nvrtcGetLoweredName(raw, expression.c_str(), &lowered), "nvrtcGetLoweredName");
+    check(detail::nvrtc().nvrtcGetLoweredName(raw, expression.c_str(), &lowered), "nvrtcGetLoweredName");
     compiled.lowered_names.emplace_back(expression, lowered);
   }
   return compiled;
@@ -224,13 +228,12 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
 
 const std::string& nvrtc_version_string() {
   static const std::string version = [] {
-    int major = 0, minor = 0;
-    check(nvrtcVersion(&major, &minor), "nvrtcVersion");
-    std::string text = std::to_string(major) + "." + std::to_string(minor);
-    // Two builds of one version differ in their library file; name it by path, size and time.
+    const detail::Nvrtc& n = detail::nvrtc();
+    std::string text = std::to_string(n.major) + "." + std::to_string(n.minor);
+    // Two builds of one version differ in their library file; name it by size and time.
     Dl_info info{};
     struct stat st {};
-    if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) != 0 && info.dli_fname &&
+    if (dladdr(reinterpret_cast<void*>(n.nvrtcVersion), &info) != 0 && info.dli_fname &&
         stat(info.dli_fname, &st) == 0) {
       text += " (" + std::to_string(st.st_size) + " bytes, " + std::to_string(st.st_mtime) + ")";
     }
@@ -242,9 +245,9 @@ const std::string& nvrtc_version_string() {
 const std::vector<int>& nvrtc_supported_archs() {
   static const std::vector<int> archs = [] {
     int count = 0;
-    check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+    check(detail::nvrtc().nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
     std::vector<int> result(static_cast<std::size_t>(count));
-    check(nvrtcGetSupportedArchs(result.data()), "nvrtcGetSupportedArchs");
+    check(detail::nvrtc().nvrtcGetSupportedArchs(result.data()), "nvrtcGetSupportedArchs");
     std::sort(result.begin(), result.end());
     return result;
   }();
@@ -275,8 +278,9 @@ namespace {
 // The cache keys kernels by the compiler that builds them and counts its compilations; it
 // asks through these hooks, never NVRTC itself.
 const bool kCompilerHooksInstalled = [] {
-  install_compiler_hooks(
-      {[] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); }});
+  install_compiler_hooks({[] { return std::string("NVRTC ") + std::to_string(CUDA_VERSION / 1000); },
+                          [] { return nvrtc_version_string(); },
+                          [] { return nvrtc_compile_count(); }});
   return true;
 }();
 

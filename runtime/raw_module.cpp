@@ -7,6 +7,7 @@
 #include "codegen/validation.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/launcher.hpp"
 #include "runtime/module.hpp"
 
 #include <fcntl.h>
@@ -129,6 +130,18 @@ std::shared_ptr<const CompiledProgram> RawModule::compile_for(const Target& targ
       [&](const SourceProgram& program) { return compile(program, target); });
 }
 
+std::shared_ptr<const CompiledProgram> RawModule::compile_on_device(int device) const {
+  if (state_->binary) return state_->binary;
+  const detail::DeviceTarget on = detail::device_target(device);
+  detail::KernelRequest request = detail::raw_kernel_request(state_->source, on.target);
+  request.compatible = on.compatible;
+  request.jit_ptx = on.jit_ptx;
+  const SourceProgram& source = state_->source;
+  return detail::KernelCache::global().get_or_compile(
+      request, [&] { return source; },
+      [&](const SourceProgram& program) { return detail::compile_for_request(program, request); });
+}
+
 RawKernel RawModule::get_function(const std::string& name, const Device& device) const {
   // A NUL would truncate the name the driver looks up; no kernel name holds a control byte.
   for (char c : name) {
@@ -141,10 +154,7 @@ RawKernel RawModule::get_function(const std::string& name, const Device& device)
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     auto& slot = state_->loaded[device.id()];
-    if (!slot) {
-      const Target target = target_for_arch(device.compute_capability());
-      slot = detail::load_module(compile_for(target), device.id());
-    }
+    if (!slot) slot = detail::load_module(compile_on_device(device.id()), device.id());
     loaded = slot;
   }
   CUfunction function = detail::find_function(*loaded, name);

@@ -82,6 +82,7 @@ FamilyBuild reduction_build(std::shared_ptr<const ReductionDefinition> def,
   build.snippets = [def, s] { return snippet_set(*def, *s); };
   build.generate = [def, s] { return generate_reduction(*def, *s); };
   build.kernel = def->name;
+  build.request.name = def->name;
   build.snippet_texts = {{"preamble", def->preamble},
                          {"identity", def->identity},
                          {"map_expr", def->map_expr},
@@ -238,8 +239,9 @@ std::shared_ptr<const detail::Specialized> ReductionKernel::Impl::specialize(
   auto shared_spec = std::make_shared<const detail::RedSpecialization>(spec);
   auto made = std::make_shared<detail::Specialized>();
   made->parameters = detail::reduction_parameters(*def, spec);
-  made->module = detail::compile_and_load(def->name, device, [&](const Target& target) {
-    return detail::compile_family(detail::reduction_build(def, shared_spec, target));
+  made->module = detail::compile_and_load(def->name, device, [&](const detail::DeviceTarget& on) {
+    return detail::compile_family(
+        detail::for_device(detail::reduction_build(def, shared_spec, on.target), on));
   });
   made->pass1 = detail::kernel_function(*made->module, detail::reduction_symbol(*def), def->name);
   if (spec.two_pass) {

@@ -103,6 +103,13 @@ struct CacheStats {
   std::uint64_t memory_hits = 0;
   std::uint64_t disk_hits = 0;           ///< found in the writable database
   std::uint64_t deployment_hits = 0;     ///< found in a read-only deployment database
+  /// Of the disk and deployment hits, those served by code for another target than the
+  /// device's own sm_XY (cujit::compatible_targets, in this order): an arch-specific sm_XYa
+  /// cubin, a cubin of the same major and a lower minor, PTX JIT-compiled by the driver (then
+  /// stored as the device's cubin in the writable database: the JIT runs once per machine).
+  std::uint64_t arch_specific_hits = 0;
+  std::uint64_t compatible_cubin_hits = 0;
+  std::uint64_t ptx_hits = 0;
   std::uint64_t misses = 0;              ///< compiled by the cache's caller-supplied compiler
   std::uint64_t nvrtc_compilations = 0;  ///< cujit::nvrtc_compile_count() of the process
   std::uint64_t warnings = 0;            ///< cache warnings issued by this process

@@ -79,6 +79,16 @@ class CompileError : public Error {
   int column_;
 };
 
+/// A kernel that must be compiled while no compiler can be loaded: NVRTC is not installed on
+/// this machine (a deployment target), or CUJIT_NVRTC_PATH names none. Raised by a cache miss;
+/// the message names the kernel, its specialisation, the target, the databases searched and the
+/// `cujit-cache precompile` command that would have covered it.
+class CompilerUnavailableError : public CompileError {
+ public:
+  explicit CompilerUnavailableError(const std::string& message)
+      : CompileError(message, "", {}, "") {}
+};
+
 /// A failure reported by the CUDA driver, or no driver / no device at all.
 class CudaError : public Error {
  public:

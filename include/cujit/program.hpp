@@ -13,19 +13,31 @@ namespace cujit {
 /// What NVRTC produces: machine code for one architecture, or PTX for the driver to JIT.
 enum class BinaryFormat : std::uint8_t { Cubin, Ptx };
 
-/// A compilation target: sm_XY (cubin) or compute_XY (PTX).
+/// A compilation target: sm_XY (cubin) or compute_XY (PTX), and the arch-specific sm_XYa /
+/// compute_XYa (Hopper's wgmma and setmaxnreg, Blackwell's tcgen05), whose code runs only on
+/// devices of exactly compute capability X.Y.
 struct Target {
   int arch = 0;  ///< 10 * major + minor, e.g. 90 for sm_90
   BinaryFormat format = BinaryFormat::Cubin;
+  bool arch_specific = false;  ///< the "a" suffix: sm_90a
 
-  /// "sm_90" or "compute_90".
+  /// "sm_90", "compute_90" or "sm_90a".
   std::string name() const;
-  /// Parses "sm_90", "compute_90", "90" (cubin) or "sm_90a"-style names; throws ArgumentError.
+  /// Parses "sm_90", "compute_90", "90" (cubin), "sm_90a" or "compute_90a"; throws
+  /// ArgumentError.
   static Target parse(const std::string& text);
   friend bool operator==(const Target& a, const Target& b) {
-    return a.arch == b.arch && a.format == b.format;
+    return a.arch == b.arch && a.format == b.format && a.arch_specific == b.arch_specific;
   }
+  friend bool operator!=(const Target& a, const Target& b) { return !(a == b); }
 };
+
+/// Where code for a device of compute capability `arch` (10 * major + minor) may come from
+/// besides a cubin for exactly sm_<arch>, best first: the arch-specific sm_<arch>a cubin (for
+/// arch >= 90), cubins of the same major and a lower minor (binary compatible), then PTX for
+/// `arch` and every lower architecture (the driver JIT-compiles it). The kernel cache searches
+/// these, in this order, before compiling.
+std::vector<Target> compatible_targets(int arch);
 
 /// CUDA C++ source and how to compile it.
 struct SourceProgram {

@@ -140,6 +140,9 @@ class RawModule {
   std::shared_ptr<const CompiledProgram> compile_for(const Target& target) const;
 
  private:
+  // The program for `device` through the cache: its own cubin, else compatible code.
+  std::shared_ptr<const CompiledProgram> compile_on_device(int device) const;
+
   struct State;
   std::shared_ptr<State> state_;
 };
