@@ -11,8 +11,8 @@ namespace {
 // The first architecture with arch-specific ("a") features.
 constexpr int kFirstArchSpecific = 90;
 
-// Every virtual architecture NVRTC has offered since CUDA 11 (older ones only name misses).
-constexpr int kPtxArchs[] = {50, 52, 53, 60, 61, 62, 70,  72,  75,  80,  86,
+// Every architecture NVRTC has offered since CUDA 11; lookups for others could only miss.
+constexpr int kArchs[] = {50, 52, 53, 60, 61, 62, 70,  72,  75,  80,  86,
                              87, 88, 89, 90, 100, 101, 103, 110, 120, 121};
 
 }  // namespace
@@ -56,10 +56,10 @@ Target Target::parse(const std::string& text) {
 std::vector<Target> compatible_targets(int arch) {
   std::vector<Target> out;
   if (arch >= kFirstArchSpecific) out.push_back({arch, BinaryFormat::Cubin, true});
-  for (int lower = arch - 1; lower >= arch / 10 * 10; --lower) {
-    out.push_back({lower, BinaryFormat::Cubin});
+  for (auto it = std::rbegin(kArchs); it != std::rend(kArchs); ++it) {
+    if (*it < arch && *it / 10 == arch / 10) out.push_back({*it, BinaryFormat::Cubin});
   }
-  for (auto it = std::rbegin(kPtxArchs); it != std::rend(kPtxArchs); ++it) {
+  for (auto it = std::rbegin(kArchs); it != std::rend(kArchs); ++it) {
     if (*it <= arch) out.push_back({*it, BinaryFormat::Ptx});
   }
   return out;

@@ -35,7 +35,8 @@ struct Target {
 /// Where code for a device of compute capability `arch` (10 * major + minor) may come from
 /// besides a cubin for exactly sm_<arch>, best first: the arch-specific sm_<arch>a cubin (for
 /// arch >= 90), cubins of the same major and a lower minor (binary compatible), then PTX for
-/// `arch` and every lower architecture (the driver JIT-compiles it). The kernel cache searches
+/// `arch` and every lower architecture (the driver JIT-compiles it); architectures NVRTC has
+/// offered since CUDA 11 only. The kernel cache searches
 /// these, in this order, before compiling.
 std::vector<Target> compatible_targets(int arch);
 

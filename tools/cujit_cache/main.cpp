@@ -6,6 +6,7 @@
 //   cujit-cache [--db PATH] export OUT.db | import IN.db | clear
 // Every command takes --json for machine-readable output.
 
+#include "cache/compiler_identity.hpp"
 #include "cache/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/manifest.hpp"
@@ -504,7 +505,7 @@ int info(const Options& o) {
                 {"stale", i.stale},
                 {"per_target", i.per_target},
                 {"per_kind", i.per_kind},
-                {"nvrtc_version", nvrtc_version_string()}});
+                {"nvrtc_version", detail::compiler_version()}});
     return 0;
   }
   std::cout << fmt::format(
@@ -513,7 +514,8 @@ int info(const Options& o) {
       "{}\nstale:        {} (other NVRTC or codegen version)\nnvrtc:        {}\n",
       i.path, i.schema_version, detail::format_bytes(i.file_size), i.entries,
       detail::format_bytes(i.stored_bytes), i.requests, i.journal_mode, i.hits, i.misses,
-      i.evictions, i.stale, nvrtc_version_string());
+      i.evictions, i.stale,
+      detail::compiler_version().empty() ? "not available here" : detail::compiler_version());
   std::cout << "per target:  ";
   for (const auto& [t, n] : i.per_target) std::cout << " " << t << "=" << n;
   std::cout << "\nper kind:    ";
