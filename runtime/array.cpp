@@ -83,14 +83,7 @@ Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize) {
 std::int64_t Array::size() const noexcept { return product(shape_); }
 
 bool Array::is_c_contiguous() const noexcept {
-  std::int64_t expected = static_cast<std::int64_t>(itemsize());
-  for (std::size_t i = shape_.size(); i-- > 0;) {
-    if (shape_[i] == 1) continue;
-    if (shape_[i] == 0) return true;
-    if (strides_[i] != expected) return false;
-    expected *= shape_[i];
-  }
-  return true;
+  return detail::is_c_contiguous(shape_, strides_, itemsize());
 }
 
 void Array::check_host_size(const Shape& shape, std::size_t count) {
