@@ -4,6 +4,8 @@
 
 #include "core/layout.hpp"
 
+#include <algorithm>
+
 namespace cujit::detail {
 namespace {
 
@@ -82,7 +84,7 @@ Shape f_contiguous_strides(const Shape& shape, std::size_t itemsize) {
   auto step = static_cast<std::int64_t>(itemsize);
   for (std::size_t d = 0; d < shape.size(); ++d) {
     strides[d] = step;
-    step *= shape[d];
+    step *= std::max<std::int64_t>(shape[d], 1);  // as c_contiguous_strides
   }
   return strides;
 }

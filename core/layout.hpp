@@ -1,6 +1,7 @@
 #pragma once
 // Pure shape and stride arithmetic, shared by Array and the planners; no GPU needed.
-// (cujit::broadcast_shapes, declared in <cujit/array.hpp>, is implemented here too.)
+// (cujit::broadcast_shapes and cujit::c_contiguous_strides, declared in <cujit/array.hpp>, are
+// implemented here too.)
 
 #include <cujit/array.hpp>
 #include <cujit/error.hpp>
