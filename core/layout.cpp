@@ -2,6 +2,16 @@
 
 namespace cujit {
 
+Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize) {
+  Shape strides(shape.size());
+  std::int64_t stride = static_cast<std::int64_t>(itemsize);
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<std::int64_t>(shape[i], 1);
+  }
+  return strides;
+}
+
 Shape broadcast_shapes(const std::vector<Shape>& shapes) {
   std::size_t nd = 0;
   for (const Shape& s : shapes) nd = std::max(nd, s.size());

@@ -1,6 +1,7 @@
 #pragma once
 // Pure shape and stride arithmetic, shared by Array and the planners; no GPU needed.
-// (cujit::broadcast_shapes, declared in <cujit/array.hpp>, is implemented here too.)
+// (cujit::broadcast_shapes and cujit::c_contiguous_strides, declared in <cujit/array.hpp>, are
+// implemented here too.)
 
 #include <cujit/array.hpp>
 #include <cujit/error.hpp>
@@ -65,6 +66,20 @@ Shape broadcast_arguments(std::size_t count, ShapeOf shape_of, NameOf name_of,
 /// Strides of an array of (shape, strides) viewed with the broadcast shape `target` (0 along
 /// stretched or new dimensions). The shapes must be broadcast-compatible.
 Shape broadcast_strides(const Shape& shape, const Shape& strides, const Shape& target);
+
+/// Whether an array of (shape, byte strides) with items of `itemsize` bytes is C-contiguous
+/// (extent-1 dimensions may have any stride; an empty array is). Inline: every call's
+/// argument description asks it.
+inline bool is_c_contiguous(const Shape& shape, const Shape& strides, std::size_t itemsize) {
+  auto expected = static_cast<std::int64_t>(itemsize);
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == 1) continue;
+    if (shape[i] == 0) return true;
+    if (strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
 
 /// Magic numbers for dividing 0 <= n < 2^31 by `divisor` (1 <= divisor < 2^31):
 /// n / divisor == (umulhi(n, magic) + n) >> shift.

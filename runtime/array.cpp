@@ -70,27 +70,10 @@ int normalise_axis(int axis, int ndim, const char* what) {
 
 }  // namespace
 
-Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize) {
-  Shape strides(shape.size());
-  std::int64_t stride = static_cast<std::int64_t>(itemsize);
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= std::max<std::int64_t>(shape[i], 1);
-  }
-  return strides;
-}
-
 std::int64_t Array::size() const noexcept { return product(shape_); }
 
 bool Array::is_c_contiguous() const noexcept {
-  std::int64_t expected = static_cast<std::int64_t>(itemsize());
-  for (std::size_t i = shape_.size(); i-- > 0;) {
-    if (shape_[i] == 1) continue;
-    if (shape_[i] == 0) return true;
-    if (strides_[i] != expected) return false;
-    expected *= shape_[i];
-  }
-  return true;
+  return detail::is_c_contiguous(shape_, strides_, itemsize());
 }
 
 void Array::check_host_size(const Shape& shape, std::size_t count) {

@@ -6,11 +6,11 @@
 #include "codegen/elementwise_manifest.hpp"
 #include "codegen/elementwise_plan.hpp"
 #include "runtime/context.hpp"
+#include "runtime/elementwise_family.hpp"
 #include "runtime/kernel_params.hpp"
 #include "runtime/launcher.hpp"
+#include "runtime/offline_specialize.hpp"
 
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 namespace cujit {
@@ -19,59 +19,6 @@ namespace {
 
 // Definitions with more parameters are refused, so the fixed buffers below cannot overflow.
 static_assert(kMaxCallArgs == CallArgs::kMaxArgs);
-
-// CUJIT_EW_TILE_ROWS (32, 64 or 128) and CUJIT_EW_BLOCKS_PER_SM, read once.
-const EwTuning& tuning() {
-  static const EwTuning value = [] {
-    EwTuning t;
-    if (const char* rows = std::getenv("CUJIT_EW_TILE_ROWS")) {
-      const int v = std::atoi(rows);
-      if (v == 32 || v == 128) t.tile_rows = v;
-    }
-    if (const char* blocks = std::getenv("CUJIT_EW_BLOCKS_PER_SM")) {
-      t.blocks_per_sm = std::max(1, std::atoi(blocks));
-    }
-    return t;
-  }();
-  return value;
-}
-
-// The snippets as the analysis sees them, with the specialisation's resolved types (so a
-// snippet that names T is checked too).
-SnippetSet snippet_set(const ElementwiseDefinition& def, const EwSpecialization& s) {
-  const ResolvedTypes types = types_of_specialization(def.in, def.out, s.params);
-  return elementwise_snippet_set(def.name, def.in, def.out, types, def.operation, def.preamble,
-                                 def.loop_prep, def.after_loop);
-}
-
-// What compiling one specialisation takes; `def` and `s` are shared with the closures.
-FamilyBuild elementwise_build(std::shared_ptr<const ElementwiseDefinition> def,
-                              std::shared_ptr<const EwSpecialization> s, const Target& target) {
-  FamilyBuild build;
-  build.request.kind = "elementwise";
-  build.request.spec = elementwise_manifest_entry(*def, *s);
-  build.request.target = target;
-  build.request.manifest_entry = build.request.spec;
-  build.snippets = [def, s] { return snippet_set(*def, *s); };
-  build.generate = [def, s] { return generate_elementwise(*def, *s); };
-  build.kernel = def->name;
-  build.request.name = def->name;
-  build.snippet_texts = {{"preamble", def->preamble},
-                         {"loop_prep", def->loop_prep},
-                         {"operation", def->operation},
-                         {"after_loop", def->after_loop}};
-  return build;
-}
-
-// Rebuilds elementwise kernels from manifest entries for `cujit-cache precompile`.
-const bool kReplayRegistered = [] {
-  register_family_replay("elementwise", [](const std::string& entry, const Target& target) {
-    auto parsed = elementwise_from_manifest(entry);
-    return elementwise_build(std::make_shared<ElementwiseDefinition>(std::move(parsed.first)),
-                             std::make_shared<EwSpecialization>(std::move(parsed.second)), target);
-  });
-  return true;
-}();
 
 // A loaded specialisation: its kernel, its parameter list and the layout struct it takes.
 struct Specialized {
@@ -130,6 +77,11 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
 
 const std::string& ElementwiseKernel::name() const noexcept { return impl_->def->name; }
 
+Specialization ElementwiseKernel::specialize(const std::vector<ArgSpec>& args, const Target& target,
+                                             const SpecializeOptions& options) const {
+  return detail::specialize_elementwise(impl_->def, args, target, options);
+}
+
 std::shared_ptr<const detail::ResolvedTypes> ElementwiseKernel::Impl::resolve(
     const Arg* args, const detail::ArgDesc* descs, std::size_t count) {
   const std::string key = detail::type_key(args, count);
@@ -145,11 +97,11 @@ std::shared_ptr<const detail::Specialized> ElementwiseKernel::Impl::specialize(
     std::size_t count, int device) {
   const detail::DevicePlanKey key{plan.key, device};
   if (auto found = specialized.find(key)) return found;
-  auto spec = std::make_shared<const detail::EwSpecialization>(
-      detail::elementwise_specialization(*def, types, plan, descs, count));
+  std::shared_ptr<const detail::EwSpecialization> spec;
   auto module = detail::compile_and_load(def->name, device, [&](const detail::DeviceTarget& on) {
-    return detail::compile_family(
-        detail::for_device(detail::elementwise_build(def, spec, on.target), on));
+    detail::EwBuild build = detail::elementwise_build(def, types, plan, descs, count, on.target);
+    spec = build.spec;
+    return detail::compile_family(detail::for_device(std::move(build.family), on));
   });
   CUfunction function =
       detail::kernel_function(*module, detail::elementwise_symbol(*def), def->name);
@@ -220,7 +172,7 @@ void ElementwiseKernel::Impl::run(const Arg* args, const Array* const* arrays, s
                                   int device) {
   const detail::DeviceProperties& props = detail::device_properties(device);
   const detail::EwPlan plan = detail::plan_elementwise(
-      *def, descs.data(), count, shape, options.block_size, detail::tuning(),
+      *def, descs.data(), count, shape, options.block_size, detail::elementwise_tuning(),
       {props.compute_capability, props.sm_count, props.max_threads_per_sm});
   const auto specialized = specialize(plan, types, descs.data(), count, device);
   alignas(16) unsigned char layout[detail::kMaxLayoutBytes];

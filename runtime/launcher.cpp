@@ -58,7 +58,8 @@ CompiledProgram compile_mapped(const FamilyBuild& build, const SourceProgram& pr
 
 }  // namespace
 
-std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build) {
+std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build,
+                                                      CacheOutcome* outcome) {
   std::future<void> analysis;
   return KernelCache::global().get_or_compile(
       build.request,
@@ -78,7 +79,8 @@ std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build) 
         if (analysis.valid()) analysis.get();
         if (nvrtc_error) std::rethrow_exception(nvrtc_error);
         return compiled;
-      });
+      },
+      outcome);
 }
 
 void register_family_replay(

@@ -75,8 +75,10 @@ struct FamilyBuild {
 
 /// The program of `build`, through the kernel cache. On a miss the clang analysis runs on
 /// another thread while NVRTC compiles (a cold call costs the longer of the two); its error,
-/// the more precise, wins, and NVRTC's errors are mapped onto the snippets.
-std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build);
+/// the more precise, wins, and NVRTC's errors are mapped onto the snippets. `outcome`, when
+/// not null, receives where the cache found the program.
+std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build,
+                                                      CacheOutcome* outcome = nullptr);
 
 /// Registers `cujit-cache precompile`'s replay of a family's manifest entries.
 void register_family_replay(

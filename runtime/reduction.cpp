@@ -10,6 +10,8 @@
 #include "runtime/kernel_params.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/memory.hpp"
+#include "runtime/offline_specialize.hpp"
+#include "runtime/reduction_family.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -20,29 +22,6 @@ namespace cujit {
 namespace detail {
 namespace {
 
-int env_int(const char* name, int fallback) {
-  const char* value = std::getenv(name);
-  return value ? std::max(1, std::atoi(value)) : fallback;
-}
-
-// Tuning knobs read once from the environment (run-time options, not build switches).
-// CUJIT_RED_WAVES: two waves keep every SM busy while the slowest blocks of the first finish
-// (H200, 2026-11-22: axis 0 of 16384^2 3914 -> 4309 GB/s; four were slower than two).
-// CUJIT_RED_SEG_WAVES: split segments aim for 32 blocks per resident block slot, in chunks of
-// whole tiles (H100, 2026-11-23, full sum of 2^28 float32, first pass: 344-349 us; chunks
-// that are not whole tiles were slower, 351-362 us). CUJIT_RED_BLOCK: a multiple of 32.
-const RedTuning& tuning() {
-  static const RedTuning value = [] {
-    RedTuning t;
-    const int block = env_int("CUJIT_RED_BLOCK", t.block_size);
-    if (block % 32 == 0 && block <= 1024) t.block_size = block;
-    t.waves = env_int("CUJIT_RED_WAVES", t.waves);
-    t.segment_waves = env_int("CUJIT_RED_SEG_WAVES", t.segment_waves);
-    return t;
-  }();
-  return value;
-}
-
 // Programmatic dependent launch of the second pass on sm_90+ (CUJIT_RED_PDL=0 turns it off,
 // to measure what it buys).
 bool dependent_launch(int device) {
@@ -52,54 +31,6 @@ bool dependent_launch(int device) {
   }();
   return enabled && device_properties(device).compute_capability >= 90;
 }
-
-std::string resolve_reduce_ctype(const ReductionDefinition& def, const ResolvedTypes& types) {
-  const std::string& t = def.reduce_type;
-  if (t.find_first_not_of(" \t") == std::string::npos) {
-    return std::string(dtype_cuda_type(types.out[0]));
-  }
-  DType dtype;
-  if (parse_dtype(t, dtype)) return std::string(dtype_cuda_type(dtype));
-  auto it = types.placeholders.find(t);
-  if (it != types.placeholders.end()) return std::string(dtype_cuda_type(it->second));
-  return t;  // a C++ type, e.g. a struct from the preamble
-}
-
-SnippetSet snippet_set(const ReductionDefinition& def, const RedSpecialization& s) {
-  const ResolvedTypes types = types_of_specialization(def.in, def.out, s.params);
-  return reduction_snippet_set(def.name, def.in, def.out, types, s.reduce_ctype, def.map_expr,
-                               def.reduce_expr, def.post_map_expr, def.identity, def.preamble);
-}
-
-// What compiling one specialisation takes; `def` and `s` are shared with the closures.
-FamilyBuild reduction_build(std::shared_ptr<const ReductionDefinition> def,
-                            std::shared_ptr<const RedSpecialization> s, const Target& target) {
-  FamilyBuild build;
-  build.request.kind = "reduction";
-  build.request.spec = reduction_manifest_entry(*def, *s);
-  build.request.target = target;
-  build.request.manifest_entry = build.request.spec;
-  build.snippets = [def, s] { return snippet_set(*def, *s); };
-  build.generate = [def, s] { return generate_reduction(*def, *s); };
-  build.kernel = def->name;
-  build.request.name = def->name;
-  build.snippet_texts = {{"preamble", def->preamble},
-                         {"identity", def->identity},
-                         {"map_expr", def->map_expr},
-                         {"reduce_expr", def->reduce_expr},
-                         {"post_map_expr", def->post_map_expr}};
-  return build;
-}
-
-// Rebuilds reduction kernels from manifest entries for `cujit-cache precompile`.
-const bool kReplayRegistered = [] {
-  register_family_replay("reduction", [](const std::string& entry, const Target& target) {
-    auto parsed = reduction_from_manifest(entry);
-    return reduction_build(std::make_shared<ReductionDefinition>(std::move(parsed.first)),
-                           std::make_shared<RedSpecialization>(std::move(parsed.second)), target);
-  });
-  return true;
-}();
 
 struct Resolved {
   ResolvedTypes types;
@@ -219,6 +150,12 @@ ReductionKernel::ReductionKernel(std::string in_params, std::string out_params,
 
 const std::string& ReductionKernel::name() const noexcept { return impl_->def->name; }
 
+Specialization ReductionKernel::specialize(const std::vector<ArgSpec>& args,
+                                           const ReduceOptions& reduce, const Target& target,
+                                           const SpecializeOptions& options) const {
+  return detail::specialize_reduction(impl_->def, args, reduce, target, options);
+}
+
 std::shared_ptr<const detail::Resolved> ReductionKernel::Impl::resolve(const Arg* args,
                                                                        const detail::ArgDesc* descs,
                                                                        std::size_t count) {
@@ -268,12 +205,8 @@ std::shared_ptr<const detail::KnownCall> ReductionKernel::Impl::plan_call(
   const detail::ResolvedTypes& types = resolved_types->types;
   detail::ArrayScan scan;
   detail::scan_arrays(scan, who, params, descs.data(), count, params.n_in());
-  if (scan.shape == nullptr) {
-    throw ArgumentError(who.text() +
-                        ": at least one non-raw input must be an array (it gives the shape to "
-                        "reduce)");
-  }
-  const detail::RedAxes axes = detail::reduction_axes(who, *scan.shape, reduce);
+  const Shape& shape = detail::reduction_input_shape(who, scan);
+  const detail::RedAxes axes = detail::reduction_axes(who, shape, reduce);
   device = scan.device >= 0 ? scan.device : Device::current().id();
   auto call = std::make_shared<detail::KnownCall>();
   call->out_shape = axes.out_shape;
@@ -288,13 +221,13 @@ std::shared_ptr<const detail::KnownCall> ReductionKernel::Impl::plan_call(
   for (std::size_t j = 0; j < outputs.size(); ++j) descs.describe(params.n_in() + j, outputs[j]);
   if (axes.n_out == 0) return nullptr;
   const detail::DeviceLimits limits = detail::limits_of(device);
-  call->plan =
-      detail::plan_reduction(*def, types, resolved_types->reduce_ctype, descs.data(), *scan.shape,
-                             axes, reduce.keepdims, options.block_size, detail::tuning(), limits);
+  call->plan = detail::plan_reduction(*def, types, resolved_types->reduce_ctype, descs.data(),
+                                      shape, axes, reduce.keepdims, options.block_size,
+                                      detail::reduction_tuning(), limits);
   call->specialized = specialize(call->plan.spec, detail::type_key(args, count), device);
   // The grid for the occupancy the compiled kernel really has (registers, shared memory).
-  detail::replan_reduction_grid(call->plan, call->specialized->blocks_per_sm, detail::tuning(),
-                                limits);
+  detail::replan_reduction_grid(call->plan, call->specialized->blocks_per_sm,
+                                detail::reduction_tuning(), limits);
   call->layout = detail::reduction_layout_bytes(detail::reduction_layout_abi(*def, call->plan.spec),
                                                 call->plan);
   detail::debug_plan(def->name, call->plan, call->specialized->blocks_per_sm);

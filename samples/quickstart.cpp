@@ -1,10 +1,13 @@
 // cujit quickstart: compile CUDA at run time, cache it, and (with a GPU) launch and check.
 //
 // Without a GPU it still compiles kernels with NVRTC for sm_80 and sm_90 through the kernel
-// cache, shows that the second request is a cache hit, and says that launches are skipped.
+// cache, shows that the second request is a cache hit, specialises an elementwise kernel for
+// sm_90 from a description of its arguments, shows the error a mistyped snippet gives, and
+// says that launches are skipped.
 #include <cujit/cache.hpp>
 #include <cujit/cujit.hpp>
 #include <cujit/elementwise.hpp>
+#include <cujit/specialize.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -20,7 +23,29 @@ extern "C" __global__ void saxpy(float a, const float* x, float* y, long long n)
 )";
 
 double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// 2 (no GPU). Specialise an elementwise kernel for an H100 (sm_90) and float32 arguments of
+// shapes (1024, 1024) and (1024,): its first call on such a GPU then finds it in the cache.
+void specialize_without_gpu() {
+  cujit::ElementwiseKernel squared_diff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
+  const std::vector<cujit::ArgSpec> args = {
+      cujit::ArgSpec::array(cujit::DType::Float32, {1024, 1024}),
+      cujit::ArgSpec::array(cujit::DType::Float32, {1024})};
+  cujit::Specialization s = squared_diff.specialize(args, cujit::Target::parse("sm_90"));
+  std::cout << "  specialised " << s.kernel << " for " << s.target.name()
+            << " without a GPU: " << s.binary_size << " bytes, " << cujit::to_string(s.origin)
+            << "\n";
+
+  // A typo in a snippet is reported at its line and column, with a caret under it.
+  cujit::ElementwiseKernel typo("T x, T y", "T z", "z = (x - y) * (x - q)", "squared_diff");
+  try {
+    typo.specialize(args, cujit::Target::parse("sm_90"));
+  } catch (const cujit::CompileError& e) {
+    std::cout << "  a mistyped snippet gives:\n" << e.what() << "\n";
+  }
 }
 
 }  // namespace
@@ -45,6 +70,7 @@ int main() {
             << stats.nvrtc_compilations << ")\n";
 
   if (cujit::Device::count() == 0) {
+    specialize_without_gpu();
     std::cout << "no CUDA device or driver on this machine: compile and cache work, launches "
                  "are skipped\n";
     return 0;
@@ -66,12 +92,12 @@ int main() {
   saxpy(cujit::Dim3((n + 255) / 256), cujit::Dim3(256), {2.0f, x, y, n});
   std::vector<float> y_out = y.to_host<float>();
   int bad = 0;
-  for (long long i = 0; i < n; ++i) bad += std::abs(y_out[i] - (2.0f * x_host[i] + y_host[i])) > 1e-5f;
+  for (long long i = 0; i < n; ++i)
+    bad += std::abs(y_out[i] - (2.0f * x_host[i] + y_host[i])) > 1e-5f;
   std::cout << "  raw saxpy: " << (bad ? "WRONG" : "ok") << "\n";
 
   // 3. An elementwise kernel with broadcasting, generated from a snippet.
-  cujit::ElementwiseKernel squared_diff("T x, T y", "T z", "z = (x - y) * (x - y)",
-                                        "squared_diff");
+  cujit::ElementwiseKernel squared_diff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
   cujit::Array rows = x.reshape({1024, 1024});
   cujit::Array z = squared_diff(rows, rows[0]);  // (1024, 1024) against (1024,)
   std::vector<float> z_out = z.to_host<float>();

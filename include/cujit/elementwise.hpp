@@ -10,6 +10,7 @@
 
 #include <cujit/array.hpp>
 #include <cujit/kernel_args.hpp>
+#include <cujit/specialize.hpp>
 
 #include <initializer_list>
 #include <memory>
@@ -80,6 +81,18 @@ class ElementwiseKernel {
   std::vector<Array> call(const std::vector<Arg>& args, const LaunchOptions& options = {}) const {
     return call_all(args.data(), args.size(), options);
   }
+
+  /// Specialises the kernel for a call with arguments described by `args` (inputs,
+  /// optionally followed by all outputs, as in a call) on a GPU of `target`'s architecture,
+  /// without a GPU: checks the snippets with clang, generates the kernel and compiles it
+  /// through the kernel cache (recorded to CUJIT_RECORD like a call's). The cache request is
+  /// the one a first call on such a GPU with such arguments makes, so that call finds it.
+  /// Never touches the CUDA driver. Throws what a call throws for such arguments
+  /// (ArgumentError, TypeError, ShapeError, CompileError with the snippet's line and column),
+  /// ShapeError or ArgumentError for a malformed description, and ArgumentError when the
+  /// call would launch nothing (no elements). Thread-safe.
+  Specialization specialize(const std::vector<ArgSpec>& args, const Target& target,
+                            const SpecializeOptions& options = {}) const;
 
   const std::string& name() const noexcept;
 

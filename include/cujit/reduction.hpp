@@ -12,6 +12,7 @@
 
 #include <cujit/array.hpp>
 #include <cujit/kernel_args.hpp>
+#include <cujit/specialize.hpp>
 
 #include <initializer_list>
 #include <memory>
@@ -99,6 +100,19 @@ class ReductionKernel {
                           const LaunchOptions& options = {}) const {
     return launch(args.data(), args.size(), options, reduce);
   }
+
+  /// Specialises the kernel for a call with arguments described by `args` (inputs,
+  /// optionally followed by all outputs) reducing as `reduce` says (axes, keepdims; as in
+  /// call()) on a GPU of `target`'s architecture and `options.device`'s size, without a GPU:
+  /// checks the snippets with clang, generates the kernel and compiles it through the kernel
+  /// cache (recorded to CUJIT_RECORD like a call's). The cache request is the one a first call
+  /// on such a GPU with such arguments makes. Never touches the CUDA driver. Throws what a call
+  /// throws for such arguments (TypeError, ShapeError for a bad axis, ArgumentError,
+  /// CompileError with the snippet's line and column), ShapeError or ArgumentError for a
+  /// malformed description, and ArgumentError when the call would launch nothing (no output
+  /// elements). Thread-safe.
+  Specialization specialize(const std::vector<ArgSpec>& args, const ReduceOptions& reduce,
+                            const Target& target, const SpecializeOptions& options = {}) const;
 
   const std::string& name() const noexcept;
 

@@ -1,9 +1,12 @@
-// The README's example, verbatim inside a test (keep the two in step).
+// The README's examples, verbatim inside tests (keep the two in step).
+#include <cujit/cache.hpp>
 #include <cujit/cujit.hpp>
 #include <cujit/elementwise.hpp>
+#include <cujit/reduction.hpp>
 
 #include <gtest/gtest.h>
 
+#include "cache/cache_test_util.hpp"
 #include "support/gpu.hpp"
 
 namespace {
@@ -31,6 +34,41 @@ int readme_example() {
 TEST(Readme, ExampleRuns) {
   CUJIT_REQUIRE_GPU();
   EXPECT_EQ(readme_example(), 0);
+}
+
+// "Specialising without a GPU", after the kernels the README defines above it.
+cujit::Specialization readme_specialize() {
+  cujit::ElementwiseKernel squared_diff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
+  cujit::ReductionKernel l2norm("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm");
+
+  using cujit::ArgSpec;
+  using cujit::DType;
+  const cujit::Target sm90 = cujit::Target::parse("sm_90");
+
+  cujit::Specialization s = squared_diff.specialize(
+      {ArgSpec::array(DType::Float32, {1024, 1024}), ArgSpec::array(DType::Float32, {1024})}, sm90);
+  // s.kernel, s.target, s.origin (Memory, Disk, Deployment or Compiled), s.binary_size,
+  // s.request_key (as cujit-cache ls prints it)
+
+  cujit::ReduceOptions rows;  // as in l2norm.call(args, rows)
+  rows.has_axes = true;
+  rows.axes = cujit::axis{1};
+  cujit::SpecializeOptions h100;
+  h100.device.sm_count = 132;  // the default: an H100 SXM or H200
+  l2norm.specialize({ArgSpec::array(DType::Float32, {4096, 50257})}, rows, sm90, h100);
+  return s;
+}
+
+TEST(Readme, SpecialisingWithoutAGpuRuns) {
+  cujit::test::TempDir dir;
+  const cujit::CacheConfig previous = cujit::cache_config();
+  cujit::CacheConfig config;
+  config.directory = dir.path();
+  cujit::configure_cache(config);
+  const cujit::Specialization s = readme_specialize();
+  cujit::configure_cache(previous);
+  EXPECT_EQ(s.kernel, "squared_diff");
+  EXPECT_EQ(s.origin, cujit::CacheOrigin::Compiled);
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 #include "cache/sqlite_store.hpp"
 #include "cache_test_util.hpp"
 
+#include <cujit/elementwise.hpp>
+#include <cujit/reduction.hpp>
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -150,6 +153,54 @@ TEST(Tool, RecordPrecompileAndRunWithoutCompiling) {
   EXPECT_EQ(nvrtc_compile_count(), before);
   EXPECT_EQ(cache.stats().deployment_hits, 6u);
   EXPECT_EQ(cache.stats().misses, 0u);
+}
+
+// Kernels specialised without a GPU are recorded like a call's; the manifest precompiles into
+// a deployment database that serves the same specialisations with no compilation.
+TEST(Tool, OfflineSpecialisationsRecordPrecompileAndServeFromDeployment) {
+  CUJIT_SKIP_WITHOUT_TOOL();
+  TempDir dir;
+  const CacheConfig previous = cache_config();
+  const ElementwiseKernel diff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
+  const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "row_sum");
+  const Target sm90 = Target::parse("sm_90");
+  const std::vector<ArgSpec> diff_args = {ArgSpec::array(DType::Float32, {1024, 1024}),
+                                          ArgSpec::array(DType::Float32, {1024})};
+  const std::vector<ArgSpec> sum_args = {ArgSpec::array(DType::Float32, {4096, 50257})};
+  ReduceOptions rows;
+  rows.has_axes = true;
+  rows.axes = axis{1};
+  auto specialize_both = [&] {
+    return std::vector<Specialization>{diff.specialize(diff_args, sm90),
+                                       sum.specialize(sum_args, rows, sm90)};
+  };
+  const std::string manifest = dir.file("kernels.jsonl");
+  CacheConfig record;
+  record.writable = false;
+  record.record_path = manifest;
+  configure_cache(record);
+  const std::vector<Specialization> recorded = specialize_both();
+
+  ToolRun pre =
+      tool("precompile " + manifest + " --arch sm_90 -o " + dir.file("app.db") + " --json");
+  EXPECT_EQ(pre.status, 0) << pre.out;
+  EXPECT_EQ(pre.parsed()["compiled"], 2) << pre.out;
+
+  CacheConfig deployed;
+  deployed.writable = false;
+  deployed.deployment_databases = {dir.file("app.db")};
+  configure_cache(deployed);
+  reset_cache_stats();
+  const std::uint64_t before = nvrtc_compile_count();
+  const std::vector<Specialization> served = specialize_both();
+  configure_cache(previous);
+  ASSERT_EQ(served.size(), recorded.size());
+  for (std::size_t k = 0; k < served.size(); ++k) {
+    EXPECT_EQ(recorded[k].origin, CacheOrigin::Compiled);
+    EXPECT_EQ(served[k].origin, CacheOrigin::Deployment) << served[k].kernel;
+    EXPECT_EQ(served[k].request_key, recorded[k].request_key);
+  }
+  EXPECT_EQ(nvrtc_compile_count(), before);
 }
 
 class ToolDatabase : public ::testing::Test {

@@ -1,0 +1,42 @@
+#pragma once
+// Specialising kernels without a device (ElementwiseKernel::specialize,
+// ReductionKernel::specialize): described arguments are resolved, checked and planned as a
+// call's arguments are, built into a request through the functions the launch path builds
+// with (runtime/elementwise_family, runtime/reduction_family), and compiled through the
+// kernel cache. Nothing here talks to the driver.
+
+#include <cujit/kernel_args.hpp>
+#include <cujit/program.hpp>
+#include <cujit/specialize.hpp>
+
+#include "codegen/elementwise_codegen.hpp"
+#include "codegen/reduction_codegen.hpp"
+#include "runtime/launcher.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace cujit::detail {
+
+/// What ElementwiseKernel::specialize compiles for `args`; throws as it does.
+FamilyBuild offline_elementwise_build(std::shared_ptr<const ElementwiseDefinition> def,
+                                      const std::vector<ArgSpec>& args, const Target& target,
+                                      const SpecializeOptions& options);
+
+/// What ReductionKernel::specialize compiles for `args` and `reduce`; throws as it does.
+FamilyBuild offline_reduction_build(std::shared_ptr<const ReductionDefinition> def,
+                                    const std::vector<ArgSpec>& args, const ReduceOptions& reduce,
+                                    const Target& target, const SpecializeOptions& options);
+
+/// Compiles `build` through the process-wide kernel cache and describes the result.
+Specialization compile_offline(const FamilyBuild& build);
+
+/// ElementwiseKernel::specialize and ReductionKernel::specialize.
+Specialization specialize_elementwise(std::shared_ptr<const ElementwiseDefinition> def,
+                                      const std::vector<ArgSpec>& args, const Target& target,
+                                      const SpecializeOptions& options);
+Specialization specialize_reduction(std::shared_ptr<const ReductionDefinition> def,
+                                    const std::vector<ArgSpec>& args, const ReduceOptions& reduce,
+                                    const Target& target, const SpecializeOptions& options);
+
+}  // namespace cujit::detail

@@ -1,0 +1,95 @@
+#include "runtime/reduction_family.hpp"
+
+#include <cujit/error.hpp>
+
+#include "codegen/reduction_manifest.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+namespace cujit::detail {
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value ? std::max(1, std::atoi(value)) : fallback;
+}
+
+SnippetSet snippet_set(const ReductionDefinition& def, const RedSpecialization& s) {
+  const ResolvedTypes types = types_of_specialization(def.in, def.out, s.params);
+  return reduction_snippet_set(def.name, def.in, def.out, types, s.reduce_ctype, def.map_expr,
+                               def.reduce_expr, def.post_map_expr, def.identity, def.preamble);
+}
+
+// Rebuilds reduction kernels from manifest entries for `cujit-cache precompile`.
+const bool kReplayRegistered = [] {
+  register_family_replay("reduction", [](const std::string& entry, const Target& target) {
+    auto parsed = reduction_from_manifest(entry);
+    return reduction_build(std::make_shared<ReductionDefinition>(std::move(parsed.first)),
+                           std::make_shared<RedSpecialization>(std::move(parsed.second)), target);
+  });
+  return true;
+}();
+
+}  // namespace
+
+// Tuning knobs read once from the environment (run-time options, not build switches).
+// CUJIT_RED_WAVES: two waves keep every SM busy while the slowest blocks of the first finish
+// (H200, 2026-11-22: axis 0 of 16384^2 3914 -> 4309 GB/s; four were slower than two).
+// CUJIT_RED_SEG_WAVES: split segments aim for 32 blocks per resident block slot, in chunks of
+// whole tiles (H100, 2026-11-23, full sum of 2^28 float32, first pass: 344-349 us; chunks
+// that are not whole tiles were slower, 351-362 us). CUJIT_RED_BLOCK: a multiple of 32.
+const RedTuning& reduction_tuning() {
+  static const RedTuning value = [] {
+    RedTuning t;
+    const int block = env_int("CUJIT_RED_BLOCK", t.block_size);
+    if (block % 32 == 0 && block <= 1024) t.block_size = block;
+    t.waves = env_int("CUJIT_RED_WAVES", t.waves);
+    t.segment_waves = env_int("CUJIT_RED_SEG_WAVES", t.segment_waves);
+    return t;
+  }();
+  return value;
+}
+
+std::string resolve_reduce_ctype(const ReductionDefinition& def, const ResolvedTypes& types) {
+  const std::string& t = def.reduce_type;
+  if (t.find_first_not_of(" \t") == std::string::npos) {
+    return std::string(dtype_cuda_type(types.out[0]));
+  }
+  DType dtype;
+  if (parse_dtype(t, dtype)) return std::string(dtype_cuda_type(dtype));
+  auto it = types.placeholders.find(t);
+  if (it != types.placeholders.end()) return std::string(dtype_cuda_type(it->second));
+  return t;  // a C++ type, e.g. a struct from the preamble
+}
+
+const Shape& reduction_input_shape(const Who& who, const ArrayScan& scan) {
+  if (scan.shape == nullptr) {
+    throw ArgumentError(who.text() +
+                        ": at least one non-raw input must be an array (it gives the shape to "
+                        "reduce)");
+  }
+  return *scan.shape;
+}
+
+FamilyBuild reduction_build(std::shared_ptr<const ReductionDefinition> def,
+                            std::shared_ptr<const RedSpecialization> spec, const Target& target) {
+  FamilyBuild build;
+  build.request.kind = "reduction";
+  build.request.spec = reduction_manifest_entry(*def, *spec);
+  build.request.target = target;
+  build.request.manifest_entry = build.request.spec;
+  build.snippets = [def, spec] { return snippet_set(*def, *spec); };
+  build.generate = [def, spec] { return generate_reduction(*def, *spec); };
+  build.kernel = def->name;
+  build.request.name = def->name;
+  build.snippet_texts = {{"preamble", def->preamble},
+                         {"identity", def->identity},
+                         {"map_expr", def->map_expr},
+                         {"reduce_expr", def->reduce_expr},
+                         {"post_map_expr", def->post_map_expr}};
+  return build;
+}
+
+}  // namespace cujit::detail
