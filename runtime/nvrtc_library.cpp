@@ -54,6 +54,7 @@ Nvrtc load() {
     if (library == nullptr) {
       const char* reason = dlerror();
       why = reason ? reason : "cannot be opened";
+      if (why.rfind(candidate + ": ", 0) == 0) why.erase(0, candidate.size() + 2);
     } else {
       why = resolve(library, n);
       if (why.empty()) {
