@@ -1,7 +1,6 @@
 // On the GPU: code for a compatible target serves a device whose own cubin is in no cache; PTX
 // is JIT-compiled by the driver once and stored as the device's cubin.
 #include "cache/kernel_cache.hpp"
-#include "cache/raw_replay.hpp"
 #include "cache/sqlite_store.hpp"
 #include "support/gpu.hpp"
 
@@ -31,16 +30,14 @@ struct Deployment {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir + "/cache");
     std::filesystem::permissions(dir + "/cache", std::filesystem::perms::owner_all);
-    CacheConfig build;
+    CacheConfig build;  // the build machine: `cujit-cache precompile` or a run like this
     build.database_path = db;
-    detail::KernelCache cache(build);
-    SourceProgram source;
-    source.source = kFill;
-    cache.get_or_compile(
-        detail::raw_kernel_request(source, target), [&] { return source; },
-        [&](const SourceProgram& p) { return compile(p, target); });
-    std::dynamic_pointer_cast<detail::SqliteStore>(cache.writable_store())
+    configure_cache(build);
+    RawModule(kFill).compile_for(target);  // the request the device's lookups will make
+    std::dynamic_pointer_cast<detail::SqliteStore>(
+        detail::KernelCache::global().writable_store())
         ->finalize_for_deployment();
+    configure_cache(CacheConfig::from_environment());
   }
   ~Deployment() {
     configure_cache(CacheConfig::from_environment());
