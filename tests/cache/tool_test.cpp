@@ -155,6 +155,36 @@ TEST(Tool, RecordPrecompileAndRunWithoutCompiling) {
   EXPECT_EQ(cache.stats().misses, 0u);
 }
 
+// Arch-specific targets: precompile builds sm_90a cubins (NVRTC's -arch=sm_90a), which serve a
+// 9.0 device and no other.
+TEST(Tool, PrecompilesArchSpecificTargets) {
+  CUJIT_SKIP_WITHOUT_TOOL();
+  TempDir dir;
+  const SourceProgram p = program("twice", "2 * x[i]");
+  const std::string manifest = dir.file("manifest.jsonl");
+  {
+    CacheConfig record;
+    record.writable = false;
+    record.record_path = manifest;
+    KernelCache cache(record);
+    compile_through(cache, p, Target::parse("sm_90"), nullptr);
+  }
+  ToolRun pre = tool("precompile " + manifest + " --arch sm_90a -o " + dir.file("app.db") +
+                     " --json");
+  ASSERT_EQ(pre.status, 0) << pre.out;
+  EXPECT_EQ(pre.parsed()["targets"], json({"sm_90a"}));
+  CacheConfig run;
+  run.writable = false;
+  run.deployment_databases = {dir.file("app.db")};
+  KernelCache cache(run);
+  const std::uint64_t before = nvrtc_compile_count();
+  CacheOutcome where{};
+  auto compiled = compile_through(cache, p, Target::parse("sm_90a"), &where);
+  EXPECT_EQ(where, CacheOutcome::DeploymentHit);
+  EXPECT_EQ(compiled->target.name(), "sm_90a");
+  EXPECT_EQ(nvrtc_compile_count(), before);
+}
+
 // Kernels specialised without a GPU are recorded like a call's; the manifest precompiles into
 // a deployment database that serves the same specialisations with no compilation.
 TEST(Tool, OfflineSpecialisationsRecordPrecompileAndServeFromDeployment) {
