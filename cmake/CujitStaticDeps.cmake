@@ -45,3 +45,12 @@ target_link_libraries(cujit_sqlite_static INTERFACE ${CUJIT_SQLITE_STATIC} Threa
 find_library(CUJIT_ZSTD_STATIC NAMES libzstd.a REQUIRED)
 add_library(cujit_zstd_static INTERFACE)
 target_link_libraries(cujit_zstd_static INTERFACE ${CUJIT_ZSTD_STATIC})
+
+# SHA-256 (cache keys, checksums) from libsodium rather than OpenSSL: small, well kept, and the
+# fleet cache needs its Ed25519 signatures anyway. crypto_hash_sha256 needs no sodium_init: it
+# has one portable implementation, with no CPU dispatch and no random state to set up.
+find_library(CUJIT_SODIUM_STATIC NAMES libsodium.a REQUIRED)
+find_path(CUJIT_SODIUM_INCLUDE sodium.h REQUIRED)
+add_library(cujit_sodium_static INTERFACE)
+target_include_directories(cujit_sodium_static SYSTEM INTERFACE ${CUJIT_SODIUM_INCLUDE})
+target_link_libraries(cujit_sodium_static INTERFACE ${CUJIT_SODIUM_STATIC})
