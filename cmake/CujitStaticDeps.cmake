@@ -1,5 +1,6 @@
-# Static clang/LLVM and SQLite for libcujit, so the built library runs on machines
-# that have neither installed (the GPU hosts have no package access).
+# Static dependencies, so that what is built runs on machines that have none of them installed
+# (the GPU hosts have no package access): clang/LLVM for the analyser module
+# (libcujit-analysis.so), SQLite, zstd and libsodium for libcujit.
 
 find_program(CUJIT_LLVM_CONFIG NAMES llvm-config-14 llvm-config
   PATHS /usr/lib/llvm-14/bin NO_DEFAULT_PATH)
