@@ -6,7 +6,9 @@
 
 #include "support/child_process.hpp"
 
-#include <cujit/cujit.hpp>
+#include <cujit/elementwise.hpp>
+#include <cujit/error.hpp>
+#include <cujit/reduction.hpp>
 
 #include <gtest/gtest.h>
 
