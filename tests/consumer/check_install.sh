@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs a built cujit into a scratch prefix and checks that the installed tree runs from
+# there alone, wherever the prefix is moved:
+#  - every installed ELF file has only $ORIGIN-relative RUNPATH/RPATH entries (none at all is
+#    fine; an empty entry, which means the current directory, is not);
+#  - libcujit-analysis.so is installed beside libcujit.so, with no RUNPATH;
+#  - bin/cujit-cache runs with an empty environment (no LD_LIBRARY_PATH).
+# While libcujit.so still names libnvrtc as DT_NEEDED, its RUNPATH may also hold the CUDA
+# toolkit's library directory (TOOLKIT_LIBDIR), which finds libnvrtc; once NVRTC is loaded
+# with dlopen (issue 18) that entry is an error like any other.
+#
+#   tests/consumer/check_install.sh BUILD_DIR WORK_DIR TOOLKIT_LIBDIR
+set -euo pipefail
+build="$1" work="$2" toolkit_libdir="$3"
+rm -rf "$work"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+prefix="$work/prefix"
+failed=0
+
+runpath_of() {
+  readelf -d "$1" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]$/\2/p'
+}
+
+checked=0
+while IFS= read -r -d '' file; do
+  [[ $(head -c 4 "$file" | od -An -c | tr -d ' ') == '177ELF' ]] || continue
+  checked=$((checked + 1))
+  name="${file#"$prefix"/}"
+  allowed=""
+  if [[ $name == */libcujit.so* ]] && readelf -d "$file" | grep -q 'NEEDED.*\[libnvrtc'; then
+    allowed="$toolkit_libdir"
+  fi
+  while IFS= read -r -d ':' entry; do
+    if [[ $entry != '$ORIGIN'* && ( -z $allowed || $entry != "$allowed" ) ]]; then
+      echo "error: $name: RUNPATH entry '$entry' is not \$ORIGIN-relative" >&2
+      failed=1
+    fi
+  done < <(runpath=$(runpath_of "$file"); [[ -n $runpath ]] && printf '%s:' "$runpath")
+  echo "$name: RUNPATH '$(runpath_of "$file")'"
+done < <(find "$prefix" -type f -print0)
+
+lib="$(dirname "$(find "$prefix" -name 'libcujit.so.*.*' -type f | head -1)")"
+if [[ ! -f $lib/libcujit-analysis.so ]]; then
+  echo "error: libcujit-analysis.so is not installed beside libcujit.so ($lib)" >&2
+  failed=1
+elif [[ -n $(runpath_of "$lib/libcujit-analysis.so") ]]; then
+  echo "error: libcujit-analysis.so has a RUNPATH" >&2
+  failed=1
+fi
+if ((checked < 3)); then
+  echo "error: only $checked ELF files installed (libcujit, its analyser, cujit-cache expected)" >&2
+  failed=1
+fi
+if ! env -i "$prefix/bin/cujit-cache" --help >/dev/null; then
+  echo "error: $prefix/bin/cujit-cache --help failed with an empty environment" >&2
+  failed=1
+fi
+exit $failed
