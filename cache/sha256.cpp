@@ -1,32 +1,35 @@
 #include "cache/sha256.hpp"
 
-#include <cujit/error.hpp>
-
-// OpenSSL's low-level SHA-256 functions are deprecated in favour of EVP, but EVP's first use
-// initialises OpenSSL's provider machinery, which costs about 1 ms in a fresh process, and
-// the first kernel lookup of a process hashes its request key: the low-level functions run
-// the same assembly with no initialisation (13 us for the first hash).
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
+// libsodium's SHA-256 (cmake/CujitStaticDeps.cmake says why libsodium, linked statically and
+// hidden). crypto_hash_sha256 needs no sodium_init: it has one portable implementation and
+// no state to set up, so the first hash of a process costs no more than any other (the
+// first kernel lookup of a process hashes its request key).
+#include <sodium/crypto_hash_sha256.h>
 
 namespace cujit::detail {
 namespace {
 
-SHA256_CTX* as_ctx(const std::unique_ptr<void, Sha256::Free>& p) {
-  return static_cast<SHA256_CTX*>(p.get());
+crypto_hash_sha256_state* as_state(const std::unique_ptr<void, Sha256::Free>& p) {
+  return static_cast<crypto_hash_sha256_state*>(p.get());
+}
+
+const unsigned char* as_bytes(std::string_view bytes) {
+  return reinterpret_cast<const unsigned char*>(bytes.data());
 }
 
 }  // namespace
 
-void Sha256::Free::operator()(void* ctx) const noexcept { delete static_cast<SHA256_CTX*>(ctx); }
+void Sha256::Free::operator()(void* state) const noexcept {
+  delete static_cast<crypto_hash_sha256_state*>(state);
+}
 
-Sha256::Sha256() : ctx_(new SHA256_CTX) {
-  if (SHA256_Init(as_ctx(ctx_)) != 1)
-    throw CacheError("cujit: OpenSSL could not initialise SHA-256");
+Sha256::Sha256() : ctx_(new crypto_hash_sha256_state) {
+  // Always 0: initialising only writes the constant starting state.
+  crypto_hash_sha256_init(as_state(ctx_));
 }
 
 Sha256& Sha256::update(std::string_view bytes) {
-  if (!bytes.empty()) SHA256_Update(as_ctx(ctx_), bytes.data(), bytes.size());
+  if (!bytes.empty()) crypto_hash_sha256_update(as_state(ctx_), as_bytes(bytes), bytes.size());
   return *this;
 }
 
@@ -39,19 +42,19 @@ Sha256& Sha256::field(std::int64_t value) {
   unsigned char le[8];
   auto v = static_cast<std::uint64_t>(value);
   for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(v >> (8 * i));
-  SHA256_Update(as_ctx(ctx_), le, sizeof le);
+  crypto_hash_sha256_update(as_state(ctx_), le, sizeof le);
   return *this;
 }
 
 std::string Sha256::finish() {
-  unsigned char out[SHA256_DIGEST_LENGTH];
-  SHA256_Final(out, as_ctx(ctx_));
+  unsigned char out[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256_final(as_state(ctx_), out);
   return std::string(reinterpret_cast<const char*>(out), sizeof out);
 }
 
 std::string sha256(std::string_view bytes) {
-  unsigned char out[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), out);
+  unsigned char out[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(out, as_bytes(bytes), bytes.size());
   return std::string(reinterpret_cast<const char*>(out), sizeof out);
 }
 

@@ -1,6 +1,5 @@
 #pragma once
-// SHA-256 through OpenSSL's low-level functions (sha256.cpp says why not EVP), used for
-// cache keys and binary checksums.
+// SHA-256 through libsodium (statically linked), used for cache keys and binary checksums.
 
 #include <array>
 #include <cstdint>
@@ -13,7 +12,7 @@ namespace cujit::detail {
 /// An incremental SHA-256. Not thread-safe (one instance per thread); cheap to create.
 class Sha256 {
  public:
-  /// Throws CacheError when OpenSSL cannot provide SHA-256.
+  /// Throws only std::bad_alloc.
   Sha256();
   /// Appends raw bytes.
   Sha256& update(std::string_view bytes);

@@ -1,5 +1,6 @@
-# Static clang/LLVM and SQLite for libcujit, so the built library runs on machines
-# that have neither installed (the GPU hosts have no package access).
+# Static dependencies, so that what is built runs on machines that have none of them installed
+# (the GPU hosts have no package access): clang/LLVM for the analyser module
+# (libcujit-analysis.so), SQLite, zstd and libsodium for libcujit.
 
 find_program(CUJIT_LLVM_CONFIG NAMES llvm-config-14 llvm-config
   PATHS /usr/lib/llvm-14/bin NO_DEFAULT_PATH)
@@ -45,3 +46,12 @@ target_link_libraries(cujit_sqlite_static INTERFACE ${CUJIT_SQLITE_STATIC} Threa
 find_library(CUJIT_ZSTD_STATIC NAMES libzstd.a REQUIRED)
 add_library(cujit_zstd_static INTERFACE)
 target_link_libraries(cujit_zstd_static INTERFACE ${CUJIT_ZSTD_STATIC})
+
+# SHA-256 (cache keys, checksums) from libsodium rather than OpenSSL: small, well kept, and the
+# fleet cache needs its Ed25519 signatures anyway. crypto_hash_sha256 needs no sodium_init: it
+# has one portable implementation, with no CPU dispatch and no random state to set up.
+find_library(CUJIT_SODIUM_STATIC NAMES libsodium.a REQUIRED)
+find_path(CUJIT_SODIUM_INCLUDE sodium.h REQUIRED)
+add_library(cujit_sodium_static INTERFACE)
+target_include_directories(cujit_sodium_static SYSTEM INTERFACE ${CUJIT_SODIUM_INCLUDE})
+target_link_libraries(cujit_sodium_static INTERFACE ${CUJIT_SODIUM_STATIC})

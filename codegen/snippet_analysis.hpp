@@ -3,6 +3,11 @@
 // inputs and reserved names are reported in milliseconds with the snippet's own line and
 // column; whatever clang cannot decide (CUDA intrinsics, unknown functions or types) is left
 // to NVRTC, so a snippet NVRTC accepts is never rejected.
+//
+// The clang analyser is a separate module, libcujit-analysis.so (analysis/), loaded on the
+// first analysis; without it analyze_snippets checks nothing and NVRTC's errors, mapped to
+// the snippets, are what users see. The snippet sets and the error formatting here are
+// libcujit's own (snippet_set.cpp, snippet_format.cpp).
 
 #include "codegen/signature.hpp"
 
@@ -51,9 +56,11 @@ struct SnippetSet {
 
 /// What analyze_snippets found.
 struct SnippetReport {
-  /// Identifiers each snippet references (same order as SnippetSet::snippets).
+  /// Identifiers each snippet references (same order as SnippetSet::snippets); without the
+  /// analyser module, one empty set per snippet.
   std::vector<std::set<std::string>> identifiers;
-  /// True when clang could fully check the set; false when it deferred to NVRTC.
+  /// True when clang could fully check the set; false when it deferred to NVRTC or the
+  /// analyser module is not installed.
   bool fully_checked = true;
 };
 
@@ -77,6 +84,9 @@ struct SnippetReport {
 /// Throws ArgumentError for an invalid scope_parent. Thread-safe (clang runs are serialised
 /// internally: one analysis at a time per process). Setting the environment
 /// variable CUJIT_DEBUG_ANALYSIS=1 prints the analysed source and clang's verdicts to stderr.
+/// The first call loads libcujit-analysis.so (analysis_loader.hpp says from where); when it
+/// cannot be loaded, every call returns fully_checked false without checking or throwing, and
+/// the process prints one "cujit: info:" line to stderr.
 SnippetReport analyze_snippets(const SnippetSet& set);
 
 /// How analyze_snippets reads its prelude. Automatic: from a PCH built once per process on a
@@ -85,6 +95,10 @@ SnippetReport analyze_snippets(const SnippetSet& set);
 /// tests and benchmarks; all three give the same results.
 enum class PreludeMode { Automatic, Text, Precompiled };
 SnippetReport analyze_snippets(const SnippetSet& set, PreludeMode mode);
+
+/// True when the clang analyser module is loaded, loading it (as the first analysis would) if
+/// it is not yet. For tests and tools; thread-safe, never throws.
+bool analysis_available();
 
 /// The snippets of an ElementwiseKernel, always four, in this order: 0 "preamble" (TopLevel),
 /// 1 "loop_prep" (Statements: raw parameters, `_raw_<name>` for every non-raw parameter,

@@ -3,22 +3,25 @@
 #
 #   scripts/check_layers.sh [BUILD_DIR]
 #
-# 1. The include graph between folders (core, codegen, cache, runtime, include/cujit), printed
-#    as "from -> to: count"; an edge into runtime/ from core/, codegen/ or cache/, an edge from
-#    core/ into any other folder of the library, or cuda.h / nvrtc.h included outside runtime/
-#    fails.
+# 1. The include graph between folders (core, codegen, cache, runtime, analysis, include/cujit),
+#    printed as "from -> to: count"; an edge into runtime/ from core/, codegen/, cache/ or
+#    analysis/, an edge from core/ into any other folder of the library, an edge into analysis/
+#    (the clang analyser module, which libcujit loads and never includes), or cuda.h / nvrtc.h
+#    included outside runtime/ fails.
 # 2. With BUILD_DIR (a configured and built tree): the same at the symbol level. No object of
 #    core/, codegen/ or cache/ may use a symbol that only runtime/ defines (a call back up
-#    that no #include shows, such as a function declared in a public header).
-# 3. With universal-ctags installed: no function in core/, codegen/, cache/ or runtime/ is
-#    longer than 120 lines (STYLE.md: under ~80, none over 120).
+#    that no #include shows, such as a function declared in a public header). libcujit.so
+#    holds no clang or LLVM symbol and needs no OpenSSL; libcujit-analysis.so exports only its
+#    entry point.
+# 3. With universal-ctags installed: no function in core/, codegen/, cache/, runtime/ or
+#    analysis/ is longer than 120 lines (STYLE.md: under ~80, none over 120).
 # Exit status 1 when a check fails.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 build="${1:-}"
 failed=0
-layers=(core codegen cache runtime)
+layers=(core codegen cache runtime analysis)
 
 echo "include edges between folders:"
 for from in "${layers[@]}"; do
@@ -29,13 +32,14 @@ for from in "${layers[@]}"; do
     n=$(cat "$from"/*.cpp "$from"/*.hpp 2>/dev/null | grep -c "^$pattern" || true)
     ((n > 0)) || continue
     echo "  $from -> $to: $n"
-    if [[ $to == runtime && $from != runtime ]] || [[ $from == core && $to != include/cujit ]]; then
+    if [[ $to == runtime && $from != runtime ]] || [[ $from == core && $to != include/cujit ]] ||
+      [[ $to == analysis ]]; then
       echo "  error: $from/ must not include $to/" >&2
       failed=1
     fi
   done
 done
-for from in core codegen cache; do
+for from in core codegen cache analysis; do
   if grep -ln '^#include <\(cuda\|nvrtc\)\.h>' "$from"/*.cpp "$from"/*.hpp 2>/dev/null; then
     echo "  error: $from/ includes cuda.h or nvrtc.h (only runtime/ talks to the driver)" >&2
     failed=1
@@ -64,10 +68,36 @@ if [[ -n $build ]]; then
     fi
   done
   rm -f "$upper" "$lower"
+
+  echo "libraries:"
+  lib="$build/libcujit.so" module="$build/libcujit-analysis.so"
+  if [[ ! -f $lib || ! -f $module ]]; then
+    echo "error: $lib or $module is missing (build the library first)" >&2
+    exit 1
+  fi
+  # Both tables: a stripped library has only the dynamic one.
+  n=$( (nm -C "$lib" 2>/dev/null; nm -DC "$lib") | grep -cE 'clang::|llvm::' || true)
+  echo "  libcujit.so: $n clang/LLVM symbols"
+  if ((n > 0)); then
+    echo "  error: libcujit.so contains clang or LLVM (they belong in libcujit-analysis.so)" >&2
+    failed=1
+  fi
+  if readelf -d "$lib" | grep 'NEEDED' | grep -qE 'lib(ssl|crypto|clang|LLVM)'; then
+    echo "  error: libcujit.so needs OpenSSL, clang or LLVM:" >&2
+    readelf -d "$lib" | grep NEEDED >&2
+    failed=1
+  fi
+  exported=$(nm -D --defined-only "$module" | awk '{print $3}' | sort -u | tr '\n' ' ')
+  echo "  libcujit-analysis.so exports: $exported"
+  if [[ $exported != "cujit_analysis_entry_v1 " ]]; then
+    echo "  error: libcujit-analysis.so must export cujit_analysis_entry_v1 only" >&2
+    failed=1
+  fi
 fi
 
 if command -v ctags >/dev/null && ctags --version 2>/dev/null | grep -q Universal; then
-  long=$(ctags --fields=+ne --c++-kinds=f -o - core/*.cpp codegen/*.cpp cache/*.cpp runtime/*.cpp |
+  long=$(ctags --fields=+ne --c++-kinds=f -o - core/*.cpp codegen/*.cpp cache/*.cpp runtime/*.cpp \
+    analysis/*.cpp |
     awk -F'\t' '{l=""; e=""; for (i = 4; i <= NF; i++) { if ($i ~ /^line:/) l = substr($i, 6);
       if ($i ~ /^end:/) e = substr($i, 5) } if (e != "" && e - l + 1 > 120) print e - l + 1, $2, $1}')
   if [[ -n $long ]]; then

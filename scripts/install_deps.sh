@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   cmake g++ make
-  libsqlite3-dev libssl-dev libzstd-dev
+  libsqlite3-dev libsodium-dev libzstd-dev
   libclang-14-dev llvm-14-dev
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and the sanitizers
   universal-ctags  # scripts/check_layers.sh: function lengths

@@ -1,5 +1,5 @@
 #pragma once
-// The declarations clang sees before user snippets when it checks them (snippet_analysis.cpp).
+// The declarations clang sees before user snippets when it checks them (snippet_analyser.cpp).
 // No real header is available on the GPU host besides NVRTC's own, so this prelude stands in
 // for what generated CUDA code offers snippets: the CUDA qualifiers, built-in variables and
 // vector types, half/bfloat16/complex with their arithmetic, the raw-array and index classes,

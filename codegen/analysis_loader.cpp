@@ -1,0 +1,89 @@
+#include "codegen/analysis_loader.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace cujit::detail {
+namespace {
+
+// An address inside libcujit.so. Internal linkage: the address of an exported function may be
+// an executable's PLT entry, which dladdr would attribute to the executable.
+void anchor() {}
+
+// Where the module is looked for: only CUJIT_ANALYSIS_PATH when it is set (an explicit choice
+// is never second-guessed), else beside libcujit.so, so that an installed tree or a build
+// tree finds its own module whatever the environment says; empty when that is unknown.
+std::string module_path() {
+  const char* chosen = std::getenv("CUJIT_ANALYSIS_PATH");
+  if (chosen != nullptr && *chosen != '\0') return chosen;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&anchor), &info) == 0 || info.dli_fname == nullptr) {
+    return {};
+  }
+  const std::string self = info.dli_fname;
+  const std::size_t slash = self.rfind('/');
+  return slash == std::string::npos ? std::string()
+                                    : self.substr(0, slash + 1) + kAnalysisModuleFile;
+}
+
+// The one line a process prints when it analyses without the module.
+void tell(const std::string& path, const std::string& why) {
+  std::fprintf(stderr,
+               "cujit: info: the snippet analyser (%s) %s; snippet errors come from NVRTC's log\n",
+               path.c_str(), why.c_str());
+}
+
+const AnalysisTable* load() {
+  const std::string path = module_path();
+  if (path.empty()) {
+    tell(kAnalysisModuleFile, "cannot be found (the directory of libcujit.so is unknown)");
+    return nullptr;
+  }
+  // RTLD_NOW: a module with an unresolved symbol fails here, not in the middle of an analysis.
+  // Never closed: clang's static state and the thread that precompiles the prelude live as
+  // long as the process.
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = ::dlerror();
+    if (::access(path.c_str(), F_OK) != 0) {
+      tell(path, "is not installed");
+    } else {
+      tell(path,
+           std::string("could not be loaded: ") + (error != nullptr ? error : "unknown error"));
+    }
+    return nullptr;
+  }
+  using Entry = const AnalysisTable* (*)();
+  auto entry = reinterpret_cast<Entry>(::dlsym(handle, kAnalysisEntryName));
+  const AnalysisTable* table = entry != nullptr ? entry() : nullptr;
+  if (table == nullptr || table->abi_version != kAnalysisAbiVersion ||
+      table->set_bytes != sizeof(SnippetSet) || table->outcome_bytes != sizeof(AnalysisOutcome)) {
+    tell(path,
+         "does not match this libcujit (interface version " +
+             (table != nullptr ? std::to_string(table->abi_version) : std::string("unknown")) +
+             ", expected " + std::to_string(kAnalysisAbiVersion) + ")");
+    return nullptr;
+  }
+  return table;
+}
+
+}  // namespace
+
+const AnalysisTable* analysis_table() noexcept {
+  // A function-local static: loaded once, on the first analysis, even when many threads
+  // specialise kernels at once; never at library load.
+  static const AnalysisTable* const table = []() -> const AnalysisTable* {
+    try {
+      return load();
+    } catch (...) {
+      return nullptr;  // out of memory while building a path or a message
+    }
+  }();
+  return table;
+}
+
+}  // namespace cujit::detail

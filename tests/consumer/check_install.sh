@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs a built cujit into a scratch prefix and checks that the installed tree runs from
+# there alone, wherever the prefix is moved:
+#  - every installed ELF file has only $ORIGIN-relative RUNPATH/RPATH entries (none at all is
+#    fine; an empty entry, which means the current directory, is not);
+#  - libcujit-analysis.so is installed beside libcujit.so, with no RUNPATH;
+#  - bin/cujit-cache runs with an empty environment (no LD_LIBRARY_PATH).
+#  - libcujit.so names no NVRTC, driver or LLVM library as DT_NEEDED (it loads NVRTC and the
+#    driver with dlopen).
+#
+#   tests/consumer/check_install.sh BUILD_DIR WORK_DIR
+set -euo pipefail
+build="$1" work="$2"
+rm -rf "$work"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+prefix="$work/prefix"
+failed=0
+
+runpath_of() {
+  readelf -d "$1" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]$/\2/p'
+}
+
+checked=0
+while IFS= read -r -d '' file; do
+  [[ $(head -c 4 "$file" | od -An -c | tr -d ' ') == '177ELF' ]] || continue
+  checked=$((checked + 1))
+  name="${file#"$prefix"/}"
+  while IFS= read -r -d ':' entry; do
+    if [[ $entry != '$ORIGIN'* ]]; then
+      echo "error: $name: RUNPATH entry '$entry' is not \$ORIGIN-relative" >&2
+      failed=1
+    fi
+  done < <(runpath=$(runpath_of "$file"); [[ -n $runpath ]] && printf '%s:' "$runpath")
+  echo "$name: RUNPATH '$(runpath_of "$file")'"
+done < <(find "$prefix" -type f -print0)
+
+lib="$(dirname "$(find "$prefix" -name 'libcujit.so.*.*' -type f | head -1)")"
+if [[ ! -f $lib/libcujit-analysis.so ]]; then
+  echo "error: libcujit-analysis.so is not installed beside libcujit.so ($lib)" >&2
+  failed=1
+elif [[ -n $(runpath_of "$lib/libcujit-analysis.so") ]]; then
+  echo "error: libcujit-analysis.so has a RUNPATH" >&2
+  failed=1
+fi
+if readelf -d "$lib"/libcujit.so.*.* | grep -E 'NEEDED.*\[lib(nvrtc|cuda|LLVM|clang|crypto|ssl|tinfo)'; then
+  echo "error: libcujit.so depends on a compiler, driver or crypto library (above)" >&2
+  failed=1
+fi
+if ((checked < 3)); then
+  echo "error: only $checked ELF files installed (libcujit, its analyser, cujit-cache expected)" >&2
+  failed=1
+fi
+if ! env -i "$prefix/bin/cujit-cache" --help >/dev/null; then
+  echo "error: $prefix/bin/cujit-cache --help failed with an empty environment" >&2
+  failed=1
+fi
+exit $failed
