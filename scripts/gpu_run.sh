@@ -67,6 +67,9 @@ build() {
   # The library under its soname, as a plain file (no symlinks to carry).
   cp -L "$build_dir/libcujit.so.0" "$stage/libcujit.so.0"
   strip --strip-unneeded "$stage/libcujit.so.0"
+  # The snippet analyser, loaded from the library's directory on the first analysis.
+  cp "$build_dir/libcujit-analysis.so" "$stage/libcujit-analysis.so"
+  strip --strip-unneeded "$stage/libcujit-analysis.so"
   local dir exe
   for dir in tests bench samples tools; do
     [[ -d "$build_dir/$dir" ]] || continue

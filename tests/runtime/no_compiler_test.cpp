@@ -60,6 +60,7 @@ TEST(NoCompiler, Child) {
   EXPECT_THROW(compile(source_of(kNotShipped), sm90), CompilerUnavailableError);
   EXPECT_FALSE(detail::nvrtc_loaded());
   EXPECT_EQ(mapped_files().find("libnvrtc"), std::string::npos);
+  EXPECT_EQ(mapped_files().find("libcujit-analysis"), std::string::npos);
   EXPECT_EQ(cache_stats().nvrtc_compilations, 0u);
 }
 
