@@ -17,4 +17,4 @@ echo "== 2. build machine: precompile them (cubins for sm_80 and sm_90, PTX for 
 "$tool" precompile "$work/kernels.jsonl" --arch sm_80,sm_90 --ptx -o "$work/app.db" -j 2
 echo "== 3. target: no NVRTC, no analyser, a read-only cache"
 CUJIT_NVRTC_PATH=/nonexistent/libnvrtc.so.13 CUJIT_ANALYSIS_PATH=/nonexistent/libcujit-analysis.so \
-  CUJIT_CACHE=readonly CUJIT_CACHE_PATH="$work/app.db" "$app"
+  CUJIT_CACHE=readonly CUJIT_CACHE_PATH="$work/app.db" "$app" --expect-no-compiler
