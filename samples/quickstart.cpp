@@ -51,7 +51,7 @@ void specialize_without_gpu() {
 }  // namespace
 
 int main() {
-  std::cout << "cujit quickstart (NVRTC " << cujit::nvrtc_version_string() << ", cache in "
+  std::cout << "cujit quickstart (cache in "
             << cujit::default_cache_directory() << ")\n";
 
   // 1. Compile a raw module for two architectures, through the kernel cache.
