@@ -1,6 +1,7 @@
 // cujit-cache end to end: record a manifest, precompile it, run from the deployment database
 // with zero NVRTC compilations, and maintain databases with the other subcommands.
 
+#include "cache/entry_signature.hpp"
 #include "cache/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/raw_replay.hpp"
@@ -153,6 +154,21 @@ TEST(Tool, RecordPrecompileAndRunWithoutCompiling) {
   EXPECT_EQ(nvrtc_compile_count(), before);
   EXPECT_EQ(cache.stats().deployment_hits, 6u);
   EXPECT_EQ(cache.stats().misses, 0u);
+}
+
+TEST(Tool, KeygenWritesAKeyPairAndNeverReplacesOneByAccident) {
+  CUJIT_SKIP_WITHOUT_TOOL();
+  TempDir dir;
+  ToolRun made = tool("keygen " + dir.file("builder") + " --json");
+  ASSERT_EQ(made.status, 0) << made.out;
+  const json j = made.parsed();
+  const SigningKey key = read_signing_key(dir.file("builder.key"));
+  EXPECT_EQ(j["key_id"], key_id(key.public_key));
+  EXPECT_EQ(read_trusted_keys(dir.file("builder.pub")).at(0).public_key, key.public_key);
+  EXPECT_EQ(tool("keygen " + dir.file("builder")).status, 2);
+  EXPECT_EQ(read_signing_key(dir.file("builder.key")).secret, key.secret);
+  EXPECT_EQ(tool("keygen " + dir.file("builder") + " --force").status, 0);
+  EXPECT_NE(read_signing_key(dir.file("builder.key")).secret, key.secret);
 }
 
 // Arch-specific targets: precompile builds sm_90a cubins (NVRTC's -arch=sm_90a), which serve a

@@ -7,6 +7,7 @@
 // Every command takes --json for machine-readable output.
 
 #include "cache/compiler_identity.hpp"
+#include "cache/entry_signature.hpp"
 #include "cache/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/manifest.hpp"
@@ -690,6 +691,21 @@ int clear(const Options& o) {
   return 0;
 }
 
+// Writes a key pair for signing cache entries; the secret stays with builders.
+int keygen(const Options& o, const std::string& prefix) {
+  const detail::SigningKey key = detail::generate_signing_key();
+  detail::write_key_pair(prefix, key, o.force);
+  const std::string id = detail::key_id(key.public_key);
+  if (o.json) {
+    print_json({{"secret_key", prefix + ".key"}, {"public_key", prefix + ".pub"}, {"key_id", id}});
+    return 0;
+  }
+  std::cout << "wrote " << prefix << ".key (secret, mode 0600: for builders, "
+            << "CUJIT_CACHE_SIGNING_KEY)\nwrote " << prefix << ".pub (key id " << id
+            << ": for readers, CUJIT_CACHE_TRUSTED_KEYS)\n";
+  return 0;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"cujit-cache: inspect, maintain and build cujit kernel-cache databases"};
   app.require_subcommand(1);
@@ -753,6 +769,11 @@ int run(int argc, char** argv) {
   import_cmd->add_flag("--json", o.json, "machine-readable output");
   auto* clear_cmd = app.add_subcommand("clear", "remove every entry");
   clear_cmd->add_flag("--json", o.json, "machine-readable output");
+  std::string key_prefix;
+  auto* keygen_cmd = app.add_subcommand("keygen", "write an Ed25519 key pair for signing entries");
+  keygen_cmd->add_option("prefix", key_prefix, "writes PREFIX.key and PREFIX.pub")->required();
+  keygen_cmd->add_flag("--force", o.force, "replace existing key files");
+  keygen_cmd->add_flag("--json", o.json, "machine-readable output");
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -765,6 +786,7 @@ int run(int argc, char** argv) {
     if (*export_cmd) return export_to(o, other);
     if (*import_cmd) return import_from(o, other);
     if (*clear_cmd) return clear(o);
+    if (*keygen_cmd) return keygen(o, key_prefix);
   } catch (const std::exception& e) {  // cujit::Error, and anything else: never terminate
     std::string m = e.what();
     if (m.rfind("cujit: ", 0) == 0) m.erase(0, 7);

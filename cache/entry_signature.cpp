@@ -1,0 +1,182 @@
+#include "cache/entry_signature.hpp"
+
+#include "cache/sha256.hpp"
+
+#include <cujit/error.hpp>
+
+#include <fcntl.h>
+#include <sodium/core.h>
+#include <sodium/crypto_sign_ed25519.h>
+#include <sodium/utils.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace cujit::detail {
+namespace {
+
+constexpr const char* kSecretTag = "cujit-ed25519-secret-v1";
+constexpr const char* kPublicTag = "cujit-ed25519-public-v1";
+constexpr std::size_t kPublicBytes = crypto_sign_ed25519_PUBLICKEYBYTES;
+constexpr std::size_t kSecretBytes = crypto_sign_ed25519_SECRETKEYBYTES;
+constexpr std::size_t kSignatureBytes = crypto_sign_ed25519_BYTES;
+
+const unsigned char* bytes(const std::string& s) {
+  return reinterpret_cast<const unsigned char*>(s.data());
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw CacheError("cujit: key file " + path + ": " + what);
+}
+
+// The one line "<tag> <hex>" of a key file, decoded to `size` bytes.
+std::string read_key_line(const std::string& path, const char* tag, std::size_t size) {
+  std::ifstream in(path);
+  if (!in) fail(path, std::string("cannot be read (") + std::strerror(errno) + ")");
+  std::string found_tag, hex;
+  in >> found_tag >> hex;
+  if (found_tag != tag) fail(path, std::string("does not start with '") + tag + "'");
+  std::string out(size, '\0');
+  std::size_t length = 0;
+  if (hex.size() != 2 * size ||
+      sodium_hex2bin(reinterpret_cast<unsigned char*>(out.data()), size, hex.c_str(), hex.size(),
+                     nullptr, &length, nullptr) != 0 ||
+      length != size) {
+    fail(path, "holds no key of " + std::to_string(size) + " bytes");
+  }
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text, mode_t mode, bool force) {
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL), mode);
+  if (fd < 0) fail(path, std::string("cannot be created (") + std::strerror(errno) + ")");
+  const bool ok = ::fchmod(fd, mode) == 0 &&
+                  ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!ok) fail(path, "could not be written");
+}
+
+// libsodium asks for sodium_init() before its other functions (thread-safe, idempotent).
+void ensure_sodium() {
+  static const bool ready = sodium_init() >= 0;
+  if (!ready) throw CacheError("cujit: libsodium could not initialise");
+}
+
+}  // namespace
+
+SigningKey generate_signing_key() {
+  ensure_sodium();
+  SigningKey key;
+  key.secret.resize(kSecretBytes);
+  key.public_key.resize(kPublicBytes);
+  crypto_sign_ed25519_keypair(reinterpret_cast<unsigned char*>(key.public_key.data()),
+                              reinterpret_cast<unsigned char*>(key.secret.data()));
+  return key;
+}
+
+std::string key_id(const std::string& public_key) {
+  return to_hex(sha256(public_key)).substr(0, 16);
+}
+
+std::string entry_digest(const CacheRecord& record) {
+  Sha256 h;
+  h.field("cujit-entry-signature-v1")
+      .field(record.content_key)
+      .field(record.kind)
+      .field(record.program.target.name())
+      .field(sha256(record.program.binary))
+      .field(std::int64_t{record.codegen_version})
+      .field(record.nvrtc_version);
+  return h.finish();
+}
+
+std::string sign_entry(const CacheRecord& record, const SigningKey& key) {
+  if (key.secret.size() != kSecretBytes || key.public_key.size() != kPublicBytes) {
+    throw CacheError("cujit: signing key has the wrong size");
+  }
+  ensure_sodium();
+  const std::string digest = entry_digest(record);
+  std::string signature(kSignatureBytes, '\0');
+  crypto_sign_ed25519_detached(reinterpret_cast<unsigned char*>(signature.data()), nullptr,
+                               bytes(digest), digest.size(), bytes(key.secret));
+  return key.public_key + signature;
+}
+
+const char* to_string(SignatureVerdict verdict) noexcept {
+  switch (verdict) {
+    case SignatureVerdict::Valid:
+      return "valid";
+    case SignatureVerdict::Unsigned:
+      return "unsigned";
+    case SignatureVerdict::Malformed:
+      return "malformed signature";
+    case SignatureVerdict::UnknownSigner:
+      return "signed by an untrusted key";
+    case SignatureVerdict::BadSignature:
+      return "signature does not match the entry";
+  }
+  return "unknown";
+}
+
+SignatureVerdict verify_entry(const CacheRecord& record, const std::string& signature,
+                              const std::vector<TrustedKey>& trusted, std::string* signer) {
+  if (signature.empty()) return SignatureVerdict::Unsigned;
+  if (signature.size() != kPublicBytes + kSignatureBytes) return SignatureVerdict::Malformed;
+  const std::string public_key = signature.substr(0, kPublicBytes);
+  if (signer != nullptr) *signer = key_id(public_key);
+  bool known = false;
+  for (const TrustedKey& t : trusted) known = known || t.public_key == public_key;
+  if (!known) return SignatureVerdict::UnknownSigner;
+  ensure_sodium();
+  const std::string digest = entry_digest(record);
+  return crypto_sign_ed25519_verify_detached(bytes(signature) + kPublicBytes, bytes(digest),
+                                             digest.size(), bytes(public_key)) == 0
+             ? SignatureVerdict::Valid
+             : SignatureVerdict::BadSignature;
+}
+
+void write_key_pair(const std::string& prefix, const SigningKey& key, bool force) {
+  auto hex = [](const std::string& raw) {
+    std::string out(2 * raw.size() + 1, '\0');
+    sodium_bin2hex(out.data(), out.size(), bytes(raw), raw.size());
+    out.pop_back();
+    return out;
+  };
+  write_file(prefix + ".key", std::string(kSecretTag) + " " + hex(key.secret) + "\n", 0600, force);
+  write_file(prefix + ".pub", std::string(kPublicTag) + " " + hex(key.public_key) + "\n", 0644,
+             force);
+}
+
+SigningKey read_signing_key(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) fail(path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
+  if (st.st_uid != ::geteuid()) fail(path, "is owned by another user");
+  if ((st.st_mode & 077) != 0) fail(path, "is accessible by group or others (chmod 600 it)");
+  SigningKey key;
+  key.secret = read_key_line(path, kSecretTag, kSecretBytes);
+  key.public_key.resize(kPublicBytes);
+  crypto_sign_ed25519_sk_to_pk(reinterpret_cast<unsigned char*>(key.public_key.data()),
+                               bytes(key.secret));
+  return key;
+}
+
+std::vector<TrustedKey> read_trusted_keys(const std::string& paths) {
+  std::vector<TrustedKey> out;
+  std::istringstream list(paths);
+  for (std::string path; std::getline(list, path, ':');) {
+    if (path.empty()) continue;
+    TrustedKey key;
+    key.public_key = read_key_line(path, kPublicTag, kPublicBytes);
+    key.id = key_id(key.public_key);
+    out.push_back(std::move(key));
+  }
+  return out;
+}
+
+}  // namespace cujit::detail
