@@ -171,6 +171,13 @@ std::vector<TrustedKey> read_trusted_keys(const std::string& paths) {
   std::istringstream list(paths);
   for (std::string path; std::getline(list, path, ':');) {
     if (path.empty()) continue;
+    // Whoever can rewrite a trusted key file chooses whose code is loaded: the same rule as
+    // for deployment databases.
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) fail(path, std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
+    if (st.st_uid != ::geteuid() && st.st_uid != 0) fail(path, "is owned by another user");
+    if ((st.st_mode & 022) != 0) fail(path, "is writable by group or others");
     TrustedKey key;
     key.public_key = read_key_line(path, kPublicTag, kPublicBytes);
     key.id = key_id(key.public_key);

@@ -63,7 +63,8 @@ void write_key_pair(const std::string& prefix, const SigningKey& key, bool force
 SigningKey read_signing_key(const std::string& path);
 
 /// Reads public key files (CUJIT_CACHE_TRUSTED_KEYS: paths separated by ':'), each holding one
-/// "cujit-ed25519-public-v1 <hex>" line. Throws CacheError naming a file it cannot use.
+/// "cujit-ed25519-public-v1 <hex>" line. Refuses a file that is not a regular file owned by
+/// this user or root, or is writable by group or others. Throws CacheError naming the file.
 std::vector<TrustedKey> read_trusted_keys(const std::string& paths);
 
 }  // namespace cujit::detail

@@ -115,6 +115,11 @@ TEST(EntrySignature, KeyFilesRoundTripAndTheSecretStaysPrivate) {
   EXPECT_THROW(write_key_pair(dir.file("builder"), generate_signing_key(), false), CacheError);
   EXPECT_EQ(read_signing_key(dir.file("builder.key")).secret, written.secret);
   EXPECT_NO_THROW(write_key_pair(dir.file("builder"), generate_signing_key(), true));
+  // A trusted key others can rewrite is refused: they would choose whose code is loaded.
+  ASSERT_EQ(::chmod(dir.file("builder.pub").c_str(), 0664), 0);
+  EXPECT_THROW(read_trusted_keys(dir.file("builder.pub")), CacheError);
+  ASSERT_EQ(::chmod(dir.file("builder.pub").c_str(), 0644), 0);
+  EXPECT_NO_THROW(read_trusted_keys(dir.file("builder.pub")));
   // A secret others can read is refused.
   ASSERT_EQ(::chmod(dir.file("builder.key").c_str(), 0640), 0);
   EXPECT_THROW(read_signing_key(dir.file("builder.key")), CacheError);
