@@ -10,6 +10,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 namespace cujit {
@@ -23,6 +24,37 @@ std::string env(const char* name) {
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
+}
+
+bool flag(const char* name) {
+  const std::string v = lower(env(name));
+  return v == "1" || v == "true" || v == "yes" || v == "on";
+}
+
+// "connect,operation" in milliseconds, each 1 to 60000.
+void read_remote_timeouts(CacheConfig& config) {
+  const std::string text = env("CUJIT_CACHE_REMOTE_TIMEOUT_MS");
+  if (text.empty()) return;
+  int connect = 0;
+  int operation = 0;
+  char extra = 0;
+  if (std::sscanf(text.c_str(), "%d,%d%c", &connect, &operation, &extra) == 2 && connect > 0 &&
+      operation > 0 && connect <= 60000 && operation <= 60000) {
+    config.remote_connect_timeout_ms = connect;
+    config.remote_timeout_ms = operation;
+  } else {
+    detail::warn("CUJIT_CACHE_REMOTE_TIMEOUT_MS='" + text +
+                 "' is not 'connect,operation' in milliseconds (1 to 60000); using 50,100");
+  }
+}
+
+void read_remote(CacheConfig& config) {
+  config.remote_url = env("CUJIT_CACHE_REMOTE");
+  read_remote_timeouts(config);
+  config.signing_key_path = env("CUJIT_CACHE_SIGNING_KEY");
+  config.trusted_keys_path = env("CUJIT_CACHE_TRUSTED_KEYS");
+  config.trust_any_writer = flag("CUJIT_CACHE_TRUST_ANY_WRITER");
+  config.require_signed_deployments = flag("CUJIT_CACHE_REQUIRE_SIGNED");
 }
 
 }  // namespace
@@ -89,8 +121,8 @@ CacheConfig CacheConfig::from_environment() {
                    "' is not a number of kernels (0 to 100000); using 64");
     }
   }
-  std::string foreign = lower(env("CUJIT_CACHE_ALLOW_FOREIGN"));
-  config.allow_foreign_owner = foreign == "1" || foreign == "true" || foreign == "yes";
+  config.allow_foreign_owner = flag("CUJIT_CACHE_ALLOW_FOREIGN");
+  read_remote(config);
   return config;
 }
 

@@ -83,9 +83,10 @@ std::string key_id(const std::string& public_key) {
   return to_hex(sha256(public_key)).substr(0, 16);
 }
 
-std::string entry_digest(const CacheRecord& record) {
+std::string entry_digest(const CacheRecord& record, const std::string& request_key) {
   Sha256 h;
-  h.field("cujit-entry-signature-v1")
+  h.field("cujit-entry-signature-v2")
+      .field(request_key)
       .field(record.content_key)
       .field(record.kind)
       .field(record.program.target.name())
@@ -95,12 +96,13 @@ std::string entry_digest(const CacheRecord& record) {
   return h.finish();
 }
 
-std::string sign_entry(const CacheRecord& record, const SigningKey& key) {
+std::string sign_entry(const CacheRecord& record, const std::string& request_key,
+                       const SigningKey& key) {
   if (key.secret.size() != kSecretBytes || key.public_key.size() != kPublicBytes) {
     throw CacheError("cujit: signing key has the wrong size");
   }
   ensure_sodium();
-  const std::string digest = entry_digest(record);
+  const std::string digest = entry_digest(record, request_key);
   std::string signature(kSignatureBytes, '\0');
   crypto_sign_ed25519_detached(reinterpret_cast<unsigned char*>(signature.data()), nullptr,
                                bytes(digest), digest.size(), bytes(key.secret));
@@ -123,7 +125,8 @@ const char* to_string(SignatureVerdict verdict) noexcept {
   return "unknown";
 }
 
-SignatureVerdict verify_entry(const CacheRecord& record, const std::string& signature,
+SignatureVerdict verify_entry(const CacheRecord& record, const std::string& request_key,
+                              const std::string& signature,
                               const std::vector<TrustedKey>& trusted, std::string* signer) {
   if (signature.empty()) return SignatureVerdict::Unsigned;
   if (signature.size() != kPublicBytes + kSignatureBytes) return SignatureVerdict::Malformed;
@@ -133,7 +136,7 @@ SignatureVerdict verify_entry(const CacheRecord& record, const std::string& sign
   for (const TrustedKey& t : trusted) known = known || t.public_key == public_key;
   if (!known) return SignatureVerdict::UnknownSigner;
   ensure_sodium();
-  const std::string digest = entry_digest(record);
+  const std::string digest = entry_digest(record, request_key);
   return crypto_sign_ed25519_verify_detached(bytes(signature) + kPublicBytes, bytes(digest),
                                              digest.size(), bytes(public_key)) == 0
              ? SignatureVerdict::Valid

@@ -30,12 +30,15 @@ SigningKey generate_signing_key();
 /// 16 hex digits naming a public key (the start of its SHA-256).
 std::string key_id(const std::string& public_key);
 
-/// The 32-byte digest an entry's signature signs.
-std::string entry_digest(const CacheRecord& record);
+/// The 32-byte digest an entry's signature signs. `request_key` binds the signature to the
+/// request it answers (a fleet entry, a deployment database's request mapping); empty for a
+/// signature of the entry alone, found by its content key.
+std::string entry_digest(const CacheRecord& record, const std::string& request_key);
 
 /// The signature blob stored with an entry: the signer's public key (32 bytes) then the
-/// Ed25519 signature of entry_digest(record) (64 bytes).
-std::string sign_entry(const CacheRecord& record, const SigningKey& key);
+/// Ed25519 signature of entry_digest(record, request_key) (64 bytes).
+std::string sign_entry(const CacheRecord& record, const std::string& request_key,
+                       const SigningKey& key);
 
 /// What verify_entry found.
 enum class SignatureVerdict {
@@ -47,9 +50,11 @@ enum class SignatureVerdict {
 };
 const char* to_string(SignatureVerdict verdict) noexcept;
 
-/// Checks `signature` (a sign_entry blob) against `record` and the `trusted` keys; on Valid
-/// and on UnknownSigner sets `*signer` (when not null) to the signer's key id.
-SignatureVerdict verify_entry(const CacheRecord& record, const std::string& signature,
+/// Checks `signature` (a sign_entry blob) against `record` found under `request_key` (empty:
+/// by content key) and the `trusted` keys; on Valid and on UnknownSigner sets `*signer` (when
+/// not null) to the signer's key id.
+SignatureVerdict verify_entry(const CacheRecord& record, const std::string& request_key,
+                              const std::string& signature,
                               const std::vector<TrustedKey>& trusted, std::string* signer);
 
 /// Writes `prefix`.key (the secret key, mode 0600) and `prefix`.pub (the public key), one line

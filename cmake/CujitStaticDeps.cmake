@@ -55,3 +55,13 @@ find_path(CUJIT_SODIUM_INCLUDE sodium.h REQUIRED)
 add_library(cujit_sodium_static INTERFACE)
 target_include_directories(cujit_sodium_static SYSTEM INTERFACE ${CUJIT_SODIUM_INCLUDE})
 target_link_libraries(cujit_sodium_static INTERFACE ${CUJIT_SODIUM_STATIC})
+
+# The fleet tier's Redis client: hiredis (Debian's libhiredis-dev), linked in statically and
+# hidden like the others, so that libcujit names no library a GPU host may lack. It is the
+# Redis project's own C client, small (about 60 KB), and speaks RESP over TCP and unix sockets
+# with connect and command timeouts, which is all the tier needs.
+find_library(CUJIT_HIREDIS_STATIC NAMES libhiredis.a REQUIRED)
+find_path(CUJIT_HIREDIS_INCLUDE hiredis/hiredis.h REQUIRED)
+add_library(cujit_hiredis_static INTERFACE)
+target_include_directories(cujit_hiredis_static SYSTEM INTERFACE ${CUJIT_HIREDIS_INCLUDE})
+target_link_libraries(cujit_hiredis_static INTERFACE ${CUJIT_HIREDIS_STATIC})

@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(
   cmake g++ make
-  libsqlite3-dev libsodium-dev libzstd-dev
+  libsqlite3-dev libsodium-dev libzstd-dev libhiredis-dev
+  redis-server  # tests of the fleet tier run a real server on loopback and unix sockets
   libclang-14-dev llvm-14-dev
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and the sanitizers
   universal-ctags  # scripts/check_layers.sh: function lengths

@@ -16,6 +16,12 @@
 /// | `CUJIT_CACHE_PRELOAD` | how many recently used kernels to read ahead (default 64; 0: none) |
 /// | `CUJIT_MODULE_PRELOAD` | `0`: do not load the read-ahead kernels' modules in the background |
 /// | `CUJIT_RECORD` | append every kernel a run uses to this manifest (JSON lines) |
+/// | `CUJIT_CACHE_REMOTE` | fleet tier: `redis://[user:password@]host:port[/db]` or `unix:///path.sock` |
+/// | `CUJIT_CACHE_REMOTE_TIMEOUT_MS` | `connect,operation` timeouts of the fleet tier (default `50,100`) |
+/// | `CUJIT_CACHE_SIGNING_KEY` | secret key file (`cujit-cache keygen`) that signs kernels this process publishes |
+/// | `CUJIT_CACHE_TRUSTED_KEYS` | public key files (`a.pub:b.pub`) whose signatures make remote kernels loadable |
+/// | `CUJIT_CACHE_TRUST_ANY_WRITER` | `1`: load unsigned or unknown-signer remote kernels (trusts everyone who can write Redis) |
+/// | `CUJIT_CACHE_REQUIRE_SIGNED` | `1`: deployment databases serve only kernels signed by a trusted key |
 
 #include <cstdint>
 #include <functional>
@@ -60,6 +66,30 @@ struct CacheConfig {
   /// the same writable database waits for it (ms) before compiling it itself; the other
   /// process dying ends the wait at once. 0: never wait (every process compiles its misses).
   int lease_timeout_ms = 60000;
+
+  /// The fleet tier, searched after the local databases and before compiling:
+  /// `redis://[user:password@]host[:port][/db]` or `unix:///path/redis.sock[?db=N]`. Empty: none.
+  /// Kernels compiled here are published to it in the background.
+  std::string remote_url;
+  /// Connecting to the fleet tier gives up after this long (ms).
+  int remote_connect_timeout_ms = 50;
+  /// One fleet-tier operation gives up after this long (ms).
+  int remote_timeout_ms = 100;
+  /// After a fleet-tier failure (one warning), the tier is skipped for this long (ms).
+  int remote_backoff_ms = 30000;
+  /// How long a process that misses a kernel another host is compiling waits for its
+  /// publication (ms) before compiling it itself; also the lease's lifetime. 0: no fleet lease.
+  int remote_lease_ms = 30000;
+  /// Secret key file that signs the kernels this process publishes (and `precompile --sign`).
+  std::string signing_key_path;
+  /// Public key files, ':'-separated: remote kernels are loaded only with a valid signature by
+  /// one of them (and deployment databases, with require_signed_deployments).
+  std::string trusted_keys_path;
+  /// Load remote kernels without a valid trusted signature. Off by default: anyone who can
+  /// write the Redis server could then run code in every process of the fleet.
+  bool trust_any_writer = false;
+  /// Deployment databases serve only kernels signed by a key in trusted_keys_path.
+  bool require_signed_deployments = false;
 
   /// The configuration the environment variables above describe. A malformed value is
   /// reported with a warning and ignored. Thread-safe.
@@ -113,6 +143,20 @@ struct CacheStats {
   std::uint64_t misses = 0;              ///< compiled by the cache's caller-supplied compiler
   std::uint64_t nvrtc_compilations = 0;  ///< cujit::nvrtc_compile_count() of the process
   std::uint64_t warnings = 0;            ///< cache warnings issued by this process
+  /// The fleet tier (CacheConfig::remote_url): kernels found there (verified, then stored in
+  /// the writable database), lookups that found nothing, entries refused (bad or missing
+  /// signature, malformed, too large, wrong type), kernels published, operations that failed
+  /// or timed out, and the total time spent in lookups (microseconds).
+  std::uint64_t remote_hits = 0;
+  std::uint64_t remote_misses = 0;
+  std::uint64_t remote_refused = 0;
+  std::uint64_t remote_published = 0;
+  std::uint64_t remote_errors = 0;
+  std::uint64_t remote_lookup_us = 0;
+  /// Kernels this process waited for because another host held their fleet lease, and of
+  /// those, the ones published in time (the rest were compiled here after the wait).
+  std::uint64_t remote_lease_waits = 0;
+  std::uint64_t remote_lease_served = 0;
 };
 
 /// Counters of the process-wide cache. Thread-safe.

@@ -26,13 +26,15 @@ CacheRecord entry(const std::string& name, const std::string& binary) {
   return r;
 }
 
+const std::string kRequest = std::string(64, 'f');
+
 TrustedKey trusted(const SigningKey& key) { return {key.public_key, key_id(key.public_key)}; }
 
 TEST(EntrySignature, ASignedEntryVerifiesWithItsSignersKey) {
   const SigningKey builder = generate_signing_key();
   const CacheRecord r = entry("a", "cubin-a");
   std::string signer;
-  EXPECT_EQ(verify_entry(r, sign_entry(r, builder), {trusted(builder)}, &signer),
+  EXPECT_EQ(verify_entry(r, kRequest, sign_entry(r, kRequest, builder), {trusted(builder)}, &signer),
             SignatureVerdict::Valid);
   EXPECT_EQ(signer, key_id(builder.public_key));
   EXPECT_EQ(signer.size(), 16u);
@@ -41,7 +43,7 @@ TEST(EntrySignature, ASignedEntryVerifiesWithItsSignersKey) {
 TEST(EntrySignature, EveryClaimOfTheEntryIsCovered) {
   const SigningKey builder = generate_signing_key();
   const CacheRecord original = entry("a", "cubin-a");
-  const std::string signature = sign_entry(original, builder);
+  const std::string signature = sign_entry(original, kRequest, builder);
   const std::vector<std::function<void(CacheRecord&)>> tamper = {
       [](CacheRecord& r) { r.program.binary += '\0'; },
       [](CacheRecord& r) { r.program.binary[0] ^= 1; },
@@ -60,7 +62,7 @@ TEST(EntrySignature, EveryClaimOfTheEntryIsCovered) {
   for (std::size_t k = 0; k < tamper.size(); ++k) {
     CacheRecord r = original;
     tamper[k](r);
-    EXPECT_EQ(verify_entry(r, signature, {trusted(builder)}, nullptr),
+    EXPECT_EQ(verify_entry(r, kRequest, signature, {trusted(builder)}, nullptr),
               SignatureVerdict::BadSignature)
         << "change " << k;
   }
@@ -70,31 +72,45 @@ TEST(EntrySignature, AValidSignatureOfAnotherEntryIsRefused) {
   const SigningKey builder = generate_signing_key();
   const CacheRecord a = entry("a", "cubin-a");
   CacheRecord b = entry("b", "cubin-b");
-  EXPECT_EQ(verify_entry(b, sign_entry(a, builder), {trusted(builder)}, nullptr),
+  EXPECT_EQ(verify_entry(b, kRequest, sign_entry(a, kRequest, builder), {trusted(builder)}, nullptr),
             SignatureVerdict::BadSignature);
   b.program.binary = a.program.binary;  // a's binary under b's key, with a's signature
-  EXPECT_EQ(verify_entry(b, sign_entry(a, builder), {trusted(builder)}, nullptr),
+  EXPECT_EQ(verify_entry(b, kRequest, sign_entry(a, kRequest, builder), {trusted(builder)}, nullptr),
             SignatureVerdict::BadSignature);
+}
+
+TEST(EntrySignature, ASignatureIsBoundToTheRequestItAnswers) {
+  const SigningKey builder = generate_signing_key();
+  const CacheRecord a = entry("a", "cubin-a");
+  const std::string for_request = sign_entry(a, kRequest, builder);
+  // The same entry served for another request (a remapping) does not verify, nor does a
+  // signature of the entry alone (by content key) stand for a request mapping.
+  EXPECT_EQ(verify_entry(a, std::string(64, 'e'), for_request, {trusted(builder)}, nullptr),
+            SignatureVerdict::BadSignature);
+  EXPECT_EQ(verify_entry(a, "", for_request, {trusted(builder)}, nullptr),
+            SignatureVerdict::BadSignature);
+  EXPECT_EQ(verify_entry(a, "", sign_entry(a, "", builder), {trusted(builder)}, nullptr),
+            SignatureVerdict::Valid);
 }
 
 TEST(EntrySignature, UnsignedMalformedAndUntrustedAreTold) {
   const SigningKey builder = generate_signing_key();
   const SigningKey stranger = generate_signing_key();
   const CacheRecord r = entry("a", "cubin-a");
-  const std::string good = sign_entry(r, builder);
-  EXPECT_EQ(verify_entry(r, "", {trusted(builder)}, nullptr), SignatureVerdict::Unsigned);
-  EXPECT_EQ(verify_entry(r, good.substr(0, good.size() - 1), {trusted(builder)}, nullptr),
+  const std::string good = sign_entry(r, kRequest, builder);
+  EXPECT_EQ(verify_entry(r, kRequest, "", {trusted(builder)}, nullptr), SignatureVerdict::Unsigned);
+  EXPECT_EQ(verify_entry(r, kRequest, good.substr(0, good.size() - 1), {trusted(builder)}, nullptr),
             SignatureVerdict::Malformed);
-  EXPECT_EQ(verify_entry(r, good + "x", {trusted(builder)}, nullptr), SignatureVerdict::Malformed);
+  EXPECT_EQ(verify_entry(r, kRequest, good + "x", {trusted(builder)}, nullptr), SignatureVerdict::Malformed);
   std::string signer;
-  EXPECT_EQ(verify_entry(r, sign_entry(r, stranger), {trusted(builder)}, &signer),
+  EXPECT_EQ(verify_entry(r, kRequest, sign_entry(r, kRequest, stranger), {trusted(builder)}, &signer),
             SignatureVerdict::UnknownSigner);
   EXPECT_EQ(signer, key_id(stranger.public_key));
-  EXPECT_EQ(verify_entry(r, good, {}, nullptr), SignatureVerdict::UnknownSigner);
+  EXPECT_EQ(verify_entry(r, kRequest, good, {}, nullptr), SignatureVerdict::UnknownSigner);
   // A signature claiming the trusted key but made with another secret.
-  std::string forged = sign_entry(r, stranger);
+  std::string forged = sign_entry(r, kRequest, stranger);
   forged.replace(0, builder.public_key.size(), builder.public_key);
-  EXPECT_EQ(verify_entry(r, forged, {trusted(builder)}, nullptr), SignatureVerdict::BadSignature);
+  EXPECT_EQ(verify_entry(r, kRequest, forged, {trusted(builder)}, nullptr), SignatureVerdict::BadSignature);
 }
 
 TEST(EntrySignature, KeyFilesRoundTripAndTheSecretStaysPrivate) {
