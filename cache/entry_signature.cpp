@@ -126,8 +126,8 @@ const char* to_string(SignatureVerdict verdict) noexcept {
 }
 
 SignatureVerdict verify_entry(const CacheRecord& record, const std::string& request_key,
-                              const std::string& signature,
-                              const std::vector<TrustedKey>& trusted, std::string* signer) {
+                              const std::string& signature, const std::vector<TrustedKey>& trusted,
+                              std::string* signer) {
   if (signature.empty()) return SignatureVerdict::Unsigned;
   if (signature.size() != kPublicBytes + kSignatureBytes) return SignatureVerdict::Malformed;
   const std::string public_key = signature.substr(0, kPublicBytes);

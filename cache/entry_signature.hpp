@@ -54,8 +54,8 @@ const char* to_string(SignatureVerdict verdict) noexcept;
 /// by content key) and the `trusted` keys; on Valid and on UnknownSigner sets `*signer` (when
 /// not null) to the signer's key id.
 SignatureVerdict verify_entry(const CacheRecord& record, const std::string& request_key,
-                              const std::string& signature,
-                              const std::vector<TrustedKey>& trusted, std::string* signer);
+                              const std::string& signature, const std::vector<TrustedKey>& trusted,
+                              std::string* signer);
 
 /// Writes `prefix`.key (the secret key, mode 0600) and `prefix`.pub (the public key), one line
 /// each ("cujit-ed25519-secret-v1 <hex>", "cujit-ed25519-public-v1 <hex>"). Refuses to replace

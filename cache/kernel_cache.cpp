@@ -5,6 +5,7 @@
 #include "cache/key_lease.hpp"
 #include "cache/manifest.hpp"
 #include "cache/record.hpp"
+#include "cache/remote_tier.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
 #include "cache/unavailable.hpp"
@@ -118,6 +119,8 @@ struct Layers {
   // request key; a lookup takes its entry out (the memory layer keeps the program after).
   std::mutex preload_mutex;
   std::unordered_map<std::string, Preloaded> preloaded;
+  // The fleet tier (CacheConfig::remote_url); null when none is configured.
+  std::unique_ptr<RemoteTier> remote;
 
   StoreOptions store_options() const {
     StoreOptions o;
@@ -134,6 +137,7 @@ struct Layers {
   }
 
   ~Layers() {
+    remote.reset();  // finishes its publications first
     try {
       if (writable) writable->flush();
     } catch (...) {
@@ -181,6 +185,7 @@ struct KernelCache::Impl {
   std::atomic<std::uint64_t> arch_specific_hits{0};
   std::atomic<std::uint64_t> compatible_cubin_hits{0};
   std::atomic<std::uint64_t> ptx_hits{0};
+  std::shared_ptr<RemoteCounters> remote_counters = std::make_shared<RemoteCounters>();
 
   std::shared_ptr<Layers> current_layers() const {
     std::lock_guard lock(layers_mutex);
@@ -410,6 +415,11 @@ struct KernelCache::Impl {
     if (auto compatible = find_compatible(l, request, deps, w, rkey, generate, outcome)) {
       return compatible;
     }
+    if (l.remote) {
+      if (auto record = l.remote->fetch(remote_request(request, rkey))) {
+        return from_remote(l, w, rkey, std::move(*record), outcome);
+      }
+    }
 
     // 2. By content key: the same source may have been compiled for another request.
     SourceProgram source = generate();
@@ -439,7 +449,42 @@ struct KernelCache::Impl {
       return found(lookup, CacheOutcome::DiskHit);
     }
     if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, w, lookup);
-    return compile_and_store(l, w, request, source, ckey, rkey, compile, outcome);
+    bool fleet_lease = false;
+    if (auto waited = wait_for_fleet(l, w, request, rkey, fleet_lease, outcome)) return waited;
+    return compile_and_store(l, w, request, source, ckey, rkey, compile, outcome, fleet_lease);
+  }
+
+  static RemoteRequest remote_request(const KernelRequest& request, const std::string& rkey) {
+    return RemoteRequest{rkey, request.kind, request.target, request.name};
+  }
+
+  // A kernel the fleet tier served (verified): kept in the writable database from now on.
+  std::shared_ptr<const CompiledProgram> from_remote(Layers& l, const std::shared_ptr<Store>& w,
+                                                     const std::string& rkey, CacheRecord record,
+                                                     CacheOutcome& outcome) {
+    record.last_used = now_ms();
+    if (w) guarded_write(l, w, [&](Store& s) { s.put(record, rkey); });
+    outcome = CacheOutcome::RemoteHit;
+    return std::make_shared<const CompiledProgram>(std::move(record.program));
+  }
+
+  // Before compiling: takes the kernel's fleet lease (`held`), or, when another host holds it,
+  // waits for that host's publication (null when it did not come in time).
+  std::shared_ptr<const CompiledProgram> wait_for_fleet(Layers& l, const std::shared_ptr<Store>& w,
+                                                        const KernelRequest& request,
+                                                        const std::string& rkey, bool& held,
+                                                        CacheOutcome& outcome) {
+    if (!l.remote) return nullptr;
+    const RemoteRequest remote = remote_request(request, rkey);
+    const FleetLease lease = l.remote->lease(remote);
+    held = lease == FleetLease::Held;
+    if (lease == FleetLease::Unavailable) return nullptr;
+    // Held: another host may have published it between the lookup and the lease.
+    auto record = held ? l.remote->recheck(remote) : l.remote->wait(remote);
+    if (!record) return nullptr;
+    if (held) l.remote->release(rkey);
+    held = false;
+    return from_remote(l, w, rkey, std::move(*record), outcome);
   }
 
   // 1b. Code for a compatible target (request.compatible, best first), by request key: the
@@ -460,7 +505,7 @@ struct KernelCache::Impl {
         auto program = serve_compatible(l, request, w, rkey, generate, lookup, store->name());
         if (!program) continue;
         (k < deps.size() ? deployment_hits : disk_hits).fetch_add(1, std::memory_order_relaxed);
-        (target.arch_specific                ? arch_specific_hits
+        (target.arch_specific                 ? arch_specific_hits
          : target.format == BinaryFormat::Ptx ? ptx_hits
                                               : compatible_cubin_hits)
             .fetch_add(1, std::memory_order_relaxed);
@@ -473,10 +518,12 @@ struct KernelCache::Impl {
 
   // The program a compatible entry serves: a cubin as it is; PTX JIT-compiled for the
   // request's target and stored for it (null, after a warning, when the JIT fails).
-  std::shared_ptr<const CompiledProgram> serve_compatible(
-      Layers& l, const KernelRequest& request, const std::shared_ptr<Store>& w,
-      const std::string& rkey, const GenerateFn& generate, Lookup& lookup,
-      const std::string& where) {
+  std::shared_ptr<const CompiledProgram> serve_compatible(Layers& l, const KernelRequest& request,
+                                                          const std::shared_ptr<Store>& w,
+                                                          const std::string& rkey,
+                                                          const GenerateFn& generate,
+                                                          Lookup& lookup,
+                                                          const std::string& where) {
     CompiledProgram& found = lookup.record.program;
     if (found.target.format != BinaryFormat::Ptx || !request.jit_ptx) {
       return std::make_shared<const CompiledProgram>(std::move(found));
@@ -526,19 +573,29 @@ struct KernelCache::Impl {
   std::shared_ptr<const CompiledProgram> compile_and_store(
       Layers& l, const std::shared_ptr<Store>& w, const KernelRequest& request,
       const SourceProgram& source, const std::string& ckey, const std::string& rkey,
-      const CompileFn& compile, CacheOutcome& outcome) {
+      const CompileFn& compile, CacheOutcome& outcome, bool fleet_lease) {
     CompiledProgram program;
     try {
       program = compile(source);
     } catch (const CompilerUnavailableError& e) {
+      if (fleet_lease) l.remote->release(rkey);
       throw CompilerUnavailableError(unavailable_message(l, request, e));
+    } catch (...) {
+      if (fleet_lease) l.remote->release(rkey);
+      throw;
     }
     misses.fetch_add(1, std::memory_order_relaxed);
     outcome = CacheOutcome::Compiled;
-    if (w) {
-      guarded_write(l, w, [&](Store& s) {
-        s.put(make_record(ckey, request.kind, source, program, now_ms()), rkey);
-      });
+    if (w || l.remote) {
+      std::optional<CacheRecord> record;
+      try {
+        record = make_record(ckey, request.kind, source, program, now_ms());
+      } catch (const Error& e) {
+        warn(without_prefix(e.what()) + "; the kernel is kept in memory only");
+      }
+      if (record && w) guarded_write(l, w, [&](Store& s) { s.put(*record, rkey); });
+      if (record && l.remote) l.remote->publish(rkey, std::move(*record), fleet_lease);
+      if (!record && fleet_lease) l.remote->release(rkey);
     }
     return std::make_shared<const CompiledProgram>(std::move(program));
   }
@@ -668,6 +725,9 @@ std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelR
 void KernelCache::configure(CacheConfig config) {
   auto l = std::make_shared<Layers>();
   l->config = std::move(config);
+  if (!l->config.remote_url.empty()) {
+    l->remote = std::make_unique<RemoteTier>(l->config, impl_->remote_counters);
+  }
   std::shared_ptr<Layers> old;
   {
     std::lock_guard lock(impl_->layers_mutex);
@@ -751,6 +811,7 @@ CacheStats KernelCache::stats() const {
   s.arch_specific_hits = impl_->arch_specific_hits.load(std::memory_order_relaxed);
   s.compatible_cubin_hits = impl_->compatible_cubin_hits.load(std::memory_order_relaxed);
   s.ptx_hits = impl_->ptx_hits.load(std::memory_order_relaxed);
+  impl_->remote_counters->add_to(s);
   s.nvrtc_compilations = compiler_compile_count();
   s.warnings = warning_count();
   return s;
@@ -764,6 +825,7 @@ void KernelCache::reset_stats() {
   impl_->arch_specific_hits = 0;
   impl_->compatible_cubin_hits = 0;
   impl_->ptx_hits = 0;
+  impl_->remote_counters->reset();
 }
 
 void KernelCache::clear_memory() {
@@ -786,6 +848,7 @@ void KernelCache::flush() {
       std::lock_guard lock(l->mutex);
       w = l->writable;
     }
+    if (l->remote) l->remote->flush();  // publications in flight, before the process exits
     if (w) w->flush();
   } catch (const Error& e) {
     warn(without_prefix(e.what()) + "; last-used times not saved");

@@ -62,6 +62,7 @@ enum class CacheOutcome : std::uint8_t {
   MemoryHit,      ///< in this process's memory (including waiting for another thread)
   DiskHit,        ///< in the writable database
   DeploymentHit,  ///< in a read-only deployment database
+  RemoteHit,      ///< in the fleet tier (verified, then stored in the writable database)
   Compiled,       ///< compiled by the CompileFn (a miss)
 };
 

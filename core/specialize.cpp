@@ -35,6 +35,8 @@ const char* to_string(CacheOrigin origin) noexcept {
       return "disk";
     case CacheOrigin::Deployment:
       return "deployment";
+    case CacheOrigin::Remote:
+      return "remote";
     case CacheOrigin::Compiled:
       break;
   }

@@ -27,6 +27,8 @@ CacheOrigin origin_of(CacheOutcome outcome) {
       return CacheOrigin::Disk;
     case CacheOutcome::DeploymentHit:
       return CacheOrigin::Deployment;
+    case CacheOutcome::RemoteHit:
+      return CacheOrigin::Remote;
     case CacheOutcome::Compiled:
       break;
   }

@@ -85,10 +85,11 @@ enum class CacheOrigin : std::uint8_t {
   Memory,      ///< this process's memory
   Disk,        ///< the writable cache database
   Deployment,  ///< a read-only deployment database
+  Remote,      ///< the fleet tier (CacheConfig::remote_url), signature verified
   Compiled,    ///< compiled now (and stored in the writable database when there is one)
 };
 
-/// "memory", "disk", "deployment" or "compiled".
+/// "memory", "disk", "deployment", "remote" or "compiled".
 const char* to_string(CacheOrigin origin) noexcept;
 
 /// The result of specialising a kernel: a plain value describing the compiled kernel.

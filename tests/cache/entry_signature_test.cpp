@@ -34,8 +34,9 @@ TEST(EntrySignature, ASignedEntryVerifiesWithItsSignersKey) {
   const SigningKey builder = generate_signing_key();
   const CacheRecord r = entry("a", "cubin-a");
   std::string signer;
-  EXPECT_EQ(verify_entry(r, kRequest, sign_entry(r, kRequest, builder), {trusted(builder)}, &signer),
-            SignatureVerdict::Valid);
+  EXPECT_EQ(
+      verify_entry(r, kRequest, sign_entry(r, kRequest, builder), {trusted(builder)}, &signer),
+      SignatureVerdict::Valid);
   EXPECT_EQ(signer, key_id(builder.public_key));
   EXPECT_EQ(signer.size(), 16u);
 }
@@ -72,11 +73,13 @@ TEST(EntrySignature, AValidSignatureOfAnotherEntryIsRefused) {
   const SigningKey builder = generate_signing_key();
   const CacheRecord a = entry("a", "cubin-a");
   CacheRecord b = entry("b", "cubin-b");
-  EXPECT_EQ(verify_entry(b, kRequest, sign_entry(a, kRequest, builder), {trusted(builder)}, nullptr),
-            SignatureVerdict::BadSignature);
+  EXPECT_EQ(
+      verify_entry(b, kRequest, sign_entry(a, kRequest, builder), {trusted(builder)}, nullptr),
+      SignatureVerdict::BadSignature);
   b.program.binary = a.program.binary;  // a's binary under b's key, with a's signature
-  EXPECT_EQ(verify_entry(b, kRequest, sign_entry(a, kRequest, builder), {trusted(builder)}, nullptr),
-            SignatureVerdict::BadSignature);
+  EXPECT_EQ(
+      verify_entry(b, kRequest, sign_entry(a, kRequest, builder), {trusted(builder)}, nullptr),
+      SignatureVerdict::BadSignature);
 }
 
 TEST(EntrySignature, ASignatureIsBoundToTheRequestItAnswers) {
@@ -101,16 +104,19 @@ TEST(EntrySignature, UnsignedMalformedAndUntrustedAreTold) {
   EXPECT_EQ(verify_entry(r, kRequest, "", {trusted(builder)}, nullptr), SignatureVerdict::Unsigned);
   EXPECT_EQ(verify_entry(r, kRequest, good.substr(0, good.size() - 1), {trusted(builder)}, nullptr),
             SignatureVerdict::Malformed);
-  EXPECT_EQ(verify_entry(r, kRequest, good + "x", {trusted(builder)}, nullptr), SignatureVerdict::Malformed);
+  EXPECT_EQ(verify_entry(r, kRequest, good + "x", {trusted(builder)}, nullptr),
+            SignatureVerdict::Malformed);
   std::string signer;
-  EXPECT_EQ(verify_entry(r, kRequest, sign_entry(r, kRequest, stranger), {trusted(builder)}, &signer),
-            SignatureVerdict::UnknownSigner);
+  EXPECT_EQ(
+      verify_entry(r, kRequest, sign_entry(r, kRequest, stranger), {trusted(builder)}, &signer),
+      SignatureVerdict::UnknownSigner);
   EXPECT_EQ(signer, key_id(stranger.public_key));
   EXPECT_EQ(verify_entry(r, kRequest, good, {}, nullptr), SignatureVerdict::UnknownSigner);
   // A signature claiming the trusted key but made with another secret.
   std::string forged = sign_entry(r, kRequest, stranger);
   forged.replace(0, builder.public_key.size(), builder.public_key);
-  EXPECT_EQ(verify_entry(r, kRequest, forged, {trusted(builder)}, nullptr), SignatureVerdict::BadSignature);
+  EXPECT_EQ(verify_entry(r, kRequest, forged, {trusted(builder)}, nullptr),
+            SignatureVerdict::BadSignature);
 }
 
 TEST(EntrySignature, KeyFilesRoundTripAndTheSecretStaysPrivate) {

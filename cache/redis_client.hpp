@@ -1,0 +1,96 @@
+#pragma once
+// A blocking connection to a Redis server (hiredis), with connect and operation timeouts, for
+// the fleet tier and `cujit-cache push/pull`. Every command that can return a value an
+// attacker chose is bounded: values are read with a size limit, never whole.
+
+#include "cache/remote_endpoint.hpp"
+
+#include <cujit/error.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct redisContext;
+
+namespace cujit::detail {
+
+/// What went wrong talking to Redis, for the caller's fallback.
+enum class RedisFailure : unsigned char {
+  Io,      ///< connect, read or write failed or timed out: the connection is gone
+  Denied,  ///< the server refused (wrong password, no permission, read-only replica, full)
+  Reply,   ///< an unexpected reply for this key (a wrong type): the key is bad, not the server
+};
+
+/// A failed Redis operation; the message names the endpoint (password elided).
+class RedisError : public CacheError {
+ public:
+  RedisError(RedisFailure failure, const std::string& message)
+      : CacheError(message), failure_(failure) {}
+  RedisFailure failure() const noexcept { return failure_; }
+
+ private:
+  RedisFailure failure_;
+};
+
+/// A string value read with a size limit.
+struct BoundedValue {
+  enum class Status { Missing, TooLarge, Found };
+  Status status = Status::Missing;
+  std::uint64_t size = 0;  ///< the value's size on the server
+  std::string value;       ///< when Found
+};
+
+/// One connection. Not thread-safe: one user at a time. After a RedisFailure::Io the
+/// connection is unusable; connect a new one.
+class RedisConnection {
+ public:
+  /// Connects, logs in (AUTH [user] password) and selects the database. Throws RedisError.
+  RedisConnection(const RemoteEndpoint& endpoint, std::chrono::milliseconds connect_timeout,
+                  std::chrono::milliseconds operation_timeout);
+  ~RedisConnection();
+  RedisConnection(RedisConnection&&) noexcept;
+  RedisConnection& operator=(RedisConnection&&) noexcept;
+
+  /// The string at `key` when it is at most `max_size` bytes (STRLEN, then GETRANGE bounded by
+  /// `max_size`, so a huge or growing value is never transferred). Throws RedisError (Reply:
+  /// not a string).
+  BoundedValue get_bounded(const std::string& key, std::uint64_t max_size);
+  /// SET key value [PX ttl_ms] [NX]; false when NX found the key present.
+  bool set(const std::string& key, const std::string& value, std::int64_t ttl_ms = 0,
+           bool only_if_absent = false);
+  /// DEL key.
+  void del(const std::string& key);
+  /// EXISTS key.
+  bool exists(const std::string& key);
+  /// One SCAN step over keys matching `pattern`: returns the next cursor (0: done).
+  std::uint64_t scan(std::uint64_t cursor, const std::string& pattern, int count,
+                     std::vector<std::string>& keys);
+  /// INFO `section` as text.
+  std::string info(const std::string& section);
+  /// DBSIZE.
+  std::int64_t dbsize();
+  /// Runs any command, discarding its reply (tests, operator tools). Throws RedisError.
+  void execute(const std::vector<std::string>& args);
+  /// The endpoint, for messages.
+  const RemoteEndpoint& endpoint() const noexcept { return endpoint_; }
+
+ private:
+  struct ReplyDeleter {
+    void operator()(void* reply) const noexcept;
+  };
+  using Reply = std::unique_ptr<void, ReplyDeleter>;
+  Reply command(const std::vector<std::string>& args);
+  [[noreturn]] void fail(RedisFailure failure, const std::string& what) const;
+
+  RemoteEndpoint endpoint_;
+  struct ContextDeleter {
+    void operator()(redisContext* c) const noexcept;
+  };
+  std::unique_ptr<redisContext, ContextDeleter> context_;
+};
+
+}  // namespace cujit::detail
