@@ -56,6 +56,8 @@ run_tsan() {
   cache+=":KernelCache.DamageSeenByManyThreads*:KernelCache.Prefetch*:CacheApi.Prefetch*"
   cache+=":KernelCache.ManifestFromConcurrentProcesses*:Warnings.*"
   cache+=":FaultInjection.WriterKilled*:FaultInjection.LockHeld*"
+  # The fleet tier: its background publisher against a real redis-server.
+  cache+=":Fleet.*:FleetHostile.*"
   "$tsan_build/tests/cujit_cache_tests" --gtest_filter="$cache"
   # Concurrent clang analyses, and kernels defined and compiled from many threads.
   "$tsan_build/tests/cujit_codegen_tests" --gtest_filter='SnippetAnalysis.Concurrent*'
