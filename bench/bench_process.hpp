@@ -3,12 +3,18 @@
 // taken in a fresh process of the same benchmark (cold and warm starts).
 
 #include "bench/bench_util.hpp"
+#include "cache/entry_signature.hpp"
+#include "cache/redis_client.hpp"
+#include "cache/remote_endpoint.hpp"
 
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -77,7 +83,8 @@ inline long page_faults() {
 
 // Runs this program again with `mode` in a fresh process and reads the number it prints.
 // `second`, when given, receives the second number the child prints.
-inline double child_ms(const char* mode, const std::string& cache_dir, double* second = nullptr) {
+inline double child_ms(const char* mode, const std::string& cache_dir, double* second = nullptr,
+                       const std::vector<std::string>& extra_env = {}) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return -1;
   posix_spawn_file_actions_t actions;
@@ -89,6 +96,7 @@ inline double child_ms(const char* mode, const std::string& cache_dir, double* s
     if (std::strncmp(*e, "CUJIT_CACHE", 11) != 0) env_strings.emplace_back(*e);
   }
   env_strings.push_back("CUJIT_CACHE_DIR=" + cache_dir);
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
   std::vector<char*> env;
   for (auto& s : env_strings) env.push_back(s.data());
   env.push_back(nullptr);
@@ -124,18 +132,51 @@ inline double child_ms(const char* mode, const std::string& cache_dir, double* s
 // so benchmarks report medians, with the first round and the range alongside.
 struct FirstCalls {
   std::vector<double> nvrtc_ms, cold_ms, warm_ms, warm_call_ms;
+  // With CUJIT_BENCH_REMOTE: a cold call that also publishes to the fleet tier, then a new
+  // "host" (an empty cache directory) whose first call finds the kernel only in Redis.
+  std::vector<double> publish_ms, remote_ms;
 };
+
+inline std::string fresh_dir() {
+  char dir_template[] = "/tmp/cujit-cold.XXXXXX";
+  return mkdtemp(dir_template) ? dir_template : "/tmp";
+}
+
+// The fleet tier's part of a round: empties the server, then a publishing cold call and a
+// first call served by Redis, in new processes with a key pair made for the benchmark.
+inline void measure_fleet_round(const std::string& url, FirstCalls& f) {
+  static const std::string keys = [] {
+    const std::string prefix = fresh_dir() + "/bench";
+    detail::write_key_pair(prefix, detail::generate_signing_key(), false);
+    return prefix;
+  }();
+  const std::vector<std::string> env = {"CUJIT_CACHE_REMOTE=" + url,
+                                        "CUJIT_CACHE_SIGNING_KEY=" + keys + ".key",
+                                        "CUJIT_CACHE_TRUSTED_KEYS=" + keys + ".pub"};
+  try {
+    auto endpoint = detail::parse_remote_url(url, nullptr);
+    if (!endpoint) return;
+    detail::RedisConnection(*endpoint, std::chrono::seconds(1), std::chrono::seconds(5))
+        .execute({"FLUSHDB"});
+  } catch (const Error& e) {
+    std::fprintf(stderr, "CUJIT_BENCH_REMOTE: %s\n", e.what());
+    return;
+  }
+  f.publish_ms.push_back(child_ms("--cold-cujit", fresh_dir(), nullptr, env));
+  f.remote_ms.push_back(child_ms("--cold-cujit", fresh_dir(), nullptr, env));
+}
 
 inline FirstCalls measure_first_calls(int rounds) {
   FirstCalls f;
+  const char* remote = std::getenv("CUJIT_BENCH_REMOTE");
   for (int i = 0; i < rounds; ++i) {
-    char dir_template[] = "/tmp/cujit-cold.XXXXXX";
-    const std::string dir = mkdtemp(dir_template) ? dir_template : "/tmp";
+    const std::string dir = fresh_dir();
     f.nvrtc_ms.push_back(child_ms("--cold-nvrtc", dir));
     f.cold_ms.push_back(child_ms("--cold-cujit", dir));
     double call_ms = -1;
     f.warm_ms.push_back(child_ms("--cold-cujit", dir, &call_ms));  // a disk hit
     f.warm_call_ms.push_back(call_ms);
+    if (remote != nullptr && *remote != '\0') measure_fleet_round(remote, f);
   }
   return f;
 }
@@ -146,6 +187,26 @@ inline std::string describe_ms(const std::vector<double>& ms, int digits) {
   return fixed(s.median_us, digits) + " ms median of " + std::to_string(s.samples) + " (first " +
          fixed(ms.empty() ? -1 : ms.front(), digits) + ", " + fixed(s.min_us, digits) + "-" +
          fixed(s.max_us, digits) + ")";
+}
+
+// Rows and records of the fleet tier's first calls, when they were measured.
+inline void report_fleet_first_calls(const char* bench, const FirstCalls& f, JsonLines& json,
+                                     Table& table) {
+  if (f.remote_ms.empty()) return;
+  Record r;
+  r.bench = bench;
+  r.case_name = "remote_first_call";
+  r.size = 1 << 20;
+  r.us = summarize(f.remote_ms).median_us * 1e3;
+  r.note =
+      "fresh process, empty local cache, kernel only in Redis on loopback (signed, "
+      "verified): " +
+      describe_ms(f.remote_ms, 3) + "; the publishing cold call " + describe_ms(f.publish_ms, 1);
+  json.write(r);
+  table.add({"first call", "2^20", "cujit cold, publishing", "-",
+             fixed(summarize(f.publish_ms).median_us * 1e3, 0), "-", "-"});
+  table.add({"first call", "2^20", "cujit fleet hit (Redis)", "-", fixed(r.us, 0), "-", "-"});
+  std::printf("first calls: fleet hit %s\n", describe_ms(f.remote_ms, 3).c_str());
 }
 
 // Measures first calls (measure_first_calls) and reports their medians: JSON records
@@ -189,6 +250,7 @@ inline void report_first_calls(const char* bench, int rounds, const std::string&
       {"first call", "2^20", "  of which the call", "-", fixed(warm_call_ms * 1e3, 0), "-", "-"});
   std::printf("first calls: cold %s; NVRTC alone %s; warm %s\n", describe_ms(f.cold_ms, 1).c_str(),
               describe_ms(f.nvrtc_ms, 1).c_str(), describe_ms(f.warm_ms, 3).c_str());
+  report_fleet_first_calls(bench, f, json, table);
 }
 
 }  // namespace cujit::bench

@@ -52,6 +52,26 @@ max_stage_mib=60
 
 is_elf() { [[ -f "$1" && "$(head -c 4 "$1" | tail -c 3)" == "ELF" ]]; }
 
+# A redis-server for the fleet tier's tests and benchmarks (the GPU hosts have no packages):
+# the binary, the libraries it needs beyond the C and C++ runtimes, and a wrapper that points
+# the loader at them for the server alone. It keeps its own name out of "redis-check-rdb",
+# which would make the binary start as the RDB checker.
+stage_redis() {
+  local server lib
+  server=$(command -v redis-server) || { echo "note: no redis-server to stage"; return 0; }
+  mkdir -p "$stage/redis"
+  cp -L "$server" "$stage/redis/redis-server.bin"
+  strip --strip-all "$stage/redis/redis-server.bin"
+  while read -r lib; do
+    cp -L "$lib" "$stage/redis/"
+  done < <(ldd "$server" | awk '$3 ~ /^\// { print $3 }' |
+    grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so')
+  printf '%s\n' '#!/bin/sh' 'here=$(dirname "$(readlink -f "$0")")' \
+    'LD_LIBRARY_PATH="$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/redis-server.bin" "$@"' \
+    >"$stage/redis/redis-server"
+  chmod +x "$stage/redis/redis-server"
+}
+
 # ---------------------------------------------------------------------------------------------
 build() {
   set -e
@@ -80,6 +100,7 @@ build() {
       strip --strip-all "$stage/$dir/$(basename "$exe")"
     done
   done
+  stage_redis
   {
     echo "built: $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
     echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
@@ -98,7 +119,7 @@ build() {
         readelf -d "$exe" | grep -oP 'R(UN)?PATH.*\[\K[^]]*'))" >&2
       bad=1
     fi
-  done < <(find "$stage" -mindepth 2 -type f -perm -u+x)
+  done < <(find "$stage" -mindepth 2 -type f -perm -u+x -not -path "$stage/redis/*")
 
   echo
   echo "staged in $stage:"
@@ -168,6 +189,10 @@ run() {
     exit 2
   fi
   export LD_LIBRARY_PATH="$stage:/usr/local/cuda/lib64:/usr/local/cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # The fleet tier's tests run the staged redis-server, and must (not skip for want of one).
+  if [[ -x "$stage/redis/redis-server" ]]; then
+    export CUJIT_REDIS_SERVER="$stage/redis/redis-server" CUJIT_TEST_REQUIRE_REDIS=1
+  fi
   # A fresh kernel cache, so that every run starts from the same (cold) state.
   CUJIT_CACHE_DIR="$(mktemp -d /tmp/cujit-cache.XXXXXX)"
   export CUJIT_CACHE_DIR
@@ -205,6 +230,16 @@ run() {
       bash -c 'cd "$1" && "$2"' _ "$sample_dir" "$s"
   done
 
+  # The fleet tier's first calls (bench/bench_process.hpp) against a server on loopback.
+  local redis_pid=""
+  if [[ -n ${CUJIT_REDIS_SERVER:-} ]] && ((benchmarks)); then
+    local redis_port=$((16379 + $$ % 1000))
+    "$CUJIT_REDIS_SERVER" --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
+      --dir /tmp --logfile "$OUT/redis-bench.log" &
+    redis_pid=$!
+    export CUJIT_BENCH_REMOTE="redis://127.0.0.1:$redis_port"
+  fi
+
   # Benchmarks: the baseline first, then the others; all append to one JSON-lines file.
   local b benches=()
   [[ -x "$stage/bench/baseline" ]] && benches+=("$stage/bench/baseline")
@@ -221,6 +256,7 @@ run() {
       python3 bench/compare.py --json "$OUT/bench.jsonl" "${quick[@]}"
   fi
 
+  [[ -n $redis_pid ]] && kill "$redis_pid" 2>/dev/null
   reserve_s=0
   if [[ -s "$OUT/bench.jsonl" ]]; then
     step "plot" 20 "$OUT/plot.log" python3 bench/compare.py --plot --json "$OUT/bench.jsonl" \
