@@ -123,6 +123,7 @@ CacheConfig CacheConfig::from_environment() {
   }
   config.allow_foreign_owner = flag("CUJIT_CACHE_ALLOW_FOREIGN");
   read_remote(config);
+  if (!deployments) config.remote_url.clear();  // CUJIT_CACHE=off: process memory only
   return config;
 }
 

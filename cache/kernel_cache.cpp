@@ -869,6 +869,7 @@ void disable_cache() {
   CacheConfig config = detail::KernelCache::global().config();
   config.writable = false;
   config.deployment_databases.clear();
+  config.remote_url.clear();
   detail::KernelCache::global().configure(config);
 }
 

@@ -8,7 +8,7 @@
 ///
 /// | variable | meaning |
 /// | --- | --- |
-/// | `CUJIT_CACHE` | `on` (default), `off` (memory only), `readonly` (deployment databases only) |
+/// | `CUJIT_CACHE` | `on` (default), `off` (memory only, no fleet tier), `readonly` (no writable database) |
 /// | `CUJIT_CACHE_DIR` | directory of the writable database |
 /// | `CUJIT_CACHE_PATH` | deployment databases, `a.db:b.db`, searched in order |
 /// | `CUJIT_CACHE_MAX_SIZE` | size limit of the writable database: bytes, or with K/M/G suffix |
@@ -104,8 +104,8 @@ void configure_cache(const CacheConfig& config);
 /// The configuration of the process-wide cache. Thread-safe.
 CacheConfig cache_config();
 
-/// Keeps compiled kernels in process memory only: no database is read or written.
-/// Equivalent to `CUJIT_CACHE=off`. Thread-safe.
+/// Keeps compiled kernels in process memory only: no database is read or written, and the
+/// fleet tier is off. Equivalent to `CUJIT_CACHE=off`. Thread-safe.
 void disable_cache();
 
 /// Adds a read-only deployment database to the process-wide cache, searched after those
