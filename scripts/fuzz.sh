@@ -5,12 +5,12 @@
 # out-of-memory or sanitizer report, and keeps the failing inputs in BUILD/fuzz-artifacts.
 # Usage: bash scripts/fuzz.sh [seconds-per-target]   (default 45; 0: build only)
 # Environment: CUJIT_FUZZ_BUILD_DIR (default build-fuzz), CUJIT_FUZZ_TARGETS (default
-# "signature snippet record manifest"), CUJIT_FUZZ_JOBS (targets run at once, default nproc).
+# "signature snippet record manifest remote"), CUJIT_FUZZ_JOBS (targets run at once, default nproc).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-45}"
 build="${CUJIT_FUZZ_BUILD_DIR:-$root/build-fuzz}"
-read -r -a targets <<<"${CUJIT_FUZZ_TARGETS:-signature snippet record manifest}"
+read -r -a targets <<<"${CUJIT_FUZZ_TARGETS:-signature snippet record manifest remote}"
 jobs="${CUJIT_FUZZ_JOBS:-$(nproc)}"
 
 for tool in clang-14 clang++-14; do

@@ -34,7 +34,7 @@
 #
 #   scripts/gpu_run.sh stage-fuzz [TARGET...]
 #       On the build machine: builds the libFuzzer targets (scripts/fuzz.sh's build, default
-#       all four) and stages each stripped binary, xz-compressed, with its checked-in corpus
+#       all five) and stages each stripped binary, xz-compressed, with its checked-in corpus
 #       into .devbuild-fuzz/ (git-ignored; carry it beside .devbuild/).
 #
 #   scripts/gpu_run.sh fuzz TARGET SECONDS JOBS
@@ -364,7 +364,7 @@ sanitize() {
 stage_fuzz() {
   set -e
   local targets=("$@")
-  ((${#targets[@]})) || targets=(signature snippet record manifest)
+  ((${#targets[@]})) || targets=(signature snippet record manifest remote)
   cd "$root"
   bash scripts/install_deps.sh
   local fuzz_build="$root/build-fuzz"

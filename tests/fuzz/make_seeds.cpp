@@ -5,6 +5,8 @@
 
 #include "cache/raw_replay.hpp"
 #include "cache/record.hpp"
+#include "cache/remote_entry.hpp"
+#include "fuzz/fuzz_keys.hpp"
 #include "codegen/elementwise_manifest.hpp"
 #include "codegen/reduction_manifest.hpp"
 #include "codegen/snippet_corpus.hpp"
@@ -153,6 +155,26 @@ void record_seeds(Seeds& seeds) {
   seeds.add(row('\3', "sm_90", blob, sum, binary.size() + 1, kMaxSourceSize + 1));
 }
 
+// Fleet entries: signed by the fuzzers' fixed key, unsigned, for another request, truncated.
+void remote_seeds(Seeds& seeds) {
+  const std::string request = std::string(62, '0') + "aa";
+  SourceProgram p;
+  p.source = "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n";
+  p.name_expressions = {"k"};
+  CompiledProgram c;
+  c.target = Target{90};
+  c.binary = "\x7f" "ELF not really a cubin";
+  c.lowered_names = {{"k", "k"}};
+  c.metadata = R"({"block":256})";
+  const CacheRecord r = make_record(content_key(p, c.target, "raw"), "raw", p, c, 1);
+  const std::string signed_value =
+      encode_remote_entry(request, r, sign_entry(r, request, fuzz::fixed_signing_key()));
+  seeds.add(signed_value);
+  seeds.add(encode_remote_entry(request, r, ""));
+  seeds.add(encode_remote_entry(std::string(64, 'b'), r, ""));
+  seeds.add(signed_value.substr(0, signed_value.size() / 2));
+}
+
 void manifest_seeds(Seeds& seeds) {
   std::vector<std::string> entries;
   for (const ElementwiseCase& c : testing::valid_elementwise_corpus()) {
@@ -199,11 +221,12 @@ int main(int argc, char** argv) {
   using cujit::detail::Seeds;
   const fs::path root = argv[1];
   Seeds signature(root / "signature"), snippet(root / "snippet"), record(root / "record"),
-      manifest(root / "manifest");
+      manifest(root / "manifest"), remote(root / "remote");
   cujit::detail::signature_seeds(signature);
   cujit::detail::snippet_seeds(snippet);
   cujit::detail::record_seeds(record);
   cujit::detail::manifest_seeds(manifest);
-  for (const Seeds* s : {&signature, &snippet, &record, &manifest}) s->write();
+  cujit::detail::remote_seeds(remote);
+  for (const Seeds* s : {&signature, &snippet, &record, &manifest, &remote}) s->write();
   return 0;
 }
