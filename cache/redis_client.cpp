@@ -75,6 +75,12 @@ void RedisConnection::fail(RedisFailure failure, const std::string& what) const 
   throw RedisError(failure, "cujit: fleet cache " + endpoint_.display() + ": " + what);
 }
 
+void RedisConnection::io_failure(const std::string& what) const {
+  const bool timed_out = context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+  fail(RedisFailure::Io,
+       what + (timed_out ? ": timed out" : ": ") + (timed_out ? "" : context_->errstr));
+}
+
 RedisConnection::Reply RedisConnection::command(const std::vector<std::string>& args) {
   if (!context_ || context_->err != 0) fail(RedisFailure::Io, "the connection was lost earlier");
   std::vector<const char*> argv;
@@ -85,12 +91,7 @@ RedisConnection::Reply RedisConnection::command(const std::vector<std::string>& 
   }
   Reply reply(
       redisCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(), lengths.data()));
-  if (!reply) {
-    const bool timed_out =
-        context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-    fail(RedisFailure::Io, describe_args(args) + (timed_out ? ": timed out" : ": ") +
-                               (timed_out ? "" : context_->errstr));
-  }
+  if (!reply) io_failure(describe_args(args));
   const redisReply& r = as_reply(reply.get());
   if (r.type == REDIS_REPLY_ERROR) {
     const std::string text(r.str, r.len);
@@ -136,6 +137,65 @@ bool RedisConnection::set(const std::string& key, const std::string& value, std:
   if (only_if_absent) args.emplace_back("NX");
   Reply reply = command(args);
   return as_reply(reply.get()).type == REDIS_REPLY_STATUS;  // NX not met: a nil reply
+}
+
+void RedisConnection::append(const std::vector<std::string_view>& args) {
+  if (!context_ || context_->err != 0) fail(RedisFailure::Io, "the connection was lost earlier");
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  for (const auto& a : args) {
+    argv.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  // Only buffers the command (it fails only when out of memory, which marks the context).
+  if (redisAppendCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(),
+                             lengths.data()) != REDIS_OK) {
+    io_failure(args.size() > 1 ? std::string(args[0]) + " " + std::string(args[1].substr(0, 80))
+                               : std::string(args[0]));
+  }
+}
+
+// The next reply of a pipeline; the first call writes the buffered commands.
+RedisConnection::Reply RedisConnection::next_reply(const std::string& what) {
+  void* raw = nullptr;
+  if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
+    freeReplyObject(raw);
+    io_failure(what);
+  }
+  return Reply(raw);
+}
+
+void RedisConnection::set_many(const std::vector<std::pair<std::string, std::string>>& entries) {
+  for (const auto& [key, value] : entries) append({"SET", key, value});
+  // Every reply is read, even after an error reply, so that the connection stays in step.
+  std::string first_error;
+  for (const auto& entry : entries) {
+    Reply reply = next_reply("SET " + entry.first.substr(0, 80));
+    const redisReply& r = as_reply(reply.get());
+    if (r.type == REDIS_REPLY_ERROR && first_error.empty()) {
+      first_error = std::string(r.str, r.len);
+      if (first_error.empty()) first_error = "ERR";
+    }
+  }
+  if (!first_error.empty()) {
+    fail(is_denial(first_error) ? RedisFailure::Denied : RedisFailure::Reply,
+         "SET (pipelined): " + first_error.substr(0, 200));
+  }
+}
+
+std::vector<std::int64_t> RedisConnection::strlen_many(const std::vector<std::string>& keys) {
+  for (const auto& key : keys) append({"STRLEN", key});
+  std::vector<std::int64_t> out;
+  std::string denial;
+  for (const auto& key : keys) {
+    Reply reply = next_reply("STRLEN " + key.substr(0, 80));
+    const redisReply& r = as_reply(reply.get());
+    if (r.type == REDIS_REPLY_ERROR && is_denial(std::string(r.str, r.len)) && denial.empty())
+      denial = std::string(r.str, r.len);
+    out.push_back(r.type == REDIS_REPLY_INTEGER ? r.integer : -1);  // WRONGTYPE: -1
+  }
+  if (!denial.empty()) fail(RedisFailure::Denied, "STRLEN (pipelined): " + denial.substr(0, 200));
+  return out;
 }
 
 void RedisConnection::del(const std::string& key) { command({"DEL", key}); }

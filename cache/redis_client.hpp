@@ -12,6 +12,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 struct redisContext;
@@ -62,6 +64,14 @@ class RedisConnection {
   /// SET key value [PX ttl_ms] [NX]; false when NX found the key present.
   bool set(const std::string& key, const std::string& value, std::int64_t ttl_ms = 0,
            bool only_if_absent = false);
+  /// SET of every (key, value) pair in one pipeline: all commands are sent, then every reply
+  /// is read, so a batch costs about one round trip. Throws RedisError: Io when the connection
+  /// failed (then some pairs may be stored), else the first refusal among the replies (Denied:
+  /// no permission, out of memory) after reading them all, the connection still usable.
+  void set_many(const std::vector<std::pair<std::string, std::string>>& entries);
+  /// STRLEN of each key in one pipeline: 0 for a missing key, -1 for a key that holds no
+  /// string. Throws RedisError (Io; Denied when STRLEN is not permitted).
+  std::vector<std::int64_t> strlen_many(const std::vector<std::string>& keys);
   /// DEL key.
   void del(const std::string& key);
   /// EXISTS key.
@@ -84,6 +94,10 @@ class RedisConnection {
   };
   using Reply = std::unique_ptr<void, ReplyDeleter>;
   Reply command(const std::vector<std::string>& args);
+  // Pipelining: queue commands in the output buffer, then read one reply per command.
+  void append(const std::vector<std::string_view>& args);
+  Reply next_reply(const std::string& what);
+  [[noreturn]] void io_failure(const std::string& what) const;
   [[noreturn]] void fail(RedisFailure failure, const std::string& what) const;
 
   RemoteEndpoint endpoint_;

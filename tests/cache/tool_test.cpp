@@ -7,6 +7,7 @@
 #include "cache/raw_replay.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache_test_util.hpp"
+#include "tool_test_util.hpp"
 
 #include <cujit/elementwise.hpp>
 #include <cujit/reduction.hpp>
@@ -21,51 +22,13 @@
 #include <fstream>
 #include <map>
 
-// tests/CMakeLists.txt passes the path of the cujit-cache binary when the tool is built.
-#ifndef CUJIT_CACHE_TOOL
-#define CUJIT_CACHE_TOOL ""
-#endif
-#define CUJIT_SKIP_WITHOUT_TOOL() \
-  if (tool_path().empty()) GTEST_SKIP() << "cujit-cache is not built (CUJIT_BUILD_TOOLS=OFF)"
-
 namespace cujit::detail {
 namespace {
 
-// The built tool; where the build tree was copied elsewhere (the GPU host gets tests/ and
-// tools/ side by side), the tool next to this test binary's folder.
-const std::string& tool_path() {
-  static const std::string path = [] {
-    const std::string built = CUJIT_CACHE_TOOL;
-    if (built.empty() || std::filesystem::exists(built)) return built;
-    std::error_code error;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-    const auto beside = self.parent_path().parent_path() / "tools" / "cujit-cache";
-    return !error && std::filesystem::exists(beside) ? beside.string() : built;
-  }();
-  return path;
-}
-
 using nlohmann::json;
 using test::TempDir;
-
-struct ToolRun {
-  int status = -1;
-  std::string out;
-  json parsed() const { return json::parse(out, nullptr, false); }
-};
-
-ToolRun tool(const std::string& args, const std::string& env = "") {
-  std::string command = env + " " + tool_path() + " " + args + " 2>/dev/null";
-  ToolRun run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
-    run.out.append(buffer, n);
-  int status = ::pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using test::tool;
+using test::ToolRun;
 
 SourceProgram program(const std::string& name, const std::string& op) {
   SourceProgram p;
@@ -185,8 +148,8 @@ TEST(Tool, PrecompilesArchSpecificTargets) {
     KernelCache cache(record);
     compile_through(cache, p, Target::parse("sm_90"), nullptr);
   }
-  ToolRun pre = tool("precompile " + manifest + " --arch sm_90a -o " + dir.file("app.db") +
-                     " --json");
+  ToolRun pre =
+      tool("precompile " + manifest + " --arch sm_90a -o " + dir.file("app.db") + " --json");
   ASSERT_EQ(pre.status, 0) << pre.out;
   EXPECT_EQ(pre.parsed()["targets"], json({"sm_90a"}));
   CacheConfig run;

@@ -4,6 +4,8 @@
 //   cujit-cache [--db PATH] ls | info | show KEY [--source] | verify [--fix]
 //   cujit-cache [--db PATH] prune [--max-size 512M] [--older-than 30d] [--arch sm_70]
 //   cujit-cache [--db PATH] export OUT.db | import IN.db | clear
+//   cujit-cache [--db PATH] push | pull -o OUT.db | ls --remote | info --remote  (the fleet tier's
+//   Redis server: remote_commands.hpp)
 // Every command takes --json for machine-readable output.
 
 #include "cache/compiler_identity.hpp"
@@ -14,6 +16,8 @@
 #include "cache/sha256.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/units.hpp"
+#include "tools/cujit_cache/remote_commands.hpp"
+#include "tools/cujit_cache/tool_util.hpp"
 
 #include <cujit/cache.hpp>
 #include <cujit/error.hpp>
@@ -36,7 +40,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -65,19 +68,6 @@ detail::StoreOptions store_options(const Options& o) {
   s.max_size = 0;  // maintenance never evicts behind the user's back
   return s;
 }
-
-std::string iso_time(std::int64_t ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-// Text that is not UTF-8 (a Latin-1 path, a compiler message) is written under cujit's one
-// rule: {"base64": ...} in place of the string (cache/json_text.hpp).
-void print_json(const json& j) { std::cout << detail::dump_json(j, 2) << "\n"; }
 
 std::string first_lines(const std::string& text, int lines) {
   std::size_t pos = 0;
@@ -775,8 +765,13 @@ int run(int argc, char** argv) {
   keygen_cmd->add_flag("--force", o.force, "replace existing key files");
   keygen_cmd->add_flag("--json", o.json, "machine-readable output");
 
+  RemoteCommands remote(app, *ls_cmd, *info_cmd, o.json, o.db);
+
   CLI11_PARSE(app, argc, argv);
   try {
+    const ToolContext context{db_path(o), o.json, store_options(o),
+                              [&o](const std::string& path) { check_output(o, path); }};
+    if (auto status = remote.run(context)) return *status;
     if (*pre) return precompile(o, pa);
     if (*ls_cmd) return ls(o);
     if (*info_cmd) return info(o);
