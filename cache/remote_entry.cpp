@@ -32,7 +32,10 @@ class FieldReader {
   }
   bool next_number(std::int64_t& out) {
     std::string text;
-    if (!next(text) || text.empty() || text.size() > 18) return false;
+    // Canonical decimal only (no sign, no leading zero): one encoding per entry.
+    if (!next(text) || text.empty() || text.size() > 18 || (text.size() > 1 && text[0] == '0')) {
+      return false;
+    }
     for (char c : text) {
       if (c < '0' || c > '9') return false;
     }

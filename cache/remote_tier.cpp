@@ -121,8 +121,9 @@ void RemoteTier::refuse(const RemoteRequest& request, const std::string& cause,
   counters_->refused.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
   if (!warned_.insert("refused: " + cause).second) return;
-  warn("fleet cache " + endpoint_->display() + ": refused the entry of kernel '" + request.name +
-       "' (" + remote_kernel_key(request.request_key) + "): " + cause +
+  const std::string kernel = request.name.empty() ? "" : " of kernel '" + request.name + "'";
+  warn("fleet cache " + endpoint_->display() + ": refused the entry" + kernel + " (" +
+       remote_kernel_key(request.request_key) + "): " + cause +
        (signer.empty() ? "" : " (signer " + signer + ")") +
        "; compiling it here instead (further entries refused for this cause are only counted)");
 }
