@@ -5,6 +5,7 @@
 #include "cache/key_lease.hpp"
 #include "cache/manifest.hpp"
 #include "cache/record.hpp"
+#include "cache/signature_policy.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
 #include "cache/unavailable.hpp"
@@ -110,6 +111,9 @@ struct Layers {
   std::vector<std::shared_ptr<Store>> deployments;
   std::unique_ptr<ManifestRecorder> recorder;
   bool recorder_failed = false;
+  // With config.require_signed_deployments: the trusted keys and the warnings given, created
+  // on the first deployment hit.
+  std::unique_ptr<SignaturePolicy> signature_policy;
   // Damaged deployment entries already reported ("store\ncontent key"): they cannot be
   // deleted, and a lookup by request key then by content key would find them twice. And
   // writable stores whose damaged entries were warned about once (the store's name).
@@ -181,6 +185,7 @@ struct KernelCache::Impl {
   std::atomic<std::uint64_t> arch_specific_hits{0};
   std::atomic<std::uint64_t> compatible_cubin_hits{0};
   std::atomic<std::uint64_t> ptx_hits{0};
+  std::atomic<std::uint64_t> deployment_refused{0};
 
   std::shared_ptr<Layers> current_layers() const {
     std::lock_guard lock(layers_mutex);
@@ -390,7 +395,9 @@ struct KernelCache::Impl {
     std::string rkey = request_key(request.kind, request.spec, request.target);
     for (const auto& d : deps) {
       Lookup lookup = guarded_find(l, d, [&](Store& s) { return s.find_by_request(rkey); });
-      if (usable(lookup)) return found(lookup, CacheOutcome::DeploymentHit);
+      if (usable(lookup) && admits(l, *d, rkey, lookup)) {
+        return found(lookup, CacheOutcome::DeploymentHit);
+      }
       if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, d, lookup);
     }
     std::shared_ptr<Store> w = writable(l);
@@ -417,7 +424,9 @@ struct KernelCache::Impl {
     for (const auto& d : deps) {
       Lookup lookup =
           by_content(guarded_find(l, d, [&](Store& s) { return s.find_by_content(ckey); }));
-      if (usable(lookup)) return found(lookup, CacheOutcome::DeploymentHit);
+      if (usable(lookup) && admits(l, *d, "", lookup)) {
+        return found(lookup, CacheOutcome::DeploymentHit);
+      }
       if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, d, lookup);
     }
     if (w) {
@@ -442,6 +451,24 @@ struct KernelCache::Impl {
     return compile_and_store(l, w, request, source, ckey, rkey, compile, outcome);
   }
 
+  // Signed deployments (CacheConfig::require_signed_deployments): whether the deployment
+  // database `d` may serve the hit `lookup`, found under `signed_key` (its request key; empty:
+  // by content key). A refused hit is counted, and the search goes on as after a miss.
+  bool admits(Layers& l, const Store& d, const std::string& signed_key, const Lookup& lookup) {
+    if (!l.config.require_signed_deployments) return true;
+    SignaturePolicy* policy = nullptr;
+    {
+      std::lock_guard lock(l.mutex);
+      if (!l.signature_policy) {
+        l.signature_policy = std::make_unique<SignaturePolicy>(l.config.trusted_keys_path);
+      }
+      policy = l.signature_policy.get();
+    }
+    if (policy->admits(d.name(), lookup.record, signed_key, lookup.signature)) return true;
+    deployment_refused.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+
   // 1b. Code for a compatible target (request.compatible, best first), by request key: the
   // deployment databases, then the writable one. PTX is JIT-compiled for the request's target
   // (request.jit_ptx) and stored for it.
@@ -457,6 +484,7 @@ struct KernelCache::Impl {
         Lookup lookup = guarded_find(l, store, [&](Store& s) { return s.find_by_request(key); });
         if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, store, lookup);
         if (!is_for(lookup, request.kind, target)) continue;
+        if (k < deps.size() && !admits(l, *store, key, lookup)) continue;
         auto program = serve_compatible(l, request, w, rkey, generate, lookup, store->name());
         if (!program) continue;
         (k < deps.size() ? deployment_hits : disk_hits).fetch_add(1, std::memory_order_relaxed);
@@ -751,6 +779,7 @@ CacheStats KernelCache::stats() const {
   s.arch_specific_hits = impl_->arch_specific_hits.load(std::memory_order_relaxed);
   s.compatible_cubin_hits = impl_->compatible_cubin_hits.load(std::memory_order_relaxed);
   s.ptx_hits = impl_->ptx_hits.load(std::memory_order_relaxed);
+  s.deployment_refused = impl_->deployment_refused.load(std::memory_order_relaxed);
   s.nvrtc_compilations = compiler_compile_count();
   s.warnings = warning_count();
   return s;
@@ -764,6 +793,7 @@ void KernelCache::reset_stats() {
   impl_->arch_specific_hits = 0;
   impl_->compatible_cubin_hits = 0;
   impl_->ptx_hits = 0;
+  impl_->deployment_refused = 0;
 }
 
 void KernelCache::clear_memory() {
