@@ -963,7 +963,13 @@ std::uint64_t SqliteStore::for_each_record(
 }
 
 SqliteStore::ImportOutcome SqliteStore::import_record(
-    const CacheRecord& record, const std::vector<std::string>& request_keys) {
+    const CacheRecord& record, const std::vector<std::string>& request_keys,
+    const std::map<std::string, std::string>& signatures) {
+  // A signature vouches for what it signed: carried only with what this import writes.
+  auto carry = [&](const std::string& key) {
+    auto it = signatures.find(key);
+    if (it != signatures.end()) store_signature(*db_, key, it->second);
+  };
   require_writable("import into it");
   if (!record.checksum_ok()) {
     throw CacheError("cujit: cache entry " + record.content_key +
@@ -974,6 +980,7 @@ SqliteStore::ImportOutcome SqliteStore::import_record(
   insert_record(*db_, record, std::nullopt);
   ImportOutcome outcome;
   outcome.inserted = db_->query_int("SELECT changes()") > 0;
+  if (outcome.inserted) carry(record.content_key);
   Statement s =
       db_->prepare("INSERT OR IGNORE INTO requests(request_key, content_key) VALUES(?1, ?2)");
   Statement mapped = db_->prepare("SELECT content_key FROM requests WHERE request_key = ?1");
@@ -981,6 +988,7 @@ SqliteStore::ImportOutcome SqliteStore::import_record(
     s.bind_text(1, key).bind_text(2, record.content_key);
     s.step();
     s.reset();
+    if (db_->query_int("SELECT changes()") > 0) carry(key);
     mapped.bind_text(1, key);
     if (mapped.step() && mapped.column_bytes(0) != record.content_key) ++outcome.kept_requests;
     mapped.reset();

@@ -163,10 +163,13 @@ class SqliteStore final : public Store {
                                       ///< left as they were
   };
   /// Inserts a complete record unless present, and maps its request keys unless they are
-  /// mapped already: an import never redirects a request this database answers. Throws
-  /// CacheError for a record whose checksum fails.
+  /// mapped already: an import never redirects a request this database answers. The
+  /// `signatures` (by content or request key, as signatures() returns them) of what the
+  /// import writes come along: the record's when it is inserted, a request's when it is mapped
+  /// here. Throws CacheError for a record whose checksum fails.
   ImportOutcome import_record(const CacheRecord& record,
-                              const std::vector<std::string>& request_keys);
+                              const std::vector<std::string>& request_keys,
+                              const std::map<std::string, std::string>& signatures = {});
   /// Every stored signature, by the request key or content key it signs (sign_entry blobs).
   std::map<std::string, std::string> signatures();
   /// What sign_all did.

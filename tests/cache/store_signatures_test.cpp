@@ -168,6 +168,32 @@ TEST(SqliteStoreSignatures, ADeploymentDatabaseServesItsSignatures) {
                CacheError);
 }
 
+// An import carries the signatures of what it writes, and nothing else: a request it leaves
+// mapped to another entry keeps its own signature (or none).
+TEST(SqliteStoreSignatures, ImportCarriesTheSignaturesOfWhatItWrites) {
+  TempDir dir;
+  const SigningKey key = generate_signing_key();
+  auto from = SqliteStore::open_writable(dir.file("from.db"), {});
+  auto to = SqliteStore::open_writable(dir.file("to.db"), {});
+  const CacheRecord a = record_for("a"), b = record_for("b"), c = record_for("c");
+  from->put(a, rkey("q1"), signed_by(key, a, rkey("q1")));
+  from->put(a, rkey("q2"), signed_by(key, a, rkey("q2")));
+  from->put(c, rkey("q3"), signed_by(key, c, rkey("q3")));
+  to->put(b, rkey("q2"));  // q2 answers b here: the import keeps it so
+  to->put(c, rkey("q3"));  // c is here already, unsigned
+  const auto signatures = from->signatures();
+  from->for_each_record([&](const CacheRecord& r, const std::vector<std::string>& requests) {
+    to->import_record(r, requests, signatures);
+  });
+  EXPECT_EQ(to->find_by_content(a.content_key).signature, sign_entry(a, "", key));
+  EXPECT_EQ(to->find_by_request(rkey("q1")).signature, sign_entry(a, rkey("q1"), key));
+  EXPECT_EQ(to->find_by_request(rkey("q2")).record.content_key, b.content_key);
+  EXPECT_EQ(to->find_by_request(rkey("q2")).signature, "");
+  EXPECT_EQ(to->find_by_content(c.content_key).signature, "");
+  EXPECT_EQ(to->find_by_request(rkey("q3")).signature, "");
+  EXPECT_EQ(to->signatures().size(), 2u);
+}
+
 // Schema version 3 added the signatures table: an older writable database is rebuilt, an older
 // deployment database is refused naming the version (it must be rebuilt by precompile).
 TEST(SqliteStoreSignatures, AVersion2DatabaseIsRebuiltOrRefused) {

@@ -482,8 +482,8 @@ TEST_F(SignedToolDatabase, VerifyReportsUnsignedUntrustedAndTamperedEntries) {
   ASSERT_FALSE(other_entry.empty());
   const std::string remapped = dir_.file("remapped.db");
   ASSERT_EQ(tool("--db " + signed_ + " export " + remapped).status, 0);
-  ASSERT_EQ(tool("--db " + remapped + " sign --key " + dir_.file("builder.key")).status, 0);
-  ASSERT_EQ(verify(remapped, dir_.file("builder.pub")).status, 0);
+  ToolRun exported = verify(remapped, dir_.file("builder.pub"));  // export keeps signatures
+  ASSERT_EQ(exported.status, 0) << exported.out;
   SqliteStore::open_existing(remapped, {})
       ->exec("UPDATE requests SET content_key = '" + other_entry + "' WHERE request_key = '" +
              request + "'");

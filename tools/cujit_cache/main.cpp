@@ -42,6 +42,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -693,9 +694,10 @@ int copy(const Options& o, SqliteStore& from, SqliteStore& to, const char* verb)
   std::uint64_t copied = 0;
   std::uint64_t present = 0;
   std::uint64_t kept = 0;
+  const std::map<std::string, std::string> signatures = from.signatures();
   const std::uint64_t damaged =
       from.for_each_record([&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
-        const auto outcome = to.import_record(r, keys);
+        const auto outcome = to.import_record(r, keys, signatures);
         (outcome.inserted ? copied : present) += 1;
         kept += outcome.kept_requests;
       });
