@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -255,6 +257,52 @@ TEST_F(SignedDeployment, WithoutUsableTrustedKeysEverythingIsRefusedWithOneWarni
     std::remove(dir_.file("kernels.db-wal").c_str());
     std::remove(dir_.file("kernels.db-shm").c_str());
   }
+}
+
+// What a deployed program sets: CUJIT_CACHE_REQUIRE_SIGNED=1 CUJIT_CACHE_TRUSTED_KEYS=...
+// Sets an environment variable (unsets it for null) and restores it when destroyed.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value != nullptr ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST_F(SignedDeployment, TheEnvironmentRequiresSignatures) {
+  const FakeKernel k = fake_kernel("k");
+  build({k}, &stranger_);
+  CacheConfig unchecked, checked;
+  {
+    const std::string trusted = dir_.file("builder.pub");
+    ScopedEnv dir("CUJIT_CACHE_DIR", dir_.path().c_str()), path("CUJIT_CACHE_PATH", app_.c_str()),
+        keys("CUJIT_CACHE_TRUSTED_KEYS", trusted.c_str());
+    {
+      ScopedEnv off("CUJIT_CACHE_REQUIRE_SIGNED", nullptr);
+      unchecked = CacheConfig::from_environment();
+    }
+    ScopedEnv on("CUJIT_CACHE_REQUIRE_SIGNED", "1");
+    checked = CacheConfig::from_environment();
+  }
+  EXPECT_FALSE(unchecked.require_signed_deployments);
+  EXPECT_TRUE(checked.require_signed_deployments);
+  EXPECT_EQ(checked.trusted_keys_path, dir_.file("builder.pub"));
+  CacheOutcome where{};
+  serve(unchecked, k, &where);
+  EXPECT_EQ(where, CacheOutcome::DeploymentHit);
+  WarningCapture warnings;
+  CacheStats stats;
+  serve(checked, k, &where, &stats);
+  EXPECT_EQ(where, CacheOutcome::Compiled);
+  EXPECT_EQ(stats.deployment_refused, 2u);
+  EXPECT_TRUE(warnings.contains(key_id(stranger_.public_key))) << warnings.joined();
 }
 
 // The policy alone: what each verdict does, the once-per-cause-per-database warnings.
