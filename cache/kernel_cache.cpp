@@ -6,6 +6,7 @@
 #include "cache/manifest.hpp"
 #include "cache/record.hpp"
 #include "cache/remote_tier.hpp"
+#include "cache/signature_policy.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
 #include "cache/unavailable.hpp"
@@ -111,6 +112,9 @@ struct Layers {
   std::vector<std::shared_ptr<Store>> deployments;
   std::unique_ptr<ManifestRecorder> recorder;
   bool recorder_failed = false;
+  // With config.require_signed_deployments: the trusted keys and the warnings given, created
+  // on the first deployment hit.
+  std::unique_ptr<SignaturePolicy> signature_policy;
   // Damaged deployment entries already reported ("store\ncontent key"): they cannot be
   // deleted, and a lookup by request key then by content key would find them twice. And
   // writable stores whose damaged entries were warned about once (the store's name).
@@ -186,6 +190,7 @@ struct KernelCache::Impl {
   std::atomic<std::uint64_t> compatible_cubin_hits{0};
   std::atomic<std::uint64_t> ptx_hits{0};
   std::shared_ptr<RemoteCounters> remote_counters = std::make_shared<RemoteCounters>();
+  std::atomic<std::uint64_t> deployment_refused{0};
 
   std::shared_ptr<Layers> current_layers() const {
     std::lock_guard lock(layers_mutex);
@@ -395,7 +400,9 @@ struct KernelCache::Impl {
     std::string rkey = request_key(request.kind, request.spec, request.target);
     for (const auto& d : deps) {
       Lookup lookup = guarded_find(l, d, [&](Store& s) { return s.find_by_request(rkey); });
-      if (usable(lookup)) return found(lookup, CacheOutcome::DeploymentHit);
+      if (usable(lookup) && admits(l, *d, rkey, lookup)) {
+        return found(lookup, CacheOutcome::DeploymentHit);
+      }
       if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, d, lookup);
     }
     std::shared_ptr<Store> w = writable(l);
@@ -427,7 +434,9 @@ struct KernelCache::Impl {
     for (const auto& d : deps) {
       Lookup lookup =
           by_content(guarded_find(l, d, [&](Store& s) { return s.find_by_content(ckey); }));
-      if (usable(lookup)) return found(lookup, CacheOutcome::DeploymentHit);
+      if (usable(lookup) && admits(l, *d, "", lookup)) {
+        return found(lookup, CacheOutcome::DeploymentHit);
+      }
       if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, d, lookup);
     }
     if (w) {
@@ -487,6 +496,24 @@ struct KernelCache::Impl {
     return from_remote(l, w, rkey, std::move(*record), outcome);
   }
 
+  // Signed deployments (CacheConfig::require_signed_deployments): whether the deployment
+  // database `d` may serve the hit `lookup`, found under `signed_key` (its request key; empty:
+  // by content key). A refused hit is counted, and the search goes on as after a miss.
+  bool admits(Layers& l, const Store& d, const std::string& signed_key, const Lookup& lookup) {
+    if (!l.config.require_signed_deployments) return true;
+    SignaturePolicy* policy = nullptr;
+    {
+      std::lock_guard lock(l.mutex);
+      if (!l.signature_policy) {
+        l.signature_policy = std::make_unique<SignaturePolicy>(l.config.trusted_keys_path);
+      }
+      policy = l.signature_policy.get();
+    }
+    if (policy->admits(d.name(), lookup.record, signed_key, lookup.signature)) return true;
+    deployment_refused.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+
   // 1b. Code for a compatible target (request.compatible, best first), by request key: the
   // deployment databases, then the writable one. PTX is JIT-compiled for the request's target
   // (request.jit_ptx) and stored for it.
@@ -502,6 +529,7 @@ struct KernelCache::Impl {
         Lookup lookup = guarded_find(l, store, [&](Store& s) { return s.find_by_request(key); });
         if (lookup.status == Lookup::Status::Damaged) handle_damaged(l, store, lookup);
         if (!is_for(lookup, request.kind, target)) continue;
+        if (k < deps.size() && !admits(l, *store, key, lookup)) continue;
         auto program = serve_compatible(l, request, w, rkey, generate, lookup, store->name());
         if (!program) continue;
         (k < deps.size() ? deployment_hits : disk_hits).fetch_add(1, std::memory_order_relaxed);
@@ -811,6 +839,7 @@ CacheStats KernelCache::stats() const {
   s.arch_specific_hits = impl_->arch_specific_hits.load(std::memory_order_relaxed);
   s.compatible_cubin_hits = impl_->compatible_cubin_hits.load(std::memory_order_relaxed);
   s.ptx_hits = impl_->ptx_hits.load(std::memory_order_relaxed);
+  s.deployment_refused = impl_->deployment_refused.load(std::memory_order_relaxed);
   impl_->remote_counters->add_to(s);
   s.nvrtc_compilations = compiler_compile_count();
   s.warnings = warning_count();
@@ -825,6 +854,7 @@ void KernelCache::reset_stats() {
   impl_->arch_specific_hits = 0;
   impl_->compatible_cubin_hits = 0;
   impl_->ptx_hits = 0;
+  impl_->deployment_refused = 0;
   impl_->remote_counters->reset();
 }
 

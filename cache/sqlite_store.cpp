@@ -22,6 +22,8 @@ namespace {
 
 // Small columns first: SQLite reads a row's leading columns without touching the overflow
 // pages that hold the blobs at the end.
+// Signatures (96-byte rows, found by key with every lookup) live in a WITHOUT ROWID table:
+// one B-tree probe, not an index probe and then a row fetch.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE kernels(
   content_key TEXT PRIMARY KEY NOT NULL,
@@ -45,6 +47,7 @@ CREATE INDEX kernels_lru ON kernels(last_used, record_size);
 CREATE TABLE requests(request_key TEXT PRIMARY KEY NOT NULL, content_key TEXT NOT NULL);
 CREATE INDEX requests_content ON requests(content_key);
 CREATE TABLE counters(name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+CREATE TABLE signatures(key TEXT PRIMARY KEY NOT NULL, signature BLOB NOT NULL) WITHOUT ROWID;
 )sql";
 
 // Columns loaded for a lookup (no source), and for a complete record.
@@ -53,11 +56,17 @@ CREATE TABLE counters(name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
   "k.nvrtc_version, k.codegen_version, k.checksum, k.lowered_names, k.options, k.metadata, " \
   "k.log, k.binary"
 
+// Lookups bring the signature of what they looked up along (one more primary-key probe, in
+// the same statement): of the entry by content key, of the mapping by request key.
 constexpr const char* kFindByContent =
-    "SELECT " CUJIT_RECORD_COLUMNS " FROM kernels k WHERE k.content_key = ?1";
-constexpr const char* kFindByRequest = "SELECT " CUJIT_RECORD_COLUMNS
-                                       " FROM requests r JOIN kernels k ON k.content_key = "
-                                       "r.content_key WHERE r.request_key = ?1";
+    "SELECT " CUJIT_RECORD_COLUMNS
+    ", s.signature FROM kernels k LEFT JOIN signatures s ON s.key = k.content_key "
+    "WHERE k.content_key = ?1";
+constexpr const char* kFindByRequest =
+    "SELECT " CUJIT_RECORD_COLUMNS
+    ", s.signature FROM requests r JOIN kernels k ON k.content_key = r.content_key "
+    "LEFT JOIN signatures s ON s.key = r.request_key WHERE r.request_key = ?1";
+constexpr int kSignatureColumn = 15;
 constexpr const char* kAllRecords =
     "SELECT " CUJIT_RECORD_COLUMNS ", k.source FROM kernels k ORDER BY k.content_key";
 constexpr int kSourceColumn = 15;
@@ -158,6 +167,11 @@ void add_counter(Database& db, const char* name, std::uint64_t delta) {
 }
 
 void delete_entry(Database& db, const std::string& content_key) {
+  Statement signatures = db.prepare(
+      "DELETE FROM signatures WHERE key = ?1 OR key IN "
+      "(SELECT request_key FROM requests WHERE content_key = ?1)");
+  signatures.bind_text(1, content_key);
+  signatures.step();
   Statement a = db.prepare("DELETE FROM kernels WHERE content_key = ?1");
   a.bind_text(1, content_key);
   a.step();
@@ -193,11 +207,25 @@ void insert_record(Database& db, const CacheRecord& r, std::optional<std::int64_
   s.step();
 }
 
-void map_request(Database& db, const std::string& request_key, const std::string& content_key) {
+// Stores `signature` under `key`; an empty one deletes the key's signature.
+void store_signature(Database& db, const std::string& key, const std::string& signature) {
+  Statement s =
+      signature.empty()
+          ? db.prepare("DELETE FROM signatures WHERE key = ?1")
+          : db.prepare("INSERT OR REPLACE INTO signatures(key, signature) VALUES(?1, ?2)");
+  s.bind_text(1, key);
+  if (!signature.empty()) s.bind_blob(2, signature);
+  s.step();
+}
+
+// A request's old signature signed its old mapping: it goes with it (replaced by `signature`).
+void map_request(Database& db, const std::string& request_key, const std::string& content_key,
+                 const std::string& signature) {
   Statement s =
       db.prepare("INSERT OR REPLACE INTO requests(request_key, content_key) VALUES(?1, ?2)");
   s.bind_text(1, request_key).bind_text(2, content_key);
   s.step();
+  store_signature(db, request_key, signature);
 }
 
 // Throws CacheError unless `path` (`what`: "cache database", "cache directory") is owned by
@@ -391,7 +419,7 @@ void SqliteStore::check_schema_locked() {
                      std::to_string(kSchemaVersion));
   }
   if (db_->query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
-                     "('kernels', 'requests', 'counters')") != 3) {
+                     "('kernels', 'requests', 'counters', 'signatures')") != 4) {
     throw CacheError("cujit: " + path_ + " is not a cujit cache database");
   }
 }
@@ -474,7 +502,7 @@ void SqliteStore::create_schema_locked() {
   // An older cujit schema: the entries are only a cache, so migration rebuilds the tables.
   db_->exec(
       "DROP TABLE IF EXISTS kernels; DROP TABLE IF EXISTS requests; "
-      "DROP TABLE IF EXISTS counters;");
+      "DROP TABLE IF EXISTS counters; DROP TABLE IF EXISTS signatures;");
   db_->exec(kSchema);
   db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   t.commit();
@@ -533,6 +561,7 @@ Lookup SqliteStore::read_locked(const char* sql, const std::string& key) {
   s.bind_text(1, key);
   if (!s.step()) return out;
   out.status = read_row(s, out.record) ? Lookup::Status::Hit : Lookup::Status::Damaged;
+  out.signature = s.column_bytes(kSignatureColumn);
   return out;
 }
 
@@ -640,7 +669,8 @@ void SqliteStore::flush() {
   db_->set_busy_timeout(options_.busy_timeout_ms);
 }
 
-void SqliteStore::put(const CacheRecord& record, const std::string& request_key) {
+void SqliteStore::put(const CacheRecord& record, const std::string& request_key,
+                      const EntrySignatures& signatures) {
   require_writable("store kernels in it");
   std::uint64_t evicted = 0;
   {
@@ -648,7 +678,12 @@ void SqliteStore::put(const CacheRecord& record, const std::string& request_key)
     Transaction t(*db_, true);
     insert_record(*db_, record, now());
     bool inserted = db_->query_int("SELECT changes()") > 0;
-    if (!request_key.empty()) map_request(*db_, request_key, record.content_key);
+    if (!signatures.content.empty()) {
+      store_signature(*db_, record.content_key, signatures.content);
+    }
+    if (!request_key.empty()) {
+      map_request(*db_, request_key, record.content_key, signatures.request);
+    }
     if (inserted) add_counter(*db_, "misses", 1);
     write_touches_locked();
     if (options_.max_size > 0) evicted = evict_locked(options_.max_size, record.content_key);
@@ -669,7 +704,7 @@ void SqliteStore::link(const std::string& request_key, const std::string& conten
   require_writable("store kernels in it");
   std::lock_guard lock(mutex_);
   Transaction t(*db_, true);
-  map_request(*db_, request_key, content_key);
+  map_request(*db_, request_key, content_key, "");
   t.commit();
 }
 
@@ -808,6 +843,7 @@ DatabaseInfo SqliteStore::info() {
       if (name == "evictions") info.evictions = value;
     }
   }
+  info.signatures = static_cast<std::uint64_t>(db_->query_int("SELECT count(*) FROM signatures"));
   {
     Statement s = db_->prepare(kStaleCount);
     s.bind_text(1, compiler_version()).bind(2, std::int64_t{kCodegenVersion});
@@ -897,7 +933,7 @@ std::uint64_t SqliteStore::clear() {
   std::lock_guard lock(mutex_);
   Transaction t(*db_, true);
   auto n = static_cast<std::uint64_t>(db_->query_int("SELECT count(*) FROM kernels"));
-  db_->exec("DELETE FROM kernels; DELETE FROM requests;");
+  db_->exec("DELETE FROM kernels; DELETE FROM requests; DELETE FROM signatures;");
   t.commit();
   pending_touches_.clear();
   db_->exec("PRAGMA incremental_vacuum");
@@ -927,7 +963,13 @@ std::uint64_t SqliteStore::for_each_record(
 }
 
 SqliteStore::ImportOutcome SqliteStore::import_record(
-    const CacheRecord& record, const std::vector<std::string>& request_keys) {
+    const CacheRecord& record, const std::vector<std::string>& request_keys,
+    const std::map<std::string, std::string>& signatures) {
+  // A signature vouches for what it signed: carried only with what this import writes.
+  auto carry = [&](const std::string& key) {
+    auto it = signatures.find(key);
+    if (it != signatures.end()) store_signature(*db_, key, it->second);
+  };
   require_writable("import into it");
   if (!record.checksum_ok()) {
     throw CacheError("cujit: cache entry " + record.content_key +
@@ -938,6 +980,7 @@ SqliteStore::ImportOutcome SqliteStore::import_record(
   insert_record(*db_, record, std::nullopt);
   ImportOutcome outcome;
   outcome.inserted = db_->query_int("SELECT changes()") > 0;
+  if (outcome.inserted) carry(record.content_key);
   Statement s =
       db_->prepare("INSERT OR IGNORE INTO requests(request_key, content_key) VALUES(?1, ?2)");
   Statement mapped = db_->prepare("SELECT content_key FROM requests WHERE request_key = ?1");
@@ -945,10 +988,53 @@ SqliteStore::ImportOutcome SqliteStore::import_record(
     s.bind_text(1, key).bind_text(2, record.content_key);
     s.step();
     s.reset();
+    if (db_->query_int("SELECT changes()") > 0) carry(key);
     mapped.bind_text(1, key);
     if (mapped.step() && mapped.column_bytes(0) != record.content_key) ++outcome.kept_requests;
     mapped.reset();
   }
+  t.commit();
+  return outcome;
+}
+
+std::map<std::string, std::string> SqliteStore::signatures() {
+  std::lock_guard lock(mutex_);
+  std::map<std::string, std::string> out;
+  Statement s = db_->prepare("SELECT key, signature FROM signatures");
+  while (s.step()) out.emplace(s.column_bytes(0), s.column_bytes(1));
+  return out;
+}
+
+SqliteStore::SignOutcome SqliteStore::sign_all(const Signer& signer) {
+  require_writable("sign it");
+  std::lock_guard lock(mutex_);
+  SignOutcome outcome;
+  // Signed while reading (the blobs are small), written after: the read statements are done
+  // before the first write.
+  std::vector<std::pair<std::string, std::string>> signed_keys;
+  {
+    Statement s = db_->prepare("SELECT " CUJIT_RECORD_COLUMNS " FROM kernels k");
+    Statement r = db_->prepare("SELECT request_key FROM requests WHERE content_key = ?1");
+    while (s.step()) {
+      CacheRecord record;
+      if (!read_row(s, record)) {
+        ++outcome.damaged;
+        continue;
+      }
+      signed_keys.emplace_back(record.content_key, signer(record, ""));
+      ++outcome.entries;
+      r.bind_text(1, record.content_key);
+      while (r.step()) {
+        std::string request = r.column_bytes(0);
+        std::string signature = signer(record, request);
+        signed_keys.emplace_back(std::move(request), std::move(signature));
+        ++outcome.requests;
+      }
+      r.reset();
+    }
+  }
+  Transaction t(*db_, true);
+  for (const auto& [key, signature] : signed_keys) store_signature(*db_, key, signature);
   t.commit();
   return outcome;
 }

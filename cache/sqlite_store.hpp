@@ -18,7 +18,9 @@ namespace cujit::detail {
 /// Version of the database schema, kept in `PRAGMA user_version`. An older database is
 /// migrated (its cache tables are rebuilt: entries are only a cache); a newer one is refused.
 /// 2: records sealed by record_checksum (format 2); a version-1 database is rebuilt empty.
-inline constexpr int kSchemaVersion = 2;
+/// 3: a `signatures` table (request key or content key -> sign_entry blob), for signed
+/// deployment databases; a version-2 deployment database is refused (rebuild it).
+inline constexpr int kSchemaVersion = 3;
 
 /// How a SqliteStore opens and maintains its database.
 struct StoreOptions {
@@ -57,9 +59,10 @@ struct DatabaseInfo {
   std::string journal_mode;
   std::map<std::string, std::uint64_t> per_target;
   std::map<std::string, std::uint64_t> per_kind;
-  std::uint64_t hits = 0;       ///< lookups served from this database, all processes
-  std::uint64_t misses = 0;     ///< kernels compiled and stored into it, all processes
-  std::uint64_t evictions = 0;  ///< entries evicted by the size limit
+  std::uint64_t hits = 0;        ///< lookups served from this database, all processes
+  std::uint64_t misses = 0;      ///< kernels compiled and stored into it, all processes
+  std::uint64_t evictions = 0;   ///< entries evicted by the size limit
+  std::uint64_t signatures = 0;  ///< stored signatures (of entries and of request mappings)
   /// Entries built by another NVRTC or another cujit code generator: no key of this build
   /// can reach them (`cujit-cache prune --stale` removes them).
   std::uint64_t stale = 0;
@@ -111,7 +114,8 @@ class SqliteStore final : public Store {
   bool read_only() const override { return read_only_; }
   Lookup find_by_request(const std::string& request_key) override;
   Lookup find_by_content(const std::string& content_key) override;
-  void put(const CacheRecord& record, const std::string& request_key) override;
+  void put(const CacheRecord& record, const std::string& request_key,
+           const EntrySignatures& signatures = {}) override;
   void link(const std::string& request_key, const std::string& content_key) override;
   void remove(const std::string& content_key) override;
   void touch(const std::string& content_key) override;
@@ -159,10 +163,28 @@ class SqliteStore final : public Store {
                                       ///< left as they were
   };
   /// Inserts a complete record unless present, and maps its request keys unless they are
-  /// mapped already: an import never redirects a request this database answers. Throws
-  /// CacheError for a record whose checksum fails.
+  /// mapped already: an import never redirects a request this database answers. The
+  /// `signatures` (by content or request key, as signatures() returns them) of what the
+  /// import writes come along: the record's when it is inserted, a request's when it is mapped
+  /// here. Throws CacheError for a record whose checksum fails.
   ImportOutcome import_record(const CacheRecord& record,
-                              const std::vector<std::string>& request_keys);
+                              const std::vector<std::string>& request_keys,
+                              const std::map<std::string, std::string>& signatures = {});
+  /// Every stored signature, by the request key or content key it signs (sign_entry blobs).
+  std::map<std::string, std::string> signatures();
+  /// What sign_all did.
+  struct SignOutcome {
+    std::uint64_t entries = 0;   ///< entries signed (by content key)
+    std::uint64_t requests = 0;  ///< request mappings signed
+    std::uint64_t damaged = 0;   ///< damaged entries skipped, with their requests
+  };
+  /// Produces a signature blob for `record` found under `request_key` (empty: by content key).
+  using Signer = std::function<std::string(const CacheRecord& record, const std::string& key)>;
+  /// Signs every intact entry (signer(record, "")) and every request mapped to one
+  /// (signer(record, request_key)), replacing older signatures, in one transaction. Damaged
+  /// entries are skipped (and counted): nothing vouches for them. Writable databases only.
+  /// Throws CacheError (what `signer` throws propagates, and nothing is written).
+  SignOutcome sign_all(const Signer& signer);
   /// Makes the file self-contained for shipping: checkpoints the WAL and switches to a
   /// rollback journal, so that it can be opened immutable.
   void finalize_for_deployment();

@@ -4,43 +4,61 @@
 
 namespace cujit::detail {
 
-Lookup MemoryStore::find_locked(const std::string& content_key) {
+// `signed_key`: the key whose signature the lookup reports (the request or the content key).
+Lookup MemoryStore::find_locked(const std::string& content_key, const std::string& signed_key) {
   Lookup out;
   auto it = records_.find(content_key);
   if (it == records_.end()) return out;
   out.record = it->second;
   out.record.source_zstd.clear();
   out.status = out.record.checksum_ok() ? Lookup::Status::Hit : Lookup::Status::Damaged;
+  auto signature = signatures_.find(signed_key);
+  if (signature != signatures_.end()) out.signature = signature->second;
   return out;
 }
 
 Lookup MemoryStore::find_by_request(const std::string& request_key) {
   std::lock_guard lock(mutex_);
   auto it = requests_.find(request_key);
-  return it == requests_.end() ? Lookup{} : find_locked(it->second);
+  return it == requests_.end() ? Lookup{} : find_locked(it->second, request_key);
 }
 
 Lookup MemoryStore::find_by_content(const std::string& content_key) {
   std::lock_guard lock(mutex_);
-  return find_locked(content_key);
+  return find_locked(content_key, content_key);
 }
 
-void MemoryStore::put(const CacheRecord& record, const std::string& request_key) {
+void MemoryStore::put(const CacheRecord& record, const std::string& request_key,
+                      const EntrySignatures& signatures) {
   std::lock_guard lock(mutex_);
   records_.emplace(record.content_key, record);
-  if (!request_key.empty()) requests_[request_key] = record.content_key;
+  if (!signatures.content.empty()) signatures_[record.content_key] = signatures.content;
+  if (request_key.empty()) return;
+  requests_[request_key] = record.content_key;
+  if (signatures.request.empty()) {
+    signatures_.erase(request_key);
+  } else {
+    signatures_[request_key] = signatures.request;
+  }
 }
 
 void MemoryStore::link(const std::string& request_key, const std::string& content_key) {
   std::lock_guard lock(mutex_);
   requests_[request_key] = content_key;
+  signatures_.erase(request_key);
 }
 
 void MemoryStore::remove(const std::string& content_key) {
   std::lock_guard lock(mutex_);
   records_.erase(content_key);
+  signatures_.erase(content_key);
   for (auto it = requests_.begin(); it != requests_.end();) {
-    it = it->second == content_key ? requests_.erase(it) : std::next(it);
+    if (it->second != content_key) {
+      ++it;
+      continue;
+    }
+    signatures_.erase(it->first);
+    it = requests_.erase(it);
   }
 }
 
@@ -54,7 +72,7 @@ std::vector<std::pair<std::string, CacheRecord>> MemoryStore::recent(std::size_t
   std::lock_guard lock(mutex_);
   std::vector<std::pair<std::string, CacheRecord>> out;
   for (const auto& [request, content] : requests_) {
-    Lookup found = find_locked(content);
+    Lookup found = find_locked(content, request);
     if (found.status == Lookup::Status::Hit) out.emplace_back(request, std::move(found.record));
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {

@@ -25,6 +25,15 @@ struct Lookup {
   };
   Status status = Status::Miss;
   CacheRecord record;  ///< without the source: load it separately when needed
+  /// The stored signature (a sign_entry blob) of what was looked up: of the request mapping
+  /// for find_by_request, of the entry alone for find_by_content; empty when unsigned.
+  std::string signature;
+};
+
+/// Signatures stored with an entry by Store::put (sign_entry blobs; empty: none).
+struct EntrySignatures {
+  std::string request;  ///< of the request mapping: sign_entry(record, request_key, key)
+  std::string content;  ///< of the entry alone: sign_entry(record, "", key)
 };
 
 /// What a failed store operation means for the cache above it.
@@ -48,11 +57,15 @@ class Store {
   /// Finds a kernel by content key. Verifies the checksum before reporting a hit.
   virtual Lookup find_by_content(const std::string& content_key) = 0;
   /// Inserts `record` unless its content key is present, and maps `request_key` (when not
-  /// empty) to it, in one transaction. May evict least recently used entries.
-  virtual void put(const CacheRecord& record, const std::string& request_key) = 0;
-  /// Maps `request_key` to an entry already stored.
+  /// empty) to it, in one transaction with `signatures`: a non-empty one replaces the stored
+  /// signature of the entry or of the request; mapping a request without one drops the
+  /// request's old signature (it signed another mapping). May evict least recently used
+  /// entries. (Overrides repeat the default argument.)
+  virtual void put(const CacheRecord& record, const std::string& request_key,
+                   const EntrySignatures& signatures = {}) = 0;
+  /// Maps `request_key` to an entry already stored, dropping the request's signature.
   virtual void link(const std::string& request_key, const std::string& content_key) = 0;
-  /// Deletes an entry and every request mapped to it.
+  /// Deletes an entry, every request mapped to it, and their signatures.
   virtual void remove(const std::string& content_key) = 0;
   /// Notes that an entry was used now (may be written later, in a batch).
   virtual void touch(const std::string& content_key) = 0;
@@ -91,7 +104,8 @@ class MemoryStore final : public Store {
   bool read_only() const override { return false; }
   Lookup find_by_request(const std::string& request_key) override;
   Lookup find_by_content(const std::string& content_key) override;
-  void put(const CacheRecord& record, const std::string& request_key) override;
+  void put(const CacheRecord& record, const std::string& request_key,
+           const EntrySignatures& signatures = {}) override;
   void link(const std::string& request_key, const std::string& content_key) override;
   void remove(const std::string& content_key) override;
   void touch(const std::string& content_key) override;
@@ -101,13 +115,17 @@ class MemoryStore final : public Store {
   std::size_t size() const;
   /// Direct access for tests that damage an entry. Not synchronised.
   std::map<std::string, CacheRecord>& records() { return records_; }
+  /// Direct access to the signatures (by request or content key) for tests that tamper with
+  /// them. Not synchronised.
+  std::map<std::string, std::string>& signatures() { return signatures_; }
 
  private:
-  Lookup find_locked(const std::string& content_key);
+  Lookup find_locked(const std::string& content_key, const std::string& signed_key);
   std::string name_;
   mutable std::mutex mutex_;
   std::map<std::string, CacheRecord> records_;
   std::map<std::string, std::string> requests_;
+  std::map<std::string, std::string> signatures_;
 };
 
 }  // namespace cujit::detail

@@ -88,7 +88,13 @@ struct CacheConfig {
   /// Load remote kernels without a valid trusted signature. Off by default: anyone who can
   /// write the Redis server could then run code in every process of the fleet.
   bool trust_any_writer = false;
-  /// Deployment databases serve only kernels signed by a key in trusted_keys_path.
+  /// Deployment databases serve only kernels signed by a key in trusted_keys_path
+  /// (`cujit-cache precompile --sign`): a kernel found by request key needs a valid signature
+  /// of that request mapping, one found by content key a valid signature of the entry. Anything
+  /// else is refused (one warning per cause per database, counted in
+  /// CacheStats::deployment_refused) and looked up further or compiled; with no usable trusted
+  /// key, every deployment kernel is refused. The writable database is the process's own and
+  /// needs no signatures.
   bool require_signed_deployments = false;
 
   /// The configuration the environment variables above describe. A malformed value is
@@ -140,6 +146,10 @@ struct CacheStats {
   std::uint64_t arch_specific_hits = 0;
   std::uint64_t compatible_cubin_hits = 0;
   std::uint64_t ptx_hits = 0;
+  /// Entries a deployment database found but did not serve because signed deployments are
+  /// required (CacheConfig::require_signed_deployments) and the entry's signature is missing,
+  /// malformed, by an untrusted key or not over this entry (or no trusted key can be used).
+  std::uint64_t deployment_refused = 0;
   std::uint64_t misses = 0;              ///< compiled by the cache's caller-supplied compiler
   std::uint64_t nvrtc_compilations = 0;  ///< cujit::nvrtc_compile_count() of the process
   std::uint64_t warnings = 0;            ///< cache warnings issued by this process

@@ -353,6 +353,161 @@ TEST_F(ToolDatabase, VerifyAndImportCatchSwappedAndRedirectedRecords) {
   }
 }
 
+// Signed deployment databases (issue 19): precompile --sign signs every entry and request
+// mapping, verify --trusted-keys checks them, and a reader requiring signatures is served.
+class SignedToolDatabase : public ToolDatabase {
+ protected:
+  void SetUp() override {
+    ToolDatabase::SetUp();
+    if (IsSkipped()) return;
+    ASSERT_EQ(tool("keygen " + dir_.file("builder")).status, 0);
+    ASSERT_EQ(tool("keygen " + dir_.file("stranger")).status, 0);
+    builder_id_ = key_id(read_signing_key(dir_.file("builder.key")).public_key);
+    signed_ = dir_.file("signed.db");
+    ToolRun pre = tool("precompile " + dir_.file("m.jsonl") + " --arch sm_80 --ptx -o " + signed_ +
+                       " --sign " + dir_.file("builder.key") + " --json");
+    ASSERT_EQ(pre.status, 0) << pre.out;
+    precompiled_ = pre.parsed();
+  }
+  // verify --trusted-keys KEYS --json on `db`.
+  ToolRun verify(const std::string& db, const std::string& keys) {
+    return tool("--db " + db + " verify --trusted-keys " + keys + " --json");
+  }
+  std::string builder_id_;
+  std::string signed_;
+  json precompiled_;
+};
+
+TEST_F(SignedToolDatabase, PrecompileSignsEverythingVerifyPassesAndAReaderRequiringItIsServed) {
+  EXPECT_EQ(precompiled_["signed"]["entries"], 4) << precompiled_;
+  EXPECT_EQ(precompiled_["signed"]["requests"], 4) << precompiled_;
+  EXPECT_EQ(precompiled_["signed"]["key_id"], builder_id_) << precompiled_;
+  ToolRun ok = verify(signed_, dir_.file("stranger.pub") + ":" + dir_.file("builder.pub"));
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  const json sig = ok.parsed()["signatures"];
+  EXPECT_EQ(sig["valid"], 8) << ok.out;
+  EXPECT_EQ(sig["unsigned"], 0) << ok.out;
+  EXPECT_EQ(sig["problems"].size(), 0u) << ok.out;
+  EXPECT_EQ(sig["trusted_keys"].size(), 2u) << ok.out;
+  EXPECT_EQ(tool("--db " + signed_ + " info --json").parsed()["signatures"], 8);
+  EXPECT_EQ(tool("--db " + signed_ + " info --json").parsed()["journal_mode"], "delete");
+  // Without --trusted-keys, verify is what it was: checksums only, no signature report.
+  ToolRun plain = tool("--db " + signed_ + " verify --json");
+  EXPECT_EQ(plain.status, 0) << plain.out;
+  EXPECT_FALSE(plain.parsed().contains("signatures")) << plain.out;
+  ToolRun text = tool("--db " + signed_ + " verify --trusted-keys " + dir_.file("builder.pub"));
+  EXPECT_NE(text.out.find("signatures: 8 valid"), std::string::npos) << text.out;
+
+  CacheConfig run;
+  run.writable = false;
+  run.deployment_databases = {signed_};
+  run.require_signed_deployments = true;
+  run.trusted_keys_path = dir_.file("builder.pub");
+  KernelCache cache(run);
+  const std::uint64_t before = nvrtc_compile_count();
+  for (const SourceProgram& p : {program("twice", "2 * x[i]"), program("square", "x[i] * x[i]")}) {
+    for (const Target& t : {Target::parse("sm_80"), Target::parse("compute_80")}) {
+      CacheOutcome where{};
+      compile_through(cache, p, t, &where);
+      EXPECT_EQ(where, CacheOutcome::DeploymentHit);
+    }
+  }
+  EXPECT_EQ(nvrtc_compile_count(), before);
+  EXPECT_EQ(cache.stats().deployment_refused, 0u);
+}
+
+TEST_F(SignedToolDatabase, VerifyReportsUnsignedUntrustedAndTamperedEntries) {
+  // Unsigned: the database ToolDatabase built without --sign.
+  ToolRun unsigned_run = verify(db_, dir_.file("builder.pub"));
+  EXPECT_EQ(unsigned_run.status, 1) << unsigned_run.out;
+  EXPECT_EQ(unsigned_run.parsed()["signatures"]["unsigned"], 8) << unsigned_run.out;
+  EXPECT_EQ(unsigned_run.parsed()["ok"], false) << unsigned_run.out;
+
+  // Untrusted: only the stranger's key is trusted; the builder is named by its key id.
+  ToolRun untrusted = verify(signed_, dir_.file("stranger.pub"));
+  EXPECT_EQ(untrusted.status, 1) << untrusted.out;
+  const json u = untrusted.parsed()["signatures"];
+  EXPECT_EQ(u["untrusted"], 8) << untrusted.out;
+  EXPECT_EQ(u["problems"][0]["signer"], builder_id_) << untrusted.out;
+  EXPECT_EQ(u["problems"][0]["verdict"], "untrusted") << untrusted.out;
+
+  // A request remapped to another intact entry: checksums cannot tell, the signature can.
+  std::string request, other_entry;
+  SqliteStore::open_existing(signed_, {})
+      ->for_each_record([&](const CacheRecord& r, const std::vector<std::string>& requests) {
+        if (request.empty() && !requests.empty()) {
+          request = requests[0];
+        } else if (other_entry.empty()) {
+          other_entry = r.content_key;
+        }
+      });
+  ASSERT_FALSE(request.empty());
+  ASSERT_FALSE(other_entry.empty());
+  const std::string remapped = dir_.file("remapped.db");
+  ASSERT_EQ(tool("--db " + signed_ + " export " + remapped).status, 0);
+  ToolRun exported = verify(remapped, dir_.file("builder.pub"));  // export keeps signatures
+  ASSERT_EQ(exported.status, 0) << exported.out;
+  SqliteStore::open_existing(remapped, {})
+      ->exec("UPDATE requests SET content_key = '" + other_entry + "' WHERE request_key = '" +
+             request + "'");
+  EXPECT_EQ(tool("--db " + remapped + " verify").status, 0);  // checksums only: looks healthy
+  ToolRun bad = verify(remapped, dir_.file("builder.pub"));
+  EXPECT_EQ(bad.status, 1) << bad.out;
+  const json b = bad.parsed()["signatures"];
+  EXPECT_EQ(b["bad"], 1) << bad.out;
+  EXPECT_EQ(b["valid"], 7) << bad.out;
+  ASSERT_EQ(b["problems"].size(), 1u) << bad.out;
+  EXPECT_EQ(b["problems"][0]["key"], request) << bad.out;
+  EXPECT_EQ(b["problems"][0]["content_key"], other_entry) << bad.out;
+  EXPECT_EQ(b["problems"][0]["what"], "request") << bad.out;
+  ToolRun text = tool("--db " + remapped + " verify --trusted-keys " + dir_.file("builder.pub"));
+  EXPECT_NE(text.out.find(to_string(SignatureVerdict::BadSignature)), std::string::npos)
+      << text.out;
+
+  // Re-signed with an untrusted key: every signature now names the stranger.
+  ASSERT_EQ(tool("--db " + signed_ + " sign --key " + dir_.file("stranger.key")).status, 0);
+  ToolRun resigned = verify(signed_, dir_.file("builder.pub"));
+  EXPECT_EQ(resigned.status, 1) << resigned.out;
+  EXPECT_EQ(resigned.parsed()["signatures"]["untrusted"], 8) << resigned.out;
+
+  // A changed binary fails its checksum (damaged), signatures or not.
+  SqliteStore::open_existing(signed_, {})
+      ->exec("UPDATE kernels SET binary = CAST(upper(binary) AS BLOB) WHERE content_key = '" +
+             other_entry + "'");
+  ToolRun damaged = verify(signed_, dir_.file("stranger.pub"));
+  EXPECT_EQ(damaged.status, 1) << damaged.out;
+  EXPECT_EQ(damaged.parsed()["damaged"].size(), 1u) << damaged.out;
+}
+
+TEST_F(SignedToolDatabase, SigningIsExplicitAndAnUnusableKeyFailsBeforeCompiling) {
+  // CUJIT_CACHE_SIGNING_KEY signs what a process publishes, never a precompiled database.
+  const std::string env = "CUJIT_CACHE_SIGNING_KEY=" + dir_.file("builder.key");
+  const std::string out = dir_.file("env.db");
+  ToolRun pre =
+      tool("precompile " + dir_.file("m.jsonl") + " --arch sm_80 -o " + out + " --json", env);
+  ASSERT_EQ(pre.status, 0) << pre.out;
+  EXPECT_FALSE(pre.parsed().contains("signed")) << pre.out;
+  EXPECT_EQ(tool("--db " + out + " info --json").parsed()["signatures"], 0);
+  // `sign` makes it verify.
+  ToolRun signed_now = tool("--db " + out + " sign --key " + dir_.file("builder.key") + " --json");
+  ASSERT_EQ(signed_now.status, 0) << signed_now.out;
+  EXPECT_EQ(signed_now.parsed()["entries"], 2) << signed_now.out;
+  EXPECT_EQ(verify(out, dir_.file("builder.pub")).status, 0);
+  EXPECT_FALSE(std::filesystem::exists(out + "-wal"));  // still shippable as it is
+
+  const std::string never = dir_.file("never.db");
+  ToolRun missing = tool("precompile " + dir_.file("m.jsonl") + " --arch sm_80 -o " + never +
+                         " --sign " + dir_.file("nope.key") + " --json");
+  EXPECT_EQ(missing.status, 2) << missing.out;
+  EXPECT_NE(missing.parsed()["error"].get<std::string>().find("nope.key"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(never));
+  ToolRun public_as_secret =
+      tool("--db " + out + " sign --key " + dir_.file("builder.pub") + " --json");
+  EXPECT_EQ(public_as_secret.status, 2) << public_as_secret.out;
+  ToolRun bad_trust = tool("--db " + out + " verify --trusted-keys " + dir_.file("nope.pub"));
+  EXPECT_EQ(bad_trust.status, 2) << bad_trust.out;
+}
+
 // Issue 16, finding 3: with --json, a path that is not UTF-8 is written as {"base64": ...}
 // and every error is a JSON object (before the fix: std::terminate, exit 134).
 TEST_F(ToolDatabase, PathsThatAreNotUtf8NeverTerminateTheTool) {

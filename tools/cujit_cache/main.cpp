@@ -1,9 +1,12 @@
 // cujit-cache: inspect, maintain and build cujit kernel-cache databases.
 //
 //   cujit-cache precompile manifest.jsonl --arch sm_80,sm_86,sm_90 [--ptx] -o app.db -j 8
-//   cujit-cache [--db PATH] ls | info | show KEY [--source] | verify [--fix]
+//               [--sign builder.key]
+//   cujit-cache [--db PATH] ls | info | show KEY [--source]
+//   cujit-cache [--db PATH] verify [--fix] [--trusted-keys a.pub:b.pub]
 //   cujit-cache [--db PATH] prune [--max-size 512M] [--older-than 30d] [--arch sm_70]
 //   cujit-cache [--db PATH] export OUT.db | import IN.db | clear
+//   cujit-cache [--db PATH] sign --key builder.key | keygen PREFIX
 //   cujit-cache [--db PATH] push | pull -o OUT.db | ls --remote | info --remote  (the fleet tier's
 //   Redis server: remote_commands.hpp)
 // Every command takes --json for machine-readable output.
@@ -17,6 +20,7 @@
 #include "cache/sqlite_store.hpp"
 #include "cache/units.hpp"
 #include "tools/cujit_cache/remote_commands.hpp"
+#include "tools/cujit_cache/signing.hpp"
 #include "tools/cujit_cache/tool_util.hpp"
 
 #include <cujit/cache.hpp>
@@ -41,7 +45,9 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -112,6 +118,7 @@ struct PrecompileArgs {
   std::string output;
   unsigned jobs = 0;
   bool threads = false;
+  std::string sign_key;  // --sign: secret key file; empty: the output is not signed
 };
 
 struct Failure {
@@ -393,11 +400,31 @@ void check_output(const Options& o, const std::string& path) {
                       "it aside and start a new database there)");
 }
 
+json sign_json(const SqliteStore::SignOutcome& s, const detail::SigningKey& key) {
+  return {{"entries", s.entries},
+          {"requests", s.requests},
+          {"damaged_skipped", s.damaged},
+          {"key_id", detail::key_id(key.public_key)}};
+}
+
+std::string sign_text(const std::string& path, const SqliteStore::SignOutcome& s,
+                      const detail::SigningKey& key) {
+  std::string out = fmt::format("signed {} entries and {} request mappings of {} with key {}\n",
+                                s.entries, s.requests, path, detail::key_id(key.public_key));
+  if (s.damaged > 0) {
+    out += fmt::format("skipped {} damaged entries (run cujit-cache verify on it)\n", s.damaged);
+  }
+  return out;
+}
+
 int precompile(const Options& o, const PrecompileArgs& a) {
   auto started = std::chrono::steady_clock::now();
   std::vector<std::size_t> lines;
   std::vector<std::string> entries = detail::read_manifest(a.manifest, &lines);
   check_output(o, a.output);
+  // Read before compiling: an unusable key fails the command before any work.
+  std::optional<detail::SigningKey> key;
+  if (!a.sign_key.empty()) key = detail::read_signing_key(a.sign_key);
   std::vector<Target> targets = targets_of(a);
   CacheConfig config;
   config.database_path = a.output;
@@ -418,7 +445,12 @@ int precompile(const Options& o, const PrecompileArgs& a) {
   } else {
     run_in_processes(config, entries, targets, jobs, tally);
   }
-  SqliteStore::open_writable(a.output, store_opts)->finalize_for_deployment();
+  std::optional<SqliteStore::SignOutcome> signed_entries;
+  {
+    auto out = SqliteStore::open_writable(a.output, store_opts);
+    if (key) signed_entries = sign_database(*out, *key);  // what was there before included
+    out->finalize_for_deployment();
+  }
   std::vector<Failure>& failures = tally.failures();
   std::sort(failures.begin(), failures.end(), [](const Failure& x, const Failure& y) {
     return std::tie(x.entry, x.target) < std::tie(y.entry, y.target);
@@ -433,6 +465,7 @@ int precompile(const Options& o, const PrecompileArgs& a) {
               {"jobs", jobs},         {"compiled", compiled},     {"already_present", present},
               {"seconds", seconds},   {"targets", json::array()}, {"failed", json::array()}};
     for (const auto& t : targets) j["targets"].push_back(t.name());
+    if (signed_entries) j["signed"] = sign_json(*signed_entries, *key);
     for (const auto& f : failures) {
       j["failed"].push_back({{"entry", f.entry},
                              {"line", f.line},
@@ -449,6 +482,7 @@ int precompile(const Options& o, const PrecompileArgs& a) {
         "compiled, {} already present, {} failed\n",
         entries.size(), targets.size(), names, a.output, jobs, seconds, compiled, present,
         failures.size());
+    if (signed_entries) std::cout << sign_text(a.output, *signed_entries, *key);
     for (const auto& f : failures) {
       std::cout << fmt::format("  line {} ({}) for {}: {}\n", f.line, f.kind, f.target,
                                first_lines(f.error, 4));
@@ -494,6 +528,7 @@ int info(const Options& o) {
                 {"misses", i.misses},
                 {"evictions", i.evictions},
                 {"stale", i.stale},
+                {"signatures", i.signatures},
                 {"per_target", i.per_target},
                 {"per_kind", i.per_kind},
                 {"nvrtc_version", detail::compiler_version()}});
@@ -502,10 +537,10 @@ int info(const Options& o) {
   std::cout << fmt::format(
       "database:     {}\nschema:       {}\nfile size:    {}\nentries:      {} ({} stored, {} "
       "request keys)\njournal:      {}\nhits:         {}\nmisses:       {}\nevictions:    "
-      "{}\nstale:        {} (other NVRTC or codegen version)\nnvrtc:        {}\n",
+      "{}\nstale:        {} (other NVRTC or codegen version)\nsignatures:   {}\nnvrtc:        {}\n",
       i.path, i.schema_version, detail::format_bytes(i.file_size), i.entries,
       detail::format_bytes(i.stored_bytes), i.requests, i.journal_mode, i.hits, i.misses,
-      i.evictions, i.stale,
+      i.evictions, i.stale, i.signatures,
       detail::compiler_version().empty() ? "not available here" : detail::compiler_version());
   std::cout << "per target:  ";
   for (const auto& [t, n] : i.per_target) std::cout << " " << t << "=" << n;
@@ -567,25 +602,49 @@ int show(const Options& o, const std::string& key, bool with_source) {
   return intact ? 0 : 1;
 }
 
-int verify(const Options& o, bool fix) {
+// `trusted_keys` (--trusted-keys): also check every signature against these public keys.
+int verify(const Options& o, bool fix, const std::string& trusted_keys) {
+  // Read first: a key file that cannot be used is an error (exit 2), not a finding.
+  std::vector<detail::TrustedKey> trusted;
+  if (!trusted_keys.empty()) trusted = detail::read_trusted_keys(trusted_keys);
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
   detail::VerifyReport r = store->verify(fix);
   bool ok = r.integrity_ok && (r.damaged.empty() || r.removed);
+  std::optional<SignatureAudit> audit;
+  if (!trusted_keys.empty()) {
+    audit = audit_signatures(*store, trusted);
+    ok = ok && audit->ok();
+  }
   if (o.json) {
-    print_json({{"path", db_path(o)},
-                {"integrity", r.integrity_message},
-                {"checked", r.checked},
-                {"damaged", r.damaged},
-                {"removed", r.removed},
-                {"ok", ok}});
+    json j = {{"path", db_path(o)},   {"integrity", r.integrity_message},
+              {"checked", r.checked}, {"damaged", r.damaged},
+              {"removed", r.removed}, {"ok", ok}};
+    if (audit) j["signatures"] = audit_json(*audit, trusted);
+    print_json(j);
   } else {
     std::cout << fmt::format("{}: integrity {}; {} entries checked, {} damaged{}\n", db_path(o),
                              r.integrity_ok ? "ok" : "FAILED", r.checked, r.damaged.size(),
                              r.removed ? " (removed)" : "");
     if (!r.integrity_ok) std::cout << r.integrity_message << "\n";
     for (const auto& k : r.damaged) std::cout << "  damaged: " << k << "\n";
+    if (audit) std::cout << audit_text(*audit, trusted);
   }
   return ok ? 0 : 1;
+}
+
+// Signs every entry and request mapping of an existing database (one this user owns).
+int sign(const Options& o, const std::string& key_file) {
+  const detail::SigningKey key = detail::read_signing_key(key_file);
+  auto store = SqliteStore::open_existing(db_path(o), store_options(o));
+  const SqliteStore::SignOutcome s = sign_database(*store, key);
+  if (o.json) {
+    json j = sign_json(s, key);
+    j["path"] = db_path(o);
+    print_json(j);
+  } else {
+    std::cout << sign_text(db_path(o), s, key);
+  }
+  return s.damaged > 0 ? 1 : 0;
 }
 
 int prune(const Options& o, const std::string& max_size, const std::string& older_than,
@@ -625,9 +684,10 @@ int copy(const Options& o, SqliteStore& from, SqliteStore& to, const char* verb)
   std::uint64_t copied = 0;
   std::uint64_t present = 0;
   std::uint64_t kept = 0;
+  const std::map<std::string, std::string> signatures = from.signatures();
   const std::uint64_t damaged =
       from.for_each_record([&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
-        const auto outcome = to.import_record(r, keys);
+        const auto outcome = to.import_record(r, keys, signatures);
         (outcome.inserted ? copied : present) += 1;
         kept += outcome.kept_requests;
       });
@@ -717,6 +777,11 @@ int run(int argc, char** argv) {
   pre->add_flag("--threads", pa.threads,
                 "compile in threads of one process instead of worker processes (NVRTC "
                 "serialises much of a compilation within a process)");
+  pre->add_option("--sign", pa.sign_key,
+                  "sign every entry and request mapping of the output with this secret key file "
+                  "(cujit-cache keygen), for readers with CUJIT_CACHE_REQUIRE_SIGNED=1; "
+                  "CUJIT_CACHE_SIGNING_KEY is not used here: a database is signed only when "
+                  "asked");
   pre->add_flag("--json", o.json, "machine-readable output");
   pre->add_flag("--force", o.force, "replace an output file that is not a cujit database");
 
@@ -733,8 +798,12 @@ int run(int argc, char** argv) {
   show_cmd->add_flag("--json", o.json, "machine-readable output");
 
   bool fix = false;
+  std::string trusted_keys;
   auto* verify_cmd = app.add_subcommand("verify", "check integrity and every checksum");
   verify_cmd->add_flag("--fix", fix, "delete damaged entries");
+  verify_cmd->add_option("--trusted-keys", trusted_keys,
+                         "also check that every entry and request mapping is signed by one of "
+                         "these public key files (a.pub:b.pub); fails unless all are");
   verify_cmd->add_flag("--json", o.json, "machine-readable output");
 
   std::string max_size;
@@ -764,6 +833,11 @@ int run(int argc, char** argv) {
   keygen_cmd->add_option("prefix", key_prefix, "writes PREFIX.key and PREFIX.pub")->required();
   keygen_cmd->add_flag("--force", o.force, "replace existing key files");
   keygen_cmd->add_flag("--json", o.json, "machine-readable output");
+  std::string sign_key;
+  auto* sign_cmd = app.add_subcommand(
+      "sign", "sign every entry and request mapping of a database (replacing older signatures)");
+  sign_cmd->add_option("--key", sign_key, "secret key file (cujit-cache keygen)")->required();
+  sign_cmd->add_flag("--json", o.json, "machine-readable output");
 
   RemoteCommands remote(app, *ls_cmd, *info_cmd, o.json, o.db);
 
@@ -776,12 +850,13 @@ int run(int argc, char** argv) {
     if (*ls_cmd) return ls(o);
     if (*info_cmd) return info(o);
     if (*show_cmd) return show(o, key, with_source);
-    if (*verify_cmd) return verify(o, fix);
+    if (*verify_cmd) return verify(o, fix, trusted_keys);
     if (*prune_cmd) return prune(o, max_size, older_than, prune_archs, stale);
     if (*export_cmd) return export_to(o, other);
     if (*import_cmd) return import_from(o, other);
     if (*clear_cmd) return clear(o);
     if (*keygen_cmd) return keygen(o, key_prefix);
+    if (*sign_cmd) return sign(o, sign_key);
   } catch (const std::exception& e) {  // cujit::Error, and anything else: never terminate
     std::string m = e.what();
     if (m.rfind("cujit: ", 0) == 0) m.erase(0, 7);

@@ -1,0 +1,54 @@
+#pragma once
+// cujit-cache's signing of databases (`sign`, `precompile --sign`) and the signature check of
+// `verify --trusted-keys`.
+
+#include "cache/entry_signature.hpp"
+#include "cache/sqlite_store.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cujit::tool {
+
+/// Signs every intact entry of `store` (its content key) and every request mapped to one, with
+/// `key`, replacing older signatures, in one transaction. Throws CacheError.
+detail::SqliteStore::SignOutcome sign_database(detail::SqliteStore& store,
+                                               const detail::SigningKey& key);
+
+/// A signature that does not verify.
+struct SignatureProblem {
+  std::string key;          ///< the request key or content key it is stored under
+  std::string content_key;  ///< the entry (the one the request maps to)
+  bool request = false;     ///< a request mapping's signature; else the entry's own
+  detail::SignatureVerdict verdict = detail::SignatureVerdict::Unsigned;
+  std::string signer;  ///< key id, when the blob names one
+};
+
+/// What audit_signatures found, counted per verdict over every intact entry and every request
+/// mapped to one (damaged entries are verify's checksum findings, not counted here).
+struct SignatureAudit {
+  std::uint64_t valid = 0;
+  std::uint64_t unsigned_entries = 0;
+  std::uint64_t malformed = 0;
+  std::uint64_t untrusted = 0;
+  std::uint64_t bad = 0;
+  std::vector<SignatureProblem> problems;  ///< everything not valid
+  bool ok() const noexcept { return problems.empty(); }
+};
+
+/// Checks the signature of every intact entry (signed alone) and of every request mapping in
+/// `store` against `trusted`. Throws CacheError.
+SignatureAudit audit_signatures(detail::SqliteStore& store,
+                                const std::vector<detail::TrustedKey>& trusted);
+
+/// The audit as `verify --json` reports it: counts, the trusted key ids, the problems.
+nlohmann::json audit_json(const SignatureAudit& audit,
+                          const std::vector<detail::TrustedKey>& trusted);
+
+/// The audit as text: a line of counts, then one line per problem.
+std::string audit_text(const SignatureAudit& audit, const std::vector<detail::TrustedKey>& trusted);
+
+}  // namespace cujit::tool
