@@ -8,9 +8,11 @@
 #  - libcujit.so names no NVRTC, driver or LLVM library as DT_NEEDED (it loads NVRTC and the
 #    driver with dlopen).
 #
-#   tests/consumer/check_install.sh BUILD_DIR WORK_DIR
+#  - with SIZE_BUDGET (bytes, > 0), the stripped libcujit.so is at most that large.
+#
+#   tests/consumer/check_install.sh BUILD_DIR WORK_DIR [SIZE_BUDGET]
 set -euo pipefail
-build="$1" work="$2"
+build="$1" work="$2" budget="${3:-0}"
 rm -rf "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 prefix="$work/prefix"
@@ -45,6 +47,16 @@ fi
 if readelf -d "$lib"/libcujit.so.*.* | grep -E 'NEEDED.*\[lib(nvrtc|cuda|LLVM|clang|crypto|ssl|tinfo)'; then
   echo "error: libcujit.so depends on a compiler, driver or crypto library (above)" >&2
   failed=1
+fi
+if ((budget > 0)); then
+  stripped="$work/libcujit.stripped"
+  strip --strip-unneeded -o "$stripped" "$lib"/libcujit.so.*.*
+  size=$(stat -c %s "$stripped")
+  echo "stripped libcujit.so: $size bytes (budget $budget)"
+  if ((size > budget)); then
+    echo "error: the stripped libcujit.so is $size bytes, over its budget of $budget" >&2
+    failed=1
+  fi
 fi
 if ((checked < 3)); then
   echo "error: only $checked ELF files installed (libcujit, its analyser, cujit-cache expected)" >&2
