@@ -70,6 +70,8 @@ void ensure_sodium() {
 
 }  // namespace
 
+void prepare_signatures() { ensure_sodium(); }
+
 SigningKey generate_signing_key() {
   ensure_sodium();
   SigningKey key;

@@ -24,6 +24,10 @@ struct TrustedKey {
   std::string id;          ///< key_id(public_key)
 };
 
+/// Initialises libsodium now (CPU feature detection, the random source), so that the first
+/// verification does not pay for it; idempotent. Throws CacheError when it cannot initialise.
+void prepare_signatures();
+
 /// A fresh random key pair. Throws CacheError when libsodium cannot initialise.
 SigningKey generate_signing_key();
 

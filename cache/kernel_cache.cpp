@@ -233,8 +233,8 @@ struct KernelCache::Impl {
 
   // Turns a storage failure into the fallback the issue asks for, with one warning.
   // `generation` is the store's generation() from before the failed operation.
-  void degrade(Layers& l, const std::shared_ptr<Store>& store, const Error& e,
-               std::uint64_t generation) {
+  static void degrade(Layers& l, const std::shared_ptr<Store>& store, const Error& e,
+                      std::uint64_t generation) {
     const StoreFailure failure = store->failure_of(e);
     if (failure == StoreFailure::Corrupt && !store->read_only()) {
       try {
@@ -256,7 +256,7 @@ struct KernelCache::Impl {
     disable(l, store, e);
   }
 
-  void disable(Layers& l, const std::shared_ptr<Store>& store, const Error& e) {
+  static void disable(Layers& l, const std::shared_ptr<Store>& store, const Error& e) {
     std::lock_guard lock(l.mutex);
     if (l.writable == store) {
       l.writable.reset();
@@ -273,7 +273,7 @@ struct KernelCache::Impl {
     // Already disabled by another thread, which warned.
   }
 
-  bool writes_disabled(Layers& l) {
+  static bool writes_disabled(Layers& l) {
     std::lock_guard lock(l.mutex);
     return l.writes_disabled;
   }
@@ -295,7 +295,7 @@ struct KernelCache::Impl {
   }
 
   template <class F>
-  void guarded_write(Layers& l, const std::shared_ptr<Store>& store, F write) {
+  static void guarded_write(Layers& l, const std::shared_ptr<Store>& store, F write) {
     if (writes_disabled(l)) return;
     std::uint64_t generation = generation_of(store);
     try {
@@ -467,14 +467,20 @@ struct KernelCache::Impl {
     return RemoteRequest{rkey, request.kind, request.target, request.name};
   }
 
-  // A kernel the fleet tier served (verified): kept in the writable database from now on.
+  // A kernel the fleet tier served (verified): kept in the writable database from now on,
+  // written there by the tier's thread, off the caller's path (about 1 ms of an SQLite commit).
   std::shared_ptr<const CompiledProgram> from_remote(Layers& l, const std::shared_ptr<Store>& w,
                                                      const std::string& rkey, CacheRecord record,
                                                      CacheOutcome& outcome) {
     record.last_used = now_ms();
-    if (w) guarded_write(l, w, [&](Store& s) { s.put(record, rkey); });
+    auto program = std::make_shared<const CompiledProgram>(record.program);
+    if (w) {
+      l.remote->run_later([&l, w, rkey, record = std::move(record)] {
+        guarded_write(l, w, [&](Store& s) { s.put(record, rkey); });
+      });
+    }
     outcome = CacheOutcome::RemoteHit;
-    return std::make_shared<const CompiledProgram>(std::move(record.program));
+    return program;
   }
 
   // Before compiling: takes the kernel's fleet lease (`held`), or, when another host holds it,
@@ -805,6 +811,7 @@ std::shared_future<void> KernelCache::prefetch() {
         if (store) store->find_by_request(key);
       }
       if (writable) Impl::preload(*l, writable);
+      if (l->remote) l->remote->warm_up();
     } catch (...) {
       // The first real lookup meets the same failure and degrades with its warning.
     }

@@ -294,22 +294,37 @@ std::optional<CacheRecord> RemoteTier::wait(const RemoteRequest& request) {
   return std::nullopt;
 }
 
-void RemoteTier::publish(const std::string& request_key, CacheRecord record, bool release_lease) {
+void RemoteTier::enqueue(Job job) {
   if (!endpoint_) return;
   std::lock_guard lock(queue_mutex_);
-  if (queue_.size() >= kMaxQueuedJobs || stopping_) return;
-  queue_.push_back(Job{request_key, std::move(record), release_lease});
+  if (stopping_ || (queue_.size() >= kMaxQueuedJobs && !job.release_lease)) return;
+  queue_.push_back(std::move(job));
   if (!publisher_.joinable()) publisher_ = std::thread([this] { publisher_loop(); });
   queue_cv_.notify_one();
 }
 
+void RemoteTier::publish(const std::string& request_key, CacheRecord record, bool release_lease) {
+  enqueue(Job{request_key, std::move(record), release_lease, {}});
+}
+
 void RemoteTier::release(const std::string& request_key) {
+  enqueue(Job{request_key, std::nullopt, true, {}});
+}
+
+void RemoteTier::run_later(std::function<void()> task) {
+  enqueue(Job{{}, std::nullopt, false, std::move(task)});
+}
+
+void RemoteTier::warm_up() {
   if (!endpoint_) return;
-  std::lock_guard lock(queue_mutex_);
-  if (stopping_) return;
-  queue_.push_back(Job{request_key, std::nullopt, true});
-  if (!publisher_.joinable()) publisher_ = std::thread([this] { publisher_loop(); });
-  queue_cv_.notify_one();
+  try {
+    prepare_signatures();
+    if (!can_load()) return;
+    std::lock_guard lock(mutex_);
+    if (!down_ && !lookup_connection_) connection(lookup_connection_);
+  } catch (const std::exception&) {
+    // Silent: the first lookup that needs the server meets the failure again, and warns.
+  }
 }
 
 void RemoteTier::flush() {
@@ -352,7 +367,9 @@ void RemoteTier::publisher_loop() {
     busy_ = true;
     lock.unlock();
     try {
-      if (usable()) {
+      if (job.task) {
+        job.task();
+      } else if (usable()) {
         on_connection(publish_connection_, [&](RedisConnection& c) { write(c, job); });
         succeeded();
       }

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -84,6 +85,13 @@ class RemoteTier {
   void publish(const std::string& request_key, CacheRecord record, bool release_lease);
   /// Queues the release of a lease whose kernel will not be published (compilation failed).
   void release(const std::string& request_key);
+  /// Runs `task` on the publisher's thread, after what is queued (storing a fetched kernel in
+  /// the local database off the caller's path). Dropped when the queue is full.
+  void run_later(std::function<void()> task);
+  /// Prepares the first lookup in the background (KernelCache::prefetch): reads the trusted
+  /// keys, initialises libsodium and connects. A failure here is silent: the first lookup that
+  /// needs the server meets it again, and warns. Thread-safe; never throws.
+  void warm_up();
   /// Waits until queued publications are written, at most max(1 s, 4 operation timeouts).
   void flush();
   /// The endpoint for messages ("" when the URL was malformed).
@@ -94,7 +102,9 @@ class RemoteTier {
     std::string request_key;
     std::optional<CacheRecord> record;
     bool release_lease = false;
+    std::function<void()> task;  ///< instead of a publication
   };
+  void enqueue(Job job);
   bool usable();
   bool can_load();
   void failed(const RedisError& e, const char* doing);

@@ -51,7 +51,9 @@ TEST(Fleet, AKernelCompiledOnOneHostIsLoadedOnAnotherThenKeptLocally) {
   EXPECT_EQ(compiler.calls, 1);
   EXPECT_EQ(host_b.stats().remote_hits, 1u);
   EXPECT_EQ(program->lowered_name("shared"), "_Zshared");
-  // Host b keeps it: a new process there finds it locally, even with Redis gone.
+  // Host b keeps it (written by the tier's thread): a new process there finds it locally, even
+  // with Redis gone.
+  host_b.flush();
   redis.stop(SIGKILL);
   CacheConfig local = host_config(b, redis.url(), keys);
   local.remote_url.clear();
