@@ -422,11 +422,7 @@ struct KernelCache::Impl {
     if (auto compatible = find_compatible(l, request, deps, w, rkey, generate, outcome)) {
       return compatible;
     }
-    if (l.remote) {
-      if (auto record = l.remote->fetch(remote_request(request, rkey))) {
-        return from_remote(l, w, rkey, std::move(*record), outcome);
-      }
-    }
+    if (auto remote = fetch_remote(l, w, request, rkey, outcome)) return remote;
 
     // 2. By content key: the same source may have been compiled for another request.
     SourceProgram source = generate();
@@ -481,6 +477,16 @@ struct KernelCache::Impl {
     }
     outcome = CacheOutcome::RemoteHit;
     return program;
+  }
+
+  // 1c. The fleet tier, by request key (after every local layer, before generating source).
+  std::shared_ptr<const CompiledProgram> fetch_remote(Layers& l, const std::shared_ptr<Store>& w,
+                                                      const KernelRequest& request,
+                                                      const std::string& rkey,
+                                                      CacheOutcome& outcome) {
+    if (!l.remote) return nullptr;
+    auto record = l.remote->fetch(remote_request(request, rkey));
+    return record ? from_remote(l, w, rkey, std::move(*record), outcome) : nullptr;
   }
 
   // Before compiling: takes the kernel's fleet lease (`held`), or, when another host holds it,
