@@ -72,14 +72,16 @@ namespace cujit::detail {
   X(cuFuncGetAttribute) \
   X(cuFuncSetAttribute) \
   X(cuFuncGetParamInfo) \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
+  X(cuCtxGetStreamPriorityRange)
 
 // Entry points cujit can do without (null when the driver lacks them): loading a module's
-// functions ahead of their first use (CUDA 12.4).
+// functions ahead of their first use (CUDA 12.4); whether a cluster over 8 blocks fits (12.0).
 #define CUJIT_DRIVER_OPTIONAL_FUNCTIONS(X) \
   X(cuModuleGetFunctionCount) \
   X(cuModuleEnumerateFunctions) \
-  X(cuFuncLoad)
+  X(cuFuncLoad) \
+  X(cuOccupancyMaxActiveClusters)
 // clang-format on
 
 /// Function pointers into the driver.

@@ -184,19 +184,11 @@ void RawKernel::launch(Dim3 grid, Dim3 block, const std::vector<KernelArg>& args
   launch_raw(grid, block, args.data(), args.size(), shared_mem, stream);
 }
 
-void RawKernel::launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::size_t count,
-                           std::size_t shared_mem, const Stream& stream) const {
+void RawKernel::pack(const KernelArg* args, std::size_t count, void** params) const {
   if (count != param_sizes_.size()) {
     throw ArgumentError("cujit: kernel '" + name_ + "' takes " +
                         std::to_string(param_sizes_.size()) + " argument(s) but " +
                         std::to_string(count) + " were given");
-  }
-  void* pointers[64];
-  std::vector<void*> many;
-  void** params = pointers;
-  if (count > 64) {
-    many.resize(count);
-    params = many.data();
   }
   for (std::size_t i = 0; i < count; ++i) {
     const KernelArg& arg = args[i];
@@ -218,6 +210,18 @@ void RawKernel::launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::si
     }
     params[i] = const_cast<void*>(arg.data());
   }
+}
+
+void RawKernel::launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::size_t count,
+                           std::size_t shared_mem, const Stream& stream) const {
+  void* pointers[64];
+  std::vector<void*> many;
+  void** params = pointers;
+  if (count > 64) {
+    many.resize(count);
+    params = many.data();
+  }
+  pack(args, count, params);
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0) {
     throw ArgumentError("cujit: kernel '" + name_ + "': grid and block extents must be positive");
   }
@@ -232,6 +236,16 @@ void RawKernel::launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::si
                                                 block.z, static_cast<unsigned>(shared_mem),
                                                 stream.handle(), params, nullptr),
                 "cuLaunchKernel", "kernel '" + name_ + "' on device " + std::to_string(device_));
+}
+
+void RawKernel::launch(const LaunchConfig& config, const std::vector<KernelArg>& args,
+                       const Stream& stream) const {
+  launch_config(config, args.data(), args.size(), stream);
+}
+
+void RawKernel::operator()(const LaunchConfig& config, std::initializer_list<KernelArg> args,
+                           const Stream& stream) const {
+  launch_config(config, args.begin(), args.size(), stream);
 }
 
 KernelAttributes RawKernel::attributes() const {

@@ -5,6 +5,7 @@
 
 #include <cujit/array.hpp>
 #include <cujit/device.hpp>
+#include <cujit/launch_config.hpp>
 #include <cujit/program.hpp>
 
 #include <cstddef>
@@ -20,12 +21,6 @@
 struct CUfunc_st;
 
 namespace cujit {
-
-/// Grid or block extents.
-struct Dim3 {
-  unsigned x = 1, y = 1, z = 1;
-  Dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
-};
 
 /// One kernel argument: an array passes its device address, a scalar its bytes by value.
 class KernelArg {
@@ -84,6 +79,15 @@ class RawKernel {
   /// The same with arguments in a vector.
   void launch(Dim3 grid, Dim3 block, const std::vector<KernelArg>& args, std::size_t shared_mem = 0,
               const Stream& stream = Stream()) const;
+  /// Launches with everything `config` asks for (clusters, cooperative launch, programmatic
+  /// dependent launch, a priority, dynamic shared memory above 48 KiB) through
+  /// cuLaunchKernelEx. Checks the arguments as above and `config` against the device's and the
+  /// kernel's limits first: ArgumentError naming the setting and the limit.
+  void launch(const LaunchConfig& config, const std::vector<KernelArg>& args,
+              const Stream& stream = Stream()) const;
+  /// The same with arguments in a list: kernel(config, {x, y, n}).
+  void operator()(const LaunchConfig& config, std::initializer_list<KernelArg> args,
+                  const Stream& stream = Stream()) const;
 
   const std::string& name() const noexcept { return name_; }
   int device_id() const noexcept { return device_; }
@@ -100,6 +104,10 @@ class RawKernel {
             std::string name, int device);
   void launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::size_t count,
                   std::size_t shared_mem, const Stream& stream) const;
+  void launch_config(const LaunchConfig& config, const KernelArg* args, std::size_t count,
+                     const Stream& stream) const;
+  // Checks the arguments against the parameters and points `params` at their bytes.
+  void pack(const KernelArg* args, std::size_t count, void** params) const;
 
   std::shared_ptr<const detail::LoadedModule> module_;
   CUfunc_st* function_ = nullptr;
