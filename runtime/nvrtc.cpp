@@ -5,6 +5,7 @@
 
 #include <cujit/error.hpp>
 
+#include "codegen/device_support.hpp"
 #include "codegen/large_stack.hpp"
 #include "codegen/validation.hpp"
 #include "runtime/nvrtc_library.hpp"
@@ -50,7 +51,8 @@ std::string numbered(const std::string& source) {
 
 std::string program_log(nvrtcProgram program) {
   std::size_t size = 0;
-  if (detail::nvrtc().nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
+  if (detail::nvrtc().nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1)
+    return {};
   std::string log(size, '\0');
   if (detail::nvrtc().nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
   log.resize(size - 1);
@@ -162,13 +164,38 @@ void check_before_nvrtc(const SourceProgram& program) {
 
 }  // namespace
 
+// The toolkit's include directories, searched after the program's own: its headers
+// (cuda_fp16.h, cooperative_groups.h) and CCCL's (cuda/std/..., cub/, thrust/), so that sources
+// include them without -I options. They are the compiler's headers, as NVRTC's builtins are:
+// keys name the compiler class and each entry its exact NVRTC version, and no path enters a
+// key (`cujit-cache prune --stale` drops what an older toolkit built).
+static const std::vector<std::string>& toolkit_include_options() {
+  static const std::vector<std::string> options = [] {
+    std::vector<std::string> out;
+    const std::string& include = detail::cuda_include_option();  // "-I<dir>" or empty
+    if (include.empty()) return out;
+    out.push_back(include);
+    struct stat st {};
+    const std::string cccl = include.substr(2) + "/cccl";
+    if (::stat((cccl + "/cuda/std/type_traits").c_str(), &st) == 0) out.push_back("-I" + cccl);
+    return out;
+  }();
+  return options;
+}
+
 std::vector<std::string> nvrtc_options(const SourceProgram& program, const Target& target) {
+  const std::vector<std::string>& toolkit = toolkit_include_options();
   std::vector<std::string> options;
-  options.reserve(program.options.size() + 3);
+  options.reserve(program.options.size() + 3 + toolkit.size());
   options.push_back("-arch=" + target.name());
   options.push_back("-std=c++17");
   options.push_back("-default-device");
   for (const std::string& option : program.options) options.push_back(option);
+  for (const std::string& option : toolkit) {
+    if (std::find(options.begin(), options.end(), option) == options.end()) {
+      options.push_back(option);
+    }
+  }
   return options;
 }
 
@@ -188,12 +215,13 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
   }
   nvrtcProgram raw = nullptr;
   check(detail::nvrtc().nvrtcCreateProgram(&raw, program.source.c_str(), program.name.c_str(),
-                           static_cast<int>(header_sources.size()), header_sources.data(),
-                           header_names.data()),
+                                           static_cast<int>(header_sources.size()),
+                                           header_sources.data(), header_names.data()),
         "nvrtcCreateProgram");
   ProgramHandle handle(raw);
   for (const std::string& expression : program.name_expressions) {
-    check(detail::nvrtc().nvrtcAddNameExpression(raw, expression.c_str()), "nvrtcAddNameExpression");
+    check(detail::nvrtc().nvrtcAddNameExpression(raw, expression.c_str()),
+          "nvrtcAddNameExpression");
   }
   const std::vector<std::string> options = nvrtc_options(program, target);
   std::vector<const char*> option_ptrs;
@@ -201,7 +229,8 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
 
   g_compile_count.fetch_add(1, std::memory_order_relaxed);
   const nvrtcResult result = detail::on_large_stack([&] {
-    return detail::nvrtc().nvrtcCompileProgram(raw, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+    return detail::nvrtc().nvrtcCompileProgram(raw, static_cast<int>(option_ptrs.size()),
+                                               option_ptrs.data());
   });
   std::string log = program_log(raw);
   if (result != NVRTC_SUCCESS) {
@@ -220,7 +249,8 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
   compiled.binary = binary_of(raw, target.format);
   for (const std::string& expression : program.name_expressions) {
     const char* lowered = nullptr;
-    check(detail::nvrtc().nvrtcGetLoweredName(raw, expression.c_str(), &lowered), "nvrtcGetLoweredName");
+    check(detail::nvrtc().nvrtcGetLoweredName(raw, expression.c_str(), &lowered),
+          "nvrtcGetLoweredName");
     compiled.lowered_names.emplace_back(expression, lowered);
   }
   return compiled;
@@ -278,9 +308,9 @@ namespace {
 // The cache keys kernels by the compiler that builds them and counts its compilations; it
 // asks through these hooks, never NVRTC itself.
 const bool kCompilerHooksInstalled = [] {
-  install_compiler_hooks({[] { return std::string("NVRTC ") + std::to_string(CUDA_VERSION / 1000); },
-                          [] { return nvrtc_version_string(); },
-                          [] { return nvrtc_compile_count(); }});
+  install_compiler_hooks(
+      {[] { return std::string("NVRTC ") + std::to_string(CUDA_VERSION / 1000); },
+       [] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); }});
   return true;
 }();
 

@@ -71,7 +71,10 @@ struct CompiledProgram {
 /// Thread-safe.
 CompiledProgram compile(const SourceProgram& program, const Target& target);
 
-/// The options compile() passes to NVRTC for this program and target, in order.
+/// The options compile() passes to NVRTC for this program and target, in order: the target,
+/// -std=c++17, -default-device, the program's options, then the CUDA toolkit's include
+/// directories (its own and CCCL's), so that sources include cuda_fp16.h, cooperative_groups.h,
+/// cuda/std/... or CUB without -I options. Those directories are not part of any cache key.
 std::vector<std::string> nvrtc_options(const SourceProgram& program, const Target& target);
 
 /// NVRTC's version as "major.minor" plus an identity of the library file, so that two builds

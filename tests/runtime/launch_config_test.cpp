@@ -6,8 +6,6 @@
 
 #include <cujit/cujit.hpp>
 
-#include "codegen/device_support.hpp"
-
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -75,13 +73,9 @@ extern "C" __global__ void big_shared(int* out, int words) {
 }
 )";
 
-// cooperative_groups.h needs the toolkit's headers and, since CUDA 13, CCCL's (cuda/std/...).
-RawModule module() {
-  std::vector<std::string> options;
-  const std::string& include = detail::cuda_include_option();
-  if (!include.empty()) options = {include, include + "/cccl"};
-  return RawModule(kSource, options);
-}
+// cooperative_groups.h is found without -I options (the toolkit's and CCCL's include
+// directories are searched after the program's own).
+RawModule module() { return RawModule(kSource); }
 
 #define CUJIT_REQUIRE_HOPPER()                                                     \
   do {                                                                             \
