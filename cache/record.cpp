@@ -126,6 +126,12 @@ std::string content_key(const SourceProgram& program, const Target& target, std:
   for (const auto& e : program.name_expressions) h.field(e);
   h.field(static_cast<std::int64_t>(program.headers.size()));
   for (const auto& [name, text] : program.headers) h.field(name).field(text);
+  if (!program.link_inputs.empty()) {  // absent from older keys: theirs stay the same
+    h.field("link").field(static_cast<std::int64_t>(program.link_inputs.size()));
+    for (const LinkInput& input : program.link_inputs) {
+      h.field(to_string(input.kind)).field(input.bytes);
+    }
+  }
   h.field(target.name())
       .field(compiler)
       .field(std::int64_t{kCodegenVersion})

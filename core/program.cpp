@@ -4,6 +4,8 @@
 #include <cujit/error.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 namespace cujit {
 namespace {
@@ -12,8 +14,8 @@ namespace {
 constexpr int kFirstArchSpecific = 90;
 
 // Every architecture NVRTC has offered since CUDA 11; lookups for others could only miss.
-constexpr int kArchs[] = {50, 52, 53, 60, 61, 62, 70,  72,  75,  80,  86,
-                             87, 88, 89, 90, 100, 101, 103, 110, 120, 121};
+constexpr int kArchs[] = {50, 52, 53, 60, 61,  62,  70,  72,  75,  80, 86,
+                          87, 88, 89, 90, 100, 101, 103, 110, 120, 121};
 
 }  // namespace
 
@@ -70,6 +72,49 @@ const std::string& CompiledProgram::lowered_name(const std::string& expression) 
     if (entry.first == expression) return entry.second;
   }
   return expression;
+}
+
+}  // namespace cujit
+
+namespace cujit {
+
+const char* to_string(LinkInput::Kind kind) noexcept {
+  switch (kind) {
+    case LinkInput::Kind::LtoIr:
+      return "ltoir";
+    case LinkInput::Kind::Cubin:
+      return "cubin";
+    case LinkInput::Kind::Fatbin:
+      return "fatbin";
+    case LinkInput::Kind::Ptx:
+      return "ptx";
+  }
+  return "ltoir";
+}
+
+LinkInput LinkInput::from_file(const std::string& path) {
+  const std::size_t dot = path.rfind('.');
+  const std::string extension = dot == std::string::npos ? "" : path.substr(dot + 1);
+  LinkInput input;
+  bool known = false;
+  for (auto kind : {Kind::LtoIr, Kind::Cubin, Kind::Fatbin, Kind::Ptx}) {
+    if (extension == to_string(kind)) {
+      input.kind = kind;
+      known = true;
+    }
+  }
+  if (!known) {
+    throw ArgumentError("cujit: link input " + path +
+                        ": expected a .ltoir, .cubin, .fatbin or .ptx file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  if (!in || !(bytes << in.rdbuf())) {
+    throw ArgumentError("cujit: link input " + path + " cannot be read");
+  }
+  input.name = path.substr(path.rfind('/') + 1);
+  input.bytes = bytes.str();
+  return input;
 }
 
 }  // namespace cujit

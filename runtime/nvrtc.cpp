@@ -9,6 +9,7 @@
 #include "codegen/device_support.hpp"
 #include "codegen/large_stack.hpp"
 #include "codegen/validation.hpp"
+#include "runtime/device_link.hpp"
 #include "runtime/nvrtc_library.hpp"
 
 #include <cuda.h>
@@ -74,6 +75,14 @@ std::string binary_of(nvrtcProgram program, BinaryFormat format) {
     if (!binary.empty() && binary.back() == '\0') binary.pop_back();
   }
   return binary;
+}
+
+std::string lto_ir_of(nvrtcProgram program) {
+  std::size_t size = 0;
+  check(detail::nvrtc().nvrtcGetLTOIRSize(program, &size), "nvrtcGetLTOIRSize");
+  std::string ir(size, '\0');
+  check(detail::nvrtc().nvrtcGetLTOIR(program, ir.data()), "nvrtcGetLTOIR");
+  return ir;
 }
 
 // Deepest bracket nesting NVRTC is given. It recurses once per level: on the 256 MiB compiler
@@ -191,6 +200,10 @@ std::vector<std::string> nvrtc_options(const SourceProgram& program, const Targe
   options.push_back("-arch=" + target.name());
   options.push_back("-std=c++17");
   options.push_back("-default-device");
+  if (!program.link_inputs.empty()) {  // LTO-IR for nvJitLink, with external device symbols
+    options.push_back("-dlto");
+    options.push_back("-rdc=true");
+  }
   for (const std::string& option : program.options) options.push_back(option);
   for (const std::string& option : toolkit) {
     if (std::find(options.begin(), options.end(), option) == options.end()) {
@@ -208,6 +221,10 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
     throw ArgumentError("cujit: NVRTC " + nvrtc_version_string() + " cannot build " +
                         target.name() + " (supported: sm_" + std::to_string(archs.front()) +
                         " to sm_" + std::to_string(archs.back()) + ")");
+  }
+  if (!program.link_inputs.empty() && target.format != BinaryFormat::Cubin) {
+    throw ArgumentError("cujit: " + program.name + " links device code, which needs a cubin " +
+                        "target, not " + target.name());
   }
   std::vector<const char*> header_sources, header_names;
   for (const auto& header : program.headers) {
@@ -247,7 +264,9 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
   CompiledProgram compiled;
   compiled.target = target;
   compiled.log = std::move(log);
-  compiled.binary = binary_of(raw, target.format);
+  compiled.binary = program.link_inputs.empty()
+                        ? binary_of(raw, target.format)
+                        : detail::link_device_code(lto_ir_of(raw), program, target);
   for (const std::string& expression : program.name_expressions) {
     const char* lowered = nullptr;
     check(detail::nvrtc().nvrtcGetLoweredName(raw, expression.c_str(), &lowered),

@@ -15,7 +15,8 @@ namespace cujit::detail {
   X(nvrtcVersion) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs) X(nvrtcCreateProgram)  \
       X(nvrtcDestroyProgram) X(nvrtcAddNameExpression) X(nvrtcCompileProgram)                   \
           X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) \
-              X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetLoweredName)
+              X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetLoweredName) X(nvrtcGetLTOIRSize) \
+                  X(nvrtcGetLTOIR)
 
 /// NVRTC's entry points, resolved once, and what was loaded.
 struct Nvrtc {

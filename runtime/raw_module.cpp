@@ -102,6 +102,18 @@ RawModule::RawModule(std::string source, std::vector<std::string> options,
   state_->source.name_expressions = std::move(name_expressions);
 }
 
+RawModule::RawModule(std::string source, std::vector<std::string> options,
+                     std::vector<std::string> name_expressions, std::vector<LinkInput> link)
+    : RawModule(std::move(source), std::move(options), std::move(name_expressions)) {
+  for (const LinkInput& input : link) {
+    if (input.bytes.empty()) {
+      throw ArgumentError("cujit: RawModule: link input '" + detail::printable(input.name) +
+                          "' is empty");
+    }
+  }
+  state_->source.link_inputs = std::move(link);
+}
+
 RawModule RawModule::from_binary(CompiledProgram program) {
   RawModule module("");
   module.state_->binary = std::make_shared<const CompiledProgram>(std::move(program));

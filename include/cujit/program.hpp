@@ -40,6 +40,21 @@ struct Target {
 /// these, in this order, before compiling.
 std::vector<Target> compatible_targets(int arch);
 
+/// Device code compiled elsewhere that a program links with: LTO-IR (nvcc -dlto, or NVRTC with
+/// -dlto), cubin, fatbin or PTX. Linked by nvJitLink, which cujit loads at run time like NVRTC.
+struct LinkInput {
+  enum class Kind : std::uint8_t { LtoIr, Cubin, Fatbin, Ptx };
+  Kind kind = Kind::LtoIr;
+  std::string name;   ///< for messages ("mathlib.ltoir")
+  std::string bytes;  ///< the code itself: part of every cache key of programs that link it
+  /// Reads `path`; the kind from its extension (.ltoir, .cubin, .fatbin, .ptx). Throws
+  /// ArgumentError naming the file when it cannot be read or its extension is none of those.
+  static LinkInput from_file(const std::string& path);
+};
+
+/// "ltoir", "cubin", "fatbin" or "ptx".
+const char* to_string(LinkInput::Kind kind) noexcept;
+
 /// CUDA C++ source and how to compile it.
 struct SourceProgram {
   std::string name = "cujit_program.cu";  ///< file name used in diagnostics
@@ -48,6 +63,9 @@ struct SourceProgram {
   std::vector<std::string> name_expressions;  ///< e.g. "my_kernel<float>"
   /// In-memory headers the source may #include: (include name, contents).
   std::vector<std::pair<std::string, std::string>> headers;
+  /// Device code to link with (then the source is compiled to LTO-IR with -dlto -rdc=true and
+  /// linked by nvJitLink with -lto into a cubin; PTX targets are refused).
+  std::vector<LinkInput> link_inputs;
 };
 
 /// The result of a compilation: bytes plus what is needed to find kernels in them.

@@ -133,6 +133,13 @@ class RawModule {
   /// itself is code by design; options and name expressions are not).
   explicit RawModule(std::string source, std::vector<std::string> options = {},
                      std::vector<std::string> name_expressions = {});
+  /// A module whose source calls device functions defined in `link` (LTO-IR, cubin, fatbin or
+  /// PTX compiled elsewhere, e.g. `nvcc -dlto -dc` or LinkInput::from_file): the source is
+  /// compiled to LTO-IR and linked with them by nvJitLink (loaded at run time) with link-time
+  /// optimisation, into one cubin per device. The bytes of every input are part of the cache
+  /// key. Declare what the inputs define `extern __device__`.
+  RawModule(std::string source, std::vector<std::string> options,
+            std::vector<std::string> name_expressions, std::vector<LinkInput> link);
   /// A module from compiled code (a cubin or PTX; no compilation happens).
   static RawModule from_binary(CompiledProgram program);
   /// A module from a file: .cu (source), .cubin or .ptx. Throws ArgumentError when the file
