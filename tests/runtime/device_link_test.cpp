@@ -128,7 +128,8 @@ TEST(DeviceLinkGpu, TheLinkedKernelCallsTheUsersFunction) {
   Array y = Array::zeros({n}, DType::Float32);
   apply(Dim3(n / 256), Dim3(256), {x, y, n});
   const std::vector<float> got = y.to_host<float>();
-  for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(got[i], 3.0f * x_host[i] + 1.0f) << i;
+  // The linker may fuse the multiply-add: one rounding instead of two (x in [-2, 2)).
+  for (int i = 0; i < n; ++i) ASSERT_NEAR(got[i], 3.0f * x_host[i] + 1.0f, 1e-6f) << i;
 }
 
 }  // namespace
