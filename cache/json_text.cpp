@@ -170,4 +170,36 @@ std::string dump_json(const nlohmann::json& value, int indent) {
   }
 }
 
+nlohmann::json link_json(const std::vector<LinkInput>& inputs) {
+  nlohmann::json link = nlohmann::json::array();
+  for (const LinkInput& input : inputs) {
+    link.push_back({to_string(input.kind), text_json(input.name), text_json(input.bytes)});
+  }
+  return link;
+}
+
+std::vector<LinkInput> require_link(const nlohmann::json& value, const std::string& what) {
+  const std::string triple = what + " [kind, name, bytes] triple";
+  if (!value.is_array()) throw ArgumentError("cujit: " + what + " must be an array");
+  std::vector<LinkInput> out;
+  for (const auto& l : value) {
+    if (!l.is_array() || l.size() != 3) throw ArgumentError("cujit: " + triple + " expected");
+    LinkInput input;
+    const std::string kind = require_text(l[0], triple);
+    bool known = false;
+    for (auto k : {LinkInput::Kind::LtoIr, LinkInput::Kind::Cubin, LinkInput::Kind::Fatbin,
+                   LinkInput::Kind::Ptx}) {
+      if (kind == to_string(k)) {
+        input.kind = k;
+        known = true;
+      }
+    }
+    if (!known) throw ArgumentError("cujit: " + what + ": unknown link input kind '" + kind + "'");
+    input.name = require_text(l[1], triple);
+    input.bytes = require_text(l[2], triple);
+    out.push_back(std::move(input));
+  }
+  return out;
+}
+
 }  // namespace cujit::detail

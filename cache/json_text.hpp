@@ -5,6 +5,8 @@
 // any other text is the object {"base64": "<RFC 4648 base64 of the bytes>"} in its place.
 // Readers accept both, so every byte round-trips, and nothing here throws a foreign exception.
 
+#include <cujit/program.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -35,6 +37,11 @@ std::optional<std::string> json_text(const nlohmann::json& value);
 std::string require_text(const nlohmann::json& value, const std::string& what);
 /// An array of texts; throws ArgumentError naming `what` when it is not one.
 std::vector<std::string> require_texts(const nlohmann::json& value, const std::string& what);
+
+/// Link inputs as a manifest field: [[kind, name, bytes], ...] (text_json for name and bytes).
+nlohmann::json link_json(const std::vector<LinkInput>& inputs);
+/// The inverse of link_json; throws ArgumentError naming `what` for anything malformed.
+std::vector<LinkInput> require_link(const nlohmann::json& value, const std::string& what);
 
 /// `value` serialised (indented when `indent` >= 0) after replacing every string that is not
 /// UTF-8 by its {"base64": ...} object (and, in object keys, invalid bytes by U+FFFD). Never

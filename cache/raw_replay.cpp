@@ -22,39 +22,9 @@ std::string raw_manifest_entry(const SourceProgram& program) {
     }
     j["headers"] = headers;
   }
-  if (!program.link_inputs.empty()) {  // the code itself: a replay links the same bytes
-    nlohmann::json link = nlohmann::json::array();
-    for (const LinkInput& input : program.link_inputs) {
-      link.push_back({to_string(input.kind), text_json(input.name), text_json(input.bytes)});
-    }
-    j["link"] = link;
-  }
+  if (!program.link_inputs.empty()) j["link"] = link_json(program.link_inputs);  // the code itself
   return dump_json(j);
 }
-
-namespace {
-
-LinkInput::Kind link_kind(const std::string& text) {
-  for (auto kind : {LinkInput::Kind::LtoIr, LinkInput::Kind::Cubin, LinkInput::Kind::Fatbin,
-                    LinkInput::Kind::Ptx}) {
-    if (text == to_string(kind)) return kind;
-  }
-  throw ArgumentError("cujit: raw manifest entry: unknown link input kind '" + text + "'");
-}
-
-std::vector<LinkInput> link_inputs(const nlohmann::json& link) {
-  const std::string what = "raw manifest entry: \"link\" [kind, name, bytes] triple";
-  if (!link.is_array()) throw ArgumentError("cujit: " + what + "s must be an array");
-  std::vector<LinkInput> out;
-  for (const auto& l : link) {
-    if (!l.is_array() || l.size() != 3) throw ArgumentError("cujit: " + what + " expected");
-    out.push_back(
-        {link_kind(require_text(l[0], what)), require_text(l[1], what), require_text(l[2], what)});
-  }
-  return out;
-}
-
-}  // namespace
 
 KernelRequest raw_kernel_request(const SourceProgram& program, const Target& target) {
   KernelRequest r;
@@ -93,7 +63,9 @@ SourceProgram raw_program_from_entry(const std::string& entry) {
       p.headers.emplace_back(require_text(h[0], what), require_text(h[1], what));
     }
   }
-  if (auto link = j.find("link"); link != j.end()) p.link_inputs = link_inputs(*link);
+  if (auto link = j.find("link"); link != j.end()) {
+    p.link_inputs = require_link(*link, "raw manifest entry: \"link\"");
+  }
   return p;
 }
 

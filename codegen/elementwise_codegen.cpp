@@ -419,6 +419,7 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
   if (needs_fp16(def, s) && !cuda_include_option().empty()) {
     program.options.push_back(cuda_include_option());
   }
+  program.link_inputs = def.link;
   return program;
 }
 

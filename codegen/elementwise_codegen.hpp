@@ -23,7 +23,8 @@ struct ElementwiseDefinition {
   std::string operation, preamble, loop_prep, after_loop;
   std::vector<std::string> compile_options;
   bool reduce_dims = true;
-  ParamUse use;  ///< what the snippets use, computed once by make_*_definition
+  ParamUse use;                 ///< what the snippets use, computed once by make_*_definition
+  std::vector<LinkInput> link;  ///< device code the snippets call, linked with nvJitLink
 };
 
 enum class EwLayout : unsigned char {

@@ -82,6 +82,7 @@ std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
         {"tile_rows", s.tile_rows},
         {"params", params}}},
   };
+  if (!def.link.empty()) entry["link"] = link_json(def.link);  // absent: older entries unchanged
   return dump_json(entry);
 }
 
@@ -96,6 +97,7 @@ std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
         text("in_params"), text("out_params"), text("operation"), text("name"), text("preamble"),
         text("loop_prep"), text("after_loop"),
         require_texts(j.at("options"), "manifest entry: \"options\""), j.at("reduce_dims"));
+    if (j.contains("link")) def.link = require_link(j.at("link"), "manifest entry: \"link\"");
     const nlohmann::json& js = j.at("specialization");
     EwSpecialization s;
     const int layout = manifest_int(js, "layout");

@@ -67,11 +67,12 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
                                      std::string operation, std::string name,
                                      ElementwiseOptions options)
     : impl_(std::make_shared<Impl>()) {
-  impl_->def =
-      std::make_shared<const detail::ElementwiseDefinition>(detail::make_elementwise_definition(
-          std::move(in_params), std::move(out_params), std::move(operation), std::move(name),
-          std::move(options.preamble), std::move(options.loop_prep), std::move(options.after_loop),
-          std::move(options.compile_options), options.reduce_dims));
+  detail::ElementwiseDefinition def = detail::make_elementwise_definition(
+      std::move(in_params), std::move(out_params), std::move(operation), std::move(name),
+      std::move(options.preamble), std::move(options.loop_prep), std::move(options.after_loop),
+      std::move(options.compile_options), options.reduce_dims);
+  def.link = std::move(options.link);
+  impl_->def = std::make_shared<const detail::ElementwiseDefinition>(std::move(def));
   impl_->no_return = options.no_return;
 }
 

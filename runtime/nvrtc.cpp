@@ -213,8 +213,10 @@ std::vector<std::string> nvrtc_options(const SourceProgram& program, const Targe
   return options;
 }
 
-CompiledProgram compile(const SourceProgram& program, const Target& target) {
-  check_before_nvrtc(program);
+namespace {
+
+// Targets NVRTC can build, and linking only into cubins.
+void check_target(const SourceProgram& program, const Target& target) {
   const std::vector<int>& archs = nvrtc_supported_archs();
   if (target.format == BinaryFormat::Cubin &&
       std::find(archs.begin(), archs.end(), target.arch) == archs.end()) {
@@ -226,6 +228,12 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
     throw ArgumentError("cujit: " + program.name + " links device code, which needs a cubin " +
                         "target, not " + target.name());
   }
+}
+
+// Runs NVRTC on `program` with `options`; its log in `log`. Throws CompileError with the log,
+// the options and the numbered source.
+ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
+                        const std::vector<std::string>& options, std::string& log) {
   std::vector<const char*> header_sources, header_names;
   for (const auto& header : program.headers) {
     header_names.push_back(header.first.c_str());
@@ -241,16 +249,14 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
     check(detail::nvrtc().nvrtcAddNameExpression(raw, expression.c_str()),
           "nvrtcAddNameExpression");
   }
-  const std::vector<std::string> options = nvrtc_options(program, target);
   std::vector<const char*> option_ptrs;
   for (const std::string& option : options) option_ptrs.push_back(option.c_str());
-
   g_compile_count.fetch_add(1, std::memory_order_relaxed);
   const nvrtcResult result = detail::on_large_stack([&] {
     return detail::nvrtc().nvrtcCompileProgram(raw, static_cast<int>(option_ptrs.size()),
                                                option_ptrs.data());
   });
-  std::string log = program_log(raw);
+  log = program_log(raw);
   if (result != NVRTC_SUCCESS) {
     std::ostringstream message;
     message << "cujit: NVRTC failed to compile " << program.name << " for " << target.name() << " ("
@@ -260,20 +266,45 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
     message << "\nsource:\n" << numbered(program.source);
     throw CompileError(message.str(), std::move(log), options, program.source);
   }
+  return handle;
+}
 
+}  // namespace
+
+CompiledProgram compile(const SourceProgram& program, const Target& target) {
+  check_before_nvrtc(program);
+  check_target(program, target);
+  std::string log;
+  ProgramHandle handle = run_nvrtc(program, target, nvrtc_options(program, target), log);
   CompiledProgram compiled;
   compiled.target = target;
   compiled.log = std::move(log);
   compiled.binary = program.link_inputs.empty()
-                        ? binary_of(raw, target.format)
-                        : detail::link_device_code(lto_ir_of(raw), program, target);
+                        ? binary_of(handle.get(), target.format)
+                        : detail::link_device_code(lto_ir_of(handle.get()), program, target);
   for (const std::string& expression : program.name_expressions) {
     const char* lowered = nullptr;
-    check(detail::nvrtc().nvrtcGetLoweredName(raw, expression.c_str(), &lowered),
+    check(detail::nvrtc().nvrtcGetLoweredName(handle.get(), expression.c_str(), &lowered),
           "nvrtcGetLoweredName");
     compiled.lowered_names.emplace_back(expression, lowered);
   }
   return compiled;
+}
+
+LinkInput compile_to_lto_ir(const SourceProgram& program, const Target& target) {
+  if (target.format != BinaryFormat::Cubin) {
+    throw ArgumentError("cujit: LTO-IR is built for a cubin target (sm_XY), not " + target.name());
+  }
+  check_before_nvrtc(program);
+  SourceProgram library = program;
+  library.link_inputs.clear();
+  check_target(library, target);
+  std::vector<std::string> options = nvrtc_options(library, target);
+  options.insert(options.begin() + 3, {"-dlto", "-rdc=true"});
+  std::string log;
+  ProgramHandle handle = run_nvrtc(library, target, options, log);
+  const std::string stem = program.name.substr(0, program.name.rfind('.'));
+  return LinkInput{LinkInput::Kind::LtoIr, stem + ".ltoir", lto_ir_of(handle.get())};
 }
 
 const std::string& nvrtc_version_string() {

@@ -27,6 +27,10 @@ struct ElementwiseOptions {
   bool reduce_dims = true;  ///< collapse adjacent dimensions that are contiguous in every array
   bool no_return = false;   ///< calls return no arrays (operator() gives a null Array)
   std::vector<std::string> compile_options;  ///< extra NVRTC options, e.g. "-use_fast_math"
+  /// Device code the snippets call (declare it `extern __device__` in the preamble), compiled
+  /// elsewhere: linked into each specialisation by nvJitLink with link-time optimisation (see
+  /// RawModule's linking constructor); the bytes are part of every cache key.
+  std::vector<LinkInput> link;
 };
 
 /// A user-defined elementwise kernel.

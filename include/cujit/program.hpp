@@ -89,6 +89,12 @@ struct CompiledProgram {
 /// Thread-safe.
 CompiledProgram compile(const SourceProgram& program, const Target& target);
 
+/// Compiles `program` to LTO-IR for `target` (a cubin target; NVRTC with -dlto -rdc=true): a
+/// library of device functions that kernels link with (RawModule's link inputs,
+/// ElementwiseOptions::link), as `nvcc -dlto -dc` would build it. Named after the program
+/// ("mathlib.cu" gives "mathlib.ltoir"). Throws CompileError, ArgumentError for a PTX target.
+LinkInput compile_to_lto_ir(const SourceProgram& program, const Target& target);
+
 /// The options compile() passes to NVRTC for this program and target, in order: the target,
 /// -std=c++17, -default-device, the program's options, then the CUDA toolkit's include
 /// directories (its own and CCCL's), so that sources include cuda_fp16.h, cooperative_groups.h,

@@ -3,6 +3,8 @@
 // optimisation; every input's bytes are keyed; failures are CompileErrors with the linker's log.
 
 #include <cujit/cujit.hpp>
+#include <cujit/elementwise.hpp>
+#include <cujit/specialize.hpp>
 
 #include "cache/raw_replay.hpp"
 #include "cache/record.hpp"
@@ -113,6 +115,38 @@ TEST(DeviceLink, InputsAreReadFromFilesByExtension) {
   EXPECT_THROW(LinkInput::from_file(std::string(dir) + "/missing.cubin"), ArgumentError);
   std::remove(path.c_str());
   ::rmdir(dir);
+}
+
+TEST(DeviceLink, LibrariesAreBuiltToLtoIrNamedAfterTheirSource) {
+  SourceProgram lib;
+  lib.name = "mathlib.cu";
+  lib.source = kLibrary;
+  const LinkInput built = compile_to_lto_ir(lib, Target::parse("sm_90"));
+  EXPECT_EQ(built.kind, LinkInput::Kind::LtoIr);
+  EXPECT_EQ(built.name, "mathlib.ltoir");
+  EXPECT_FALSE(built.bytes.empty());
+  EXPECT_THROW(compile_to_lto_ir(lib, Target::parse("compute_90")), ArgumentError);
+  lib.source = "this is not CUDA";
+  EXPECT_THROW(compile_to_lto_ir(lib, Target::parse("sm_90")), CompileError);
+}
+
+// A snippet kernel calls the library: analysed, generated, compiled to LTO-IR and linked, with
+// no GPU; another library is another kernel.
+TEST(DeviceLink, SnippetKernelsLinkLibrariesTooAndKeyThem) {
+  SourceProgram lib;
+  lib.name = "mathlib.cu";
+  lib.source = kLibrary;
+  ElementwiseOptions options;
+  options.preamble = "extern \"C\" __device__ float user_scale(float x);\n";
+  options.link = {compile_to_lto_ir(lib, Target::parse("sm_90"))};
+  const ElementwiseKernel k("float32 x", "float32 y", "y = user_scale(x)", "scaled", options);
+  const std::vector<ArgSpec> args = {ArgSpec::array(DType::Float32, {4096})};
+  const Specialization s = k.specialize(args, Target::parse("sm_90"));
+  EXPECT_GT(s.binary_size, 0u);
+  lib.source = R"(extern "C" __device__ float user_scale(float x) { return x; })";
+  options.link = {compile_to_lto_ir(lib, Target::parse("sm_90"))};
+  const ElementwiseKernel other("float32 x", "float32 y", "y = user_scale(x)", "scaled", options);
+  EXPECT_NE(other.specialize(args, Target::parse("sm_90")).request_key, s.request_key);
 }
 
 TEST(DeviceLinkGpu, TheLinkedKernelCallsTheUsersFunction) {
