@@ -18,8 +18,9 @@ every output is poisoned with NaN first and checked afterwards.
 Records (one JSON object per line, the format of bench_util.hpp's JsonLines):
   bench   "cupy" (CuPy functions and ElementwiseKernel), "cupy_reduction_kernel",
           "torch"; the C++ side writes "baseline", "cujit_elementwise", ...
-  case    copy, add, add_broadcast, add_transposed, host_call_1elem, sum, l2norm,
-          sum_axis0, sum_axis1, first_call_cold, first_call_disk_cache, second_call
+  case    copy, add, add_broadcast, add_transposed, add_transposed_mixed, host_call_1elem, sum,
+          l2norm, sum_axis0, sum_axis1, max_rows_vocab, first_call_cold, first_call_disk_cache,
+          second_call
   size    elements (bytes for copy); gbps and us are medians; ratio is the fraction of
           the device-to-device copy bandwidth measured in the same run.
 """
@@ -343,7 +344,22 @@ def bench_add_strided(b):
         b.record("torch", "add_transposed", m * m, nbytes, timing, shape=f"{m}x{m}",
                  note=b.verdict(ok, "torch transposed") or f"x.T + y.T; output allocated by PyTorch ({order} order)")
         tx = ty = out = None
-    x = y = None
+    # One transposed and one C-contiguous input, into a preallocated C-order output.
+    z = cp.empty((m, m), dtype=cp.float32)
+    timing = b.time_device(lambda _: kernel(x.T, y, z))
+    ok = bool((z == x.T + y).all())
+    b.record("cupy", "add_transposed_mixed", m * m, nbytes, timing, shape=f"{m}x{m}",
+             note=b.verdict(ok, "cupy mixed") or "x.T + y, output passed, C order")
+    if b.torch is not None:
+        torch = b.torch
+        b.check_torch_stream()
+        tx, ty, tz = b.as_torch(x), b.as_torch(y), b.as_torch(z)
+        timing = b.time_device(lambda _: torch.add(tx.T, ty, out=tz))
+        ok = bool(torch.equal(tz, tx.T + ty))
+        b.record("torch", "add_transposed_mixed", m * m, nbytes, timing, shape=f"{m}x{m}",
+                 note=b.verdict(ok, "torch mixed") or "x.T + y, output passed, C order")
+        tx = ty = tz = None
+    x = y = z = None
     b.free()
 
 
@@ -428,6 +444,26 @@ def bench_reductions(b):
             timing = b.time_device(lambda _: call())
             b.record(bench, f"sum_axis{axis}", m * m, 4 * (m * m + m), timing, shape=f"{m}x{m}",
                      note=check_axis(cp.asarray(call()), f"{bench} {what}") or what)
+
+    # The maximum of each vocabulary-sized row (4096, 50257), as a language model's logits.
+    rows, cols = 4096, 50257
+    if n >= rows * cols:
+        v = x[: rows * cols].reshape(rows, cols)
+        ref = cp.max(v, axis=1)
+        rk_max = cp.ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", "-3.402823466e38f",
+                                    "cujit_compare_max")
+        max_cases = [
+            ("cupy", lambda: cp.max(v, axis=1), "cupy.max(axis=1)"),
+            ("cupy_reduction_kernel", lambda: rk_max(v, axis=1), "ReductionKernel max, axis=1"),
+        ]
+        if b.torch is not None:
+            tv = b.as_torch(v)
+            max_cases.append(("torch", lambda: b.torch.amax(tv, dim=1), "torch.amax(dim=1)"))
+        for bench, call, what in max_cases:
+            timing = b.time_device(lambda _: call())
+            ok = bool((cp.asarray(call()) == ref).all())
+            b.record(bench, "max_rows_vocab", rows * cols, 4 * (rows * cols + rows), timing,
+                     shape=f"{rows}x{cols} axis 1", note=b.verdict(ok, f"{bench} {what}") or what)
 
 
 def bench_cold_call(b):

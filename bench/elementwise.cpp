@@ -274,6 +274,23 @@ int run(const Options& options, const Device& device) {
       json.write(t);
       table.add({"transposed", "8192x8192", "cujit", fixed(t.gbps), fixed(t.us, 1),
                  fixed(t.ratio, 3) + " of copy", "-"});
+
+      // One transposed and one C-contiguous input, into a C-order output.
+      std::vector<Array> cs;
+      for (int s = 0; s < 2; ++s) cs.push_back(random_array({m, m}, 40 + s));
+      const Stats mt = time_events(
+          device, [&](int i) { add(xs[i % 2], cs[i % 2], outs[i % 2]); }, repeats);
+      Record mixed = make_record(kBench, "transposed_mixed", m * m, "float32", 12.0 * m * m, mt);
+      mixed.shape = "8192x8192 (x.T + y)";
+      mixed.ratio = mixed.gbps / copy_gbps;
+      add(xs[0], cs[0], outs[0]);
+      const auto xm = xs[0].to_host<float>(), cm = cs[0].to_host<float>();
+      const auto zm = outs[0].to_host<float>();
+      std::int64_t wrong_mixed = 0;
+      for (std::int64_t i = 0; i < m * m; i += 4099) wrong_mixed += zm[i] != xm[i] + cm[i];
+      json.write(mixed);
+      table.add({"transposed_mixed", "8192x8192", "cujit", fixed(mixed.gbps), fixed(mixed.us, 1),
+                 fixed(mixed.ratio, 3) + " of copy", wrong_mixed ? "WRONG" : "ok"});
     }
   }
 
