@@ -116,6 +116,63 @@ int cold_nvrtc() {
   return 0;
 }
 
+// Broadcast (8192, 1) + (1, 8192) -> (8192, 8192), both inputs transposed, and one transposed
+// and one C-contiguous input.
+void strided_cases(const Device& device, const ElementwiseKernel& add, int repeats,
+                   double copy_gbps, double write_gbps, JsonLines& json, Table& table) {
+  {
+    const std::int64_t m = 8192;
+    Array col = random_array({m, 1}, 7), row = random_array({1, m}, 8);
+    std::vector<Array> outs;
+    for (int s = 0; s < 2; ++s) outs.push_back(Array::empty({m, m}, DType::Float32, device));
+    const Stats st = time_events(
+        device, [&](int i) { add(col, row, outs[i % 2]); }, repeats);
+    Record r = make_record(kBench, "broadcast", m * m, "float32", 4.0 * m * m + 8.0 * m, st);
+    r.shape = "8192x1+1x8192";
+    r.ratio = r.gbps / copy_gbps;
+    const auto zh = outs[0].to_host<float>();
+    const auto ch = col.to_host<float>(), rh = row.to_host<float>();
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < m * m; i += 4099) wrong += zh[i] != ch[i / m] + rh[i % m];
+    r.note = "ratio to copy; " + fixed(r.gbps / write_gbps, 3) + " of the memset write ceiling";
+    json.write(r);
+    table.add({"broadcast", "8192x8192", "cujit", fixed(r.gbps), fixed(r.us, 1),
+               fixed(r.ratio, 3) + " of copy, " + fixed(r.gbps / write_gbps, 3) + " of memset",
+               wrong ? "WRONG" : "ok"});
+
+    std::vector<Array> xs, ys;
+    for (int s = 0; s < 2; ++s) {
+      xs.push_back(random_array({m, m}, 20 + s).transpose());
+      ys.push_back(random_array({m, m}, 30 + s).transpose());
+    }
+    const Stats tt = time_events(
+        device, [&](int i) { add(xs[i % 2], ys[i % 2], outs[i % 2]); }, repeats);
+    Record t = make_record(kBench, "transposed", m * m, "float32", 12.0 * m * m, tt);
+    t.shape = "8192x8192 (x.T + y.T)";
+    t.ratio = t.gbps / copy_gbps;
+    json.write(t);
+    table.add({"transposed", "8192x8192", "cujit", fixed(t.gbps), fixed(t.us, 1),
+               fixed(t.ratio, 3) + " of copy", "-"});
+
+    // One transposed and one C-contiguous input, into a C-order output.
+    std::vector<Array> cs;
+    for (int s = 0; s < 2; ++s) cs.push_back(random_array({m, m}, 40 + s));
+    const Stats mt = time_events(
+        device, [&](int i) { add(xs[i % 2], cs[i % 2], outs[i % 2]); }, repeats);
+    Record mixed = make_record(kBench, "transposed_mixed", m * m, "float32", 12.0 * m * m, mt);
+    mixed.shape = "8192x8192 (x.T + y)";
+    mixed.ratio = mixed.gbps / copy_gbps;
+    add(xs[0], cs[0], outs[0]);
+    const auto xm = xs[0].to_host<float>(), cm = cs[0].to_host<float>();
+    const auto zm = outs[0].to_host<float>();
+    std::int64_t wrong_mixed = 0;
+    for (std::int64_t i = 0; i < m * m; i += 4099) wrong_mixed += zm[i] != xm[i] + cm[i];
+    json.write(mixed);
+    table.add({"transposed_mixed", "8192x8192", "cujit", fixed(mixed.gbps), fixed(mixed.us, 1),
+               fixed(mixed.ratio, 3) + " of copy", wrong_mixed ? "WRONG" : "ok"});
+  }
+}
+
 int run(const Options& options, const Device& device) {
   device.make_current();
   JsonLines json(options.json_path, device.name());
@@ -240,58 +297,7 @@ int run(const Options& options, const Device& device) {
       }
     }
 
-    // Broadcast (8192, 1) + (1, 8192) -> (8192, 8192), and transposed inputs.
-    {
-      const std::int64_t m = 8192;
-      Array col = random_array({m, 1}, 7), row = random_array({1, m}, 8);
-      std::vector<Array> outs;
-      for (int s = 0; s < 2; ++s) outs.push_back(Array::empty({m, m}, DType::Float32, device));
-      const Stats st = time_events(
-          device, [&](int i) { add(col, row, outs[i % 2]); }, repeats);
-      Record r = make_record(kBench, "broadcast", m * m, "float32", 4.0 * m * m + 8.0 * m, st);
-      r.shape = "8192x1+1x8192";
-      r.ratio = r.gbps / copy_gbps;
-      const auto zh = outs[0].to_host<float>();
-      const auto ch = col.to_host<float>(), rh = row.to_host<float>();
-      std::int64_t wrong = 0;
-      for (std::int64_t i = 0; i < m * m; i += 4099) wrong += zh[i] != ch[i / m] + rh[i % m];
-      r.note = "ratio to copy; " + fixed(r.gbps / write_gbps, 3) + " of the memset write ceiling";
-      json.write(r);
-      table.add({"broadcast", "8192x8192", "cujit", fixed(r.gbps), fixed(r.us, 1),
-                 fixed(r.ratio, 3) + " of copy, " + fixed(r.gbps / write_gbps, 3) + " of memset",
-                 wrong ? "WRONG" : "ok"});
-
-      std::vector<Array> xs, ys;
-      for (int s = 0; s < 2; ++s) {
-        xs.push_back(random_array({m, m}, 20 + s).transpose());
-        ys.push_back(random_array({m, m}, 30 + s).transpose());
-      }
-      const Stats tt = time_events(
-          device, [&](int i) { add(xs[i % 2], ys[i % 2], outs[i % 2]); }, repeats);
-      Record t = make_record(kBench, "transposed", m * m, "float32", 12.0 * m * m, tt);
-      t.shape = "8192x8192 (x.T + y.T)";
-      t.ratio = t.gbps / copy_gbps;
-      json.write(t);
-      table.add({"transposed", "8192x8192", "cujit", fixed(t.gbps), fixed(t.us, 1),
-                 fixed(t.ratio, 3) + " of copy", "-"});
-
-      // One transposed and one C-contiguous input, into a C-order output.
-      std::vector<Array> cs;
-      for (int s = 0; s < 2; ++s) cs.push_back(random_array({m, m}, 40 + s));
-      const Stats mt = time_events(
-          device, [&](int i) { add(xs[i % 2], cs[i % 2], outs[i % 2]); }, repeats);
-      Record mixed = make_record(kBench, "transposed_mixed", m * m, "float32", 12.0 * m * m, mt);
-      mixed.shape = "8192x8192 (x.T + y)";
-      mixed.ratio = mixed.gbps / copy_gbps;
-      add(xs[0], cs[0], outs[0]);
-      const auto xm = xs[0].to_host<float>(), cm = cs[0].to_host<float>();
-      const auto zm = outs[0].to_host<float>();
-      std::int64_t wrong_mixed = 0;
-      for (std::int64_t i = 0; i < m * m; i += 4099) wrong_mixed += zm[i] != xm[i] + cm[i];
-      json.write(mixed);
-      table.add({"transposed_mixed", "8192x8192", "cujit", fixed(mixed.gbps), fixed(mixed.us, 1),
-                 fixed(mixed.ratio, 3) + " of copy", wrong_mixed ? "WRONG" : "ok"});
-    }
+    strided_cases(device, add, repeats, copy_gbps, write_gbps, json, table);
   }
 
   if (options.wants("host")) {

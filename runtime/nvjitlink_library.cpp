@@ -1,12 +1,11 @@
 #include "runtime/nvjitlink_library.hpp"
 
+#include "runtime/toolkit_library.hpp"
+
 #include <cujit/error.hpp>
 
 #include <cuda.h>
 #include <dlfcn.h>
-#include <sys/stat.h>
-
-#include <cstdlib>
 #include <mutex>
 
 namespace cujit::detail {
@@ -27,47 +26,18 @@ std::string resolve(void* library, NvJitLink& n) {
 }
 
 NvJitLink load() {
-  std::string tried;
-  for (const std::string& candidate : nvjitlink_candidates()) {
-    NvJitLink n;
-    void* library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    std::string why;
-    if (library == nullptr) {
-      const char* reason = dlerror();
-      why = reason ? reason : "cannot be opened";
-    } else {
-      why = resolve(library, n);
-      if (why.empty()) {
-        n.path = candidate;
-        return n;
-      }
-      dlclose(library);
-    }
-    tried += "\n  " + candidate + ": " + why;
-  }
-  throw CompilerUnavailableError("cujit: nvJitLink (" + soname() +
-                                 ", needed to link device code) cannot be loaded; tried:" + tried);
+  NvJitLink n;
+  const OpenedLibrary opened = open_toolkit_library(
+      nvjitlink_candidates(), [&](void* library) { return resolve(library, n); },
+      "nvJitLink (" + soname() + ", needed to link device code)");
+  n.path = opened.path;
+  return n;
 }
 
 }  // namespace
 
 std::vector<std::string> nvjitlink_candidates() {
-  if (const char* chosen = std::getenv("CUJIT_NVJITLINK_PATH"); chosen != nullptr) {
-    struct stat st {};
-    const std::string path = chosen;
-    const bool directory = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-    return {directory ? path + "/" + soname() : path};
-  }
-  std::vector<std::string> out;
-#ifdef CUJIT_TOOLKIT_LIBRARY_DIR
-  out.push_back(std::string(CUJIT_TOOLKIT_LIBRARY_DIR) + "/" + soname());
-#endif
-  for (const char* root : {std::getenv("CUDA_PATH"), std::getenv("CUDA_HOME")}) {
-    if (root == nullptr || *root == '\0') continue;
-    for (const char* lib : {"/lib64/", "/lib/"}) out.push_back(root + std::string(lib) + soname());
-  }
-  out.push_back(soname());
-  return out;
+  return toolkit_library_candidates("CUJIT_NVJITLINK_PATH", soname());
 }
 
 const NvJitLink& nvjitlink() {

@@ -1,13 +1,13 @@
 #include "runtime/nvrtc_library.hpp"
 
+#include "runtime/toolkit_library.hpp"
+
 #include <cujit/error.hpp>
 
 #include <cuda.h>
 #include <dlfcn.h>
-#include <sys/stat.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <mutex>
 
 // Only NVRTC of the major version whose nvrtc.h cujit was compiled with is loaded: another
@@ -18,17 +18,6 @@ namespace cujit::detail {
 namespace {
 
 std::atomic<bool> g_loaded{false};
-
-bool is_directory(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-void add_toolkit(std::vector<std::string>& out, const char* root) {
-  if (root == nullptr || *root == '\0') return;
-  for (const char* lib : {"/lib64/", "/lib/"})
-    out.push_back(root + std::string(lib) + nvrtc_soname());
-}
 
 // Resolves every entry point, or says which one is missing.
 std::string resolve(void* library, Nvrtc& n) {
@@ -46,27 +35,12 @@ std::string resolve(void* library, Nvrtc& n) {
 }
 
 Nvrtc load() {
-  std::string tried;
-  for (const std::string& candidate : nvrtc_candidates()) {
-    Nvrtc n;
-    void* library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    std::string why;
-    if (library == nullptr) {
-      const char* reason = dlerror();
-      why = reason ? reason : "cannot be opened";
-      if (why.rfind(candidate + ": ", 0) == 0) why.erase(0, candidate.size() + 2);
-    } else {
-      why = resolve(library, n);
-      if (why.empty()) {
-        n.path = candidate;
-        return n;
-      }
-      dlclose(library);
-    }
-    tried += "\n  " + candidate + ": " + why;
-  }
-  throw CompilerUnavailableError("cujit: NVRTC (" + std::string(nvrtc_soname()) +
-                                 ") cannot be loaded; tried:" + tried);
+  Nvrtc n;
+  const OpenedLibrary opened = open_toolkit_library(
+      nvrtc_candidates(), [&](void* library) { return resolve(library, n); },
+      "NVRTC (" + std::string(nvrtc_soname()) + ")");
+  n.path = opened.path;
+  return n;
 }
 
 }  // namespace
@@ -77,19 +51,7 @@ const char* nvrtc_soname() noexcept {
 }
 
 std::vector<std::string> nvrtc_candidates() {
-  if (const char* chosen = std::getenv("CUJIT_NVRTC_PATH"); chosen != nullptr) {
-    // An explicit choice is the only one: a mistyped path must fail, not find another NVRTC.
-    const std::string path = chosen;
-    return {is_directory(path) ? path + "/" + nvrtc_soname() : path};
-  }
-  std::vector<std::string> out;
-#ifdef CUJIT_TOOLKIT_LIBRARY_DIR
-  out.push_back(std::string(CUJIT_TOOLKIT_LIBRARY_DIR) + "/" + nvrtc_soname());
-#endif
-  add_toolkit(out, std::getenv("CUDA_PATH"));
-  add_toolkit(out, std::getenv("CUDA_HOME"));
-  out.push_back(nvrtc_soname());  // LD_LIBRARY_PATH, the loader's cache, the system paths
-  return out;
+  return toolkit_library_candidates("CUJIT_NVRTC_PATH", nvrtc_soname());
 }
 
 const Nvrtc& nvrtc() {
