@@ -54,19 +54,6 @@ std::string compiler_version() {
   return version;
 }
 
-void prepare_compiler() noexcept {
-  std::function<void()> prepare;
-  {
-    std::lock_guard lock(identity_mutex());
-    prepare = hooks().prepare;
-  }
-  try {
-    if (prepare) prepare();
-  } catch (...) {
-    // The first compilation meets the same failure and reports it.
-  }
-}
-
 std::uint64_t compiler_compile_count() {
   std::function<std::uint64_t()> count;
   {

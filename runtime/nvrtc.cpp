@@ -5,7 +5,6 @@
 
 #include <cujit/error.hpp>
 
-#include "codegen/analysis_loader.hpp"
 #include "codegen/device_support.hpp"
 #include "codegen/large_stack.hpp"
 #include "codegen/validation.hpp"
@@ -361,15 +360,7 @@ namespace {
 const bool kCompilerHooksInstalled = [] {
   install_compiler_hooks(
       {[] { return std::string("NVRTC ") + std::to_string(CUDA_VERSION / 1000); },
-       [] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); },
-       [] {
-         try {
-           nvrtc();
-         } catch (const Error&) {
-           // Reported by the first compilation.
-         }
-         analysis_table();
-       }});
+       [] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); }});
   return true;
 }();
 
