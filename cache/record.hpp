@@ -19,8 +19,8 @@ namespace cujit::detail {
 /// 2: the checksum seals the content key, kind, target, lowered names, metadata and binary.
 inline constexpr int kRecordFormatVersion = 2;
 /// Version of cujit's source generation; bump it whenever generated code changes for equal
-/// requests, so that stale binaries are never found by request key.
-inline constexpr int kCodegenVersion = 4;
+/// requests, so that stale binaries are never found by request key. 5: peeled rows.
+inline constexpr int kCodegenVersion = 5;
 /// Largest source the cache decompresses (guards against a corrupt size field).
 inline constexpr std::uint64_t kMaxSourceSize = std::uint64_t{256} << 20;
 

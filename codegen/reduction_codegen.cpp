@@ -88,6 +88,7 @@ std::string RedSpecialization::key() const {
   num(";i64=", index64);
   num(";block=", block_size);
   num(";b2=", pass2_block);
+  if (peel) k += ";peel";  // absent when false: earlier keys are unchanged
   k += ";params=";
   for (const RedParam& p : params) {
     k += dtype_name(p.dtype);
@@ -205,6 +206,7 @@ class ReductionSource {
   void loop_body(const std::string& ind, int unroll, bool guarded, bool vec);
   void segment(const std::string& indent, const std::string& begin, const std::string& end,
                const std::string& t, const std::string& threads);
+  void peeled_row(const std::string& indent, const std::string& t, const std::string& threads);
 
   void segments_pass();
   void rows_block_pass();
@@ -232,6 +234,7 @@ class ReductionSource {
   const int NA, NB;             // max(1, layout inputs / outputs): the offset arrays' extents
   const std::string V;          // elements per vector
   std::vector<int> loaded;      // inputs that are loaded: used, non-raw, non-scalar
+  std::string head_;            // peeled rows: the head's length, where vectors start (else empty)
   SourceWriter w;
 };
 
@@ -492,8 +495,10 @@ void ReductionSource::loop_body(const std::string& ind, int unroll, bool guarded
     const std::string T = T_of(k);
     const std::string slot = std::to_string(in_slot(k));
     if (vec) {
+      const std::string head =
+          head_.empty() ? "" : " + " + head_ + " * (" + I + ")sizeof(" + T + ")";
       w << ind + "    _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const _cj_Vec<" + T + ", " + V +
-               ">*>(_cj_p" + id(k) + " + _cj_base[" + slot + "])[_cj_q];\n";
+               ">*>(_cj_p" + id(k) + " + _cj_base[" + slot + "]" + head + ")[_cj_q];\n";
     } else if (s.red_contiguous) {
       w << ind + "    _cj_x" + id(k) + "[_cj_u] = reinterpret_cast<const " + T + "*>(_cj_p" +
                id(k) + " + _cj_base[" + slot + "])[_cj_q];\n";
@@ -511,7 +516,7 @@ void ReductionSource::loop_body(const std::string& ind, int unroll, bool guarded
     w << ind + "#pragma unroll\n" + ind + "    for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
     w << ind + "      acc.add(" +
              map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_u].v[_cj_k]"; },
-                      "_cj_q * " + V + " + _cj_k") +
+                      (head_.empty() ? "" : head_ + " + ") + "_cj_q * " + V + " + _cj_k") +
              ");\n";
     w << ind + "  }\n";
   } else {
@@ -536,6 +541,26 @@ void ReductionSource::segment(const std::string& indent, const std::string& begi
   } else {
     loop(indent, begin + " + " + t, end, threads, false, true);
   }
+}
+
+// A whole row of a peeled specialisation: scalars up to the first loaded input's 16-byte
+// boundary (the others are misaligned alike), aligned vectors, then the scalars left over.
+void ReductionSource::peeled_row(const std::string& indent, const std::string& t,
+                                 const std::string& threads) {
+  const int k = loaded.front();
+  const std::string in = indent + "  ";
+  w << indent + "{\n" + in + "const " + I + " _cj_h = (" + I +
+           ")min((unsigned long long)L.n_red, ((16ull - (reinterpret_cast<unsigned long "
+           "long>(_cj_p" +
+           id(k) + " + _cj_base[" + std::to_string(in_slot(k)) + "]) & 15ull)) & 15ull) / sizeof(" +
+           T_of(k) + "));\n";
+  loop(in, t, "_cj_h", threads, false, false);
+  w << in + "const " + I + " _cj_ve = (L.n_red - _cj_h) / " + V + ";\n";
+  head_ = "_cj_h";
+  loop(in, t, "_cj_ve", threads, true, true);
+  head_.clear();
+  loop(in, "_cj_h + _cj_ve * " + V + " + " + t, "L.n_red", threads, false, false);
+  w << indent + "}\n";
 }
 
 // The first kernel (or the only one): the strategy's walk over (output, reduced index) pairs.
@@ -593,7 +618,12 @@ void ReductionSource::rows_block_pass() {
   w << "  for (" + I + " o = blockIdx.x; o < L.n_out; o += gridDim.x) {\n";
   bases("    ", "o");
   w << "    _cj_Acc acc;\n    acc.init();\n";
-  segment("    ", "(" + I + ")0", "L.n_red", "(" + I + ")threadIdx.x", "(" + I + ")blockDim.x");
+  const std::string t = "(" + I + ")threadIdx.x", threads = "(" + I + ")blockDim.x";
+  if (s.peel && !loaded.empty()) {
+    peeled_row("    ", t, threads);
+  } else {
+    segment("    ", "(" + I + ")0", "L.n_red", t, threads);
+  }
   w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
   post("      ", "o", "acc");
   w << "    }\n  }\n";
@@ -677,7 +707,7 @@ void ReductionSource::rows_loads_accumulate(const std::string& G, const std::str
     w << "#pragma unroll\n            for (int _cj_k = 0; _cj_k < " + V + "; ++_cj_k)\n";
     w << "              acc[_cj_r].add(" +
              map_call([&](int k) { return "_cj_x" + id(k) + "[_cj_r][_cj_u].v[_cj_k]"; },
-                      "_cj_q * " + V + " + _cj_k") +
+                      (head_.empty() ? "" : head_ + " + ") + "_cj_q * " + V + " + _cj_k") +
              ");\n";
     w << "          }\n        }\n";
     w << "        for (" + I + " _cj_j = _cj_nv * " + V +

@@ -69,6 +69,10 @@ struct RedSpecialization {
   /// that many vectors (elements) of a row, and a group takes rows_per_pass rows at once.
   int row_loads = 0;
   int rows_per_pass = 1;
+  /// Rows, a block per row, with vec > 1 although rows are not 16-byte aligned: each row is a
+  /// head of scalars up to the first input's 16-byte boundary (every loaded input is
+  /// misaligned alike), aligned vectors, and a tail of scalars.
+  bool peel = false;
   bool two_pass = false;  ///< Segments/Columns: partials in scratch plus a second kernel
   bool index64 = false;   ///< 64-bit index arithmetic
   int block_size = 256;   ///< multiple of 32, <= 1024

@@ -126,6 +126,8 @@ std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSp
         {"pass2_block", s.pass2_block},
         {"params", params}}},
   };
+  // Only when set, so that the manifests (and request keys) of other kernels are unchanged.
+  if (s.peel) entry["specialization"]["peel"] = true;
   return dump_json(entry);
 }
 
@@ -167,6 +169,7 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
     s.index64 = js.at("index64");
     s.block_size = manifest_int(js, "block_size");
     s.pass2_block = js.contains("pass2_block") ? manifest_int(js, "pass2_block") : 0;
+    s.peel = js.contains("peel") && js.at("peel").get<bool>();
     for (const nlohmann::json& p : js.at("params")) {
       RedParam e;
       if (!parse_dtype(p.at("dtype").get<std::string>(), e.dtype)) {
@@ -184,7 +187,9 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
         s.red_ndim < 1 || s.red_ndim > 64 || s.vec < 1 || s.vec > 16 || !group_ok ||
         s.block_size < 32 || s.block_size > 1024 || s.block_size % 32 != 0 || s.pass2_block < 0 ||
         s.pass2_block > 1024 || s.pass2_block % 32 != 0 || s.reduce_ctype.empty() ||
-        s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 || s.rows_per_pass > 8) {
+        s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 || s.rows_per_pass > 8 ||
+        (s.peel && (s.strategy != RedStrategy::Rows || s.group != s.block_size || s.vec < 2 ||
+                    !s.red_contiguous))) {
       throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");
     }
     return {std::move(def), std::move(s)};

@@ -185,6 +185,33 @@ void plan_columns(RedPlan& plan, const ArgDesc* args, const std::vector<int>& in
   }
 }
 
+// Long rows a block each, contiguous along the reduced axis but not 16-byte aligned (rows of
+// 50,257 floats): every used input of one item size, naturally aligned, and misaligned by the
+// same bytes in every row, so one head of scalars per row aligns them all. Returns the vector
+// width of the aligned body, or 1.
+int peel_vector(const RedPlan& plan, const ArgDesc* args, const std::vector<int>& inputs) {
+  const RedSpecialization& spec = plan.spec;
+  std::int64_t item = 0, misalign = -1;
+  std::vector<std::int64_t> stride_mods;
+  for (std::size_t a = 0; a < inputs.size(); ++a) {
+    if (!spec.params[inputs[a]].used) continue;
+    const auto size = static_cast<std::int64_t>(dtype_size(spec.params[inputs[a]].dtype));
+    const auto offset = static_cast<std::int64_t>(args[inputs[a]].address % 16);
+    if ((item != 0 && size != item) || size > 8 || offset % size != 0) return 1;
+    if (misalign >= 0 && offset != misalign) return 1;
+    item = size;
+    misalign = offset;
+    std::vector<std::int64_t> mods;
+    for (std::int64_t st : plan.kept.strides[a]) {
+      if (st % size != 0) return 1;
+      mods.push_back(((st % 16) + 16) % 16);
+    }
+    if (!stride_mods.empty() && mods != stride_mods) return 1;
+    stride_mods = std::move(mods);
+  }
+  return item == 0 ? 1 : static_cast<int>(16 / item);
+}
+
 void choose_strategy(RedPlan& plan, const ArgDesc* args, const std::vector<int>& inputs,
                      const DeviceLimits& device) {
   RedSpecialization& spec = plan.spec;
@@ -206,6 +233,10 @@ void choose_strategy(RedPlan& plan, const ArgDesc* args, const std::vector<int>&
     const std::int64_t enough = small_rows ? std::int64_t{device.sm_count} * 4 : resident;
     if (plan.n_out >= enough || plan.n_red == 0) {
       plan_rows(plan, small_rows, per_row);
+      if (spec.group == B && red_contiguous && spec.vec == 1) {
+        spec.vec = peel_vector(plan, args, inputs);
+        spec.peel = spec.vec > 1;
+      }
     } else {
       spec.strategy = RedStrategy::Segments;
     }

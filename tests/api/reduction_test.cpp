@@ -269,6 +269,48 @@ TEST(Reduction, ShortRowsWithVectorTails) {
   }
 }
 
+// Long rows that are not 16-byte aligned (a block per row): a head of scalars up to each row's
+// boundary, aligned vectors, a tail. Rows start at every offset mod 4 floats; the index of
+// each element (_J, through argmax) must survive the peeling, and two inputs misaligned alike
+// are peeled together.
+TEST(Reduction, LongMisalignedRowsArePeeled) {
+  CUJIT_REQUIRE_GPU();
+  const ReductionKernel argmax(
+      "T x", "int64 idx", "ArgMax{(double)x, _J}",
+      "(b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a", "idx = a.i", "ArgMax{-1e300, -1}",
+      "argmax_rows",
+      ReductionOptions{"ArgMax", true, "struct ArgMax { double v; long long i; };", {}});
+  const ReductionKernel dot("T x, T y", "float64 z", "(double)x * y", "a + b", "z = a", "0",
+                            "dot_rows");
+  const std::int64_t rows = 2048;
+  for (const auto& [pitch, len, first, last] : std::vector<std::array<std::int64_t, 4>>{
+           {50260, 50257, 0, 3}, {4103, 4099, 0, 3}, {1033, 1029, 0, 3}}) {
+    auto xh = test::random_vector<float>(static_cast<std::size_t>(rows * pitch), -1, 1, 41);
+    auto yh = test::random_vector<float>(static_cast<std::size_t>(rows * pitch), -1, 1, 42);
+    Array xf = Array::from_host(xh, {rows, pitch}), yf = Array::from_host(yh, {rows, pitch});
+    for (std::int64_t off = first; off <= last; ++off) {
+      Array x = xf.slice(1, off, off + len), y = yf.slice(1, off, off + len);
+      const auto sums = sum64()(x, cujit::axis{1}).to_host<double>();
+      const auto idx = argmax(x, cujit::axis{1}).to_host<std::int64_t>();
+      const auto dots = dot(x, y, cujit::axis{1}).to_host<double>();
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float* xr = xh.data() + r * pitch + off;
+        const float* yr = yh.data() + r * pitch + off;
+        double want = 0, want_dot = 0;
+        for (std::int64_t c = 0; c < len; ++c) {
+          want += xr[c];
+          want_dot += static_cast<double>(xr[c]) * yr[c];
+        }
+        const std::string at =
+            std::to_string(len) + " + " + std::to_string(off) + " row " + std::to_string(r);
+        ASSERT_NEAR(sums[r], want, 1e-9) << at;
+        ASSERT_NEAR(dots[r], want_dot, 1e-9) << at;
+        ASSERT_EQ(idx[r], std::max_element(xr, xr + len) - xr) << at;
+      }
+    }
+  }
+}
+
 TEST(Reduction, BlockSizesGiveTheSameResult) {
   CUJIT_REQUIRE_GPU();
   auto xh = test::random_vector<double>(200 * 300, -1, 1, 9);

@@ -145,6 +145,9 @@ inline void add_reduction_cases(std::vector<GoldenCase>& out) {
   rows.rows_per_pass = 1;
   rows.group = rows.block_size;
   add_red(out, "red_rows_block_per_row", l2, rows);
+  rows.peel = true;
+  add_red(out, "red_rows_block_per_row_peeled", l2, rows);
+  rows.peel = false;
   RedSpecialization cols = golden_red(DType::Float32, RedStrategy::Columns, 2);
   cols.two_pass = true;
   add_red(out, "red_columns_two_pass", l2, cols);

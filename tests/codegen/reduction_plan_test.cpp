@@ -101,8 +101,59 @@ TEST(ReductionPlan, VocabularyRowsTakeABlockEach) {
   const RedPlan p = plan_sum(pa, pa.array({4096, 50257}, DType::Float32), over({1}));
   EXPECT_EQ(p.spec.strategy, RedStrategy::Rows);
   EXPECT_EQ(p.spec.group, p.spec.block_size);
-  EXPECT_EQ(p.spec.vec, 1);  // rows of 50257 floats are not 16-byte aligned
+  // Rows of 50257 floats are not 16-byte aligned: a head of scalars per row, then vectors.
+  EXPECT_EQ(p.spec.vec, 4);
+  EXPECT_TRUE(p.spec.peel);
   EXPECT_FALSE(p.spec.two_pass);
+  EXPECT_NE(p.spec.key().find(";peel"), std::string::npos);
+}
+
+TEST(ReductionPlan, AlignedRowsAreNotPeeled) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({4096, 50256}, DType::Float32), over({1}));
+  EXPECT_EQ(p.spec.vec, 4);
+  EXPECT_FALSE(p.spec.peel);
+  EXPECT_EQ(p.spec.key().find("peel"), std::string::npos);  // earlier keys unchanged
+}
+
+TEST(ReductionPlan, PeelingNeedsEveryInputMisalignedAlike) {
+  const ReductionDefinition dot = make_reduction_definition("T x, T w", "T y", "x * w", "a + b",
+                                                            "y = a", "0", "dot", "", "", {}, true);
+  const Who who{"reduction kernel", "dot"};
+  const ReduceOptions rows = over({1});
+  // w: rows w_pitch floats apart (a slice of a wider matrix).
+  auto plan_dot = [&](std::uint64_t x_offset, std::uint64_t w_offset, std::int64_t w_pitch) {
+    PlanArgs pa;
+    const ArgDesc x = pa.array({4096, 50257}, DType::Float32, (1 << 24) + x_offset);
+    const ArgDesc w = pa.strided({4096, 50257}, {4 * w_pitch, 4}, DType::Float32,
+                                 (std::uint64_t{1} << 32) + w_offset);
+    const RedAxes axes = reduction_axes(who, *x.shape, rows);
+    std::vector<ArgDesc> args = {x, w, pa.array(axes.out_shape, DType::Float32, 1 << 20)};
+    return plan_reduction(dot, types_of(DType::Float32, 2), "float", args.data(), *x.shape, axes,
+                          false, 0, {}, test::device_with(132));
+  };
+  EXPECT_TRUE(plan_dot(4, 4, 50257).spec.peel);   // same misalignment in every row
+  EXPECT_FALSE(plan_dot(4, 8, 50257).spec.peel);  // different starts
+  EXPECT_EQ(plan_dot(4, 8, 50257).spec.vec, 1);
+  EXPECT_FALSE(plan_dot(4, 4, 50260).spec.peel);      // rows of w start aligned, x's do not
+  EXPECT_TRUE(plan_dot(4, 4, 50257 + 64).spec.peel);  // both advance 4 bytes mod 16 per row
+}
+
+TEST(ReductionPlan, ShortMisalignedRowsAreNotPeeled) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({100000, 61}, DType::Float32), over({1}));
+  EXPECT_EQ(p.spec.vec, 1);
+  EXPECT_FALSE(p.spec.peel);
+}
+
+TEST(ReductionPlan, PeelingSurvivesTheManifest) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({4096, 50257}, DType::Float32), over({1}));
+  const std::string line = reduction_manifest_entry(sum_def(), p.spec);
+  EXPECT_NE(line.find("\"peel\":true"), std::string::npos);
+  EXPECT_TRUE(reduction_from_manifest(line).second.peel);
+  const RedPlan q = plan_sum(pa, pa.array({4096, 50256}, DType::Float32), over({1}));
+  EXPECT_EQ(reduction_manifest_entry(sum_def(), q.spec).find("peel"), std::string::npos);
 }
 
 TEST(ReductionPlan, FewLongRowsAreSplitSegments) {
@@ -168,11 +219,17 @@ TEST(ReductionPlan, TransposedInputReducedOverTwoAxesIsStrided) {
   EXPECT_EQ(p.spec.vec, 1);
 }
 
-TEST(ReductionPlan, MisalignedInputIsNotVectorised) {
+TEST(ReductionPlan, MisalignedInputIsNotVectorisedUnlessItsRowsArePeeled) {
   PlanArgs pa;
-  const RedPlan p = plan_sum(pa, pa.array({4096, 1024}, DType::Float32, (1 << 20) + 4), over({1}));
+  const RedPlan p = plan_sum(pa, pa.array({4096, 256}, DType::Float32, (1 << 20) + 4), over({1}));
   EXPECT_EQ(p.spec.vec, 1);
   EXPECT_TRUE(p.spec.red_contiguous);
+  const RedPlan q = plan_sum(pa, pa.array({4096, 1024}, DType::Float32, (1 << 20) + 4), over({1}));
+  EXPECT_EQ(q.spec.vec, 4);
+  EXPECT_TRUE(q.spec.peel);
+  const RedPlan odd =
+      plan_sum(pa, pa.array({4096, 1024}, DType::Float32, (1 << 20) + 2), over({1}));
+  EXPECT_EQ(odd.spec.vec, 1);  // not even aligned to the item: no head reaches a boundary
 }
 
 TEST(ReductionPlan, IndexWidthFollowsTheSpan) {
