@@ -2,6 +2,7 @@
 
 #include "codegen/device_support.hpp"
 #include "codegen/elementwise_plan.hpp"
+#include "codegen/elementwise_tiles.hpp"
 #include "codegen/kernel_call.hpp"
 #include "codegen/source_writer.hpp"
 
@@ -46,120 +47,6 @@ std::vector<int> strided_array_params(const ElementwiseDefinition& def, const Ew
 
 namespace {
 
-// Tiled2D: each block walks tile_rows x 32 tiles (rows x columns) of the 2-d iteration space
-// with 32x8 threads, tile_rows / 8 rows each. Arrays stored column-major (transposed) are read and
-// written through a padded shared-memory tile so that every global access is coalesced; the rest
-// are read in place.
-template <class Body>
-void generate_tiled_loop(SourceWriter& w, const EwSpecialization& s, const std::vector<int>& arrays,
-                         std::size_t n_in, Body&& element_body) {
-  auto slot = [&](int k) {
-    for (std::size_t a = 0; a < arrays.size(); ++a) {
-      if (arrays[a] == k) return std::to_string(a);
-    }
-    return std::string("0");
-  };
-  auto address = [&](int k, const std::string& T, const std::string& r, const std::string& c) {
-    return "*reinterpret_cast<" + T + "*>(_cj_p" + std::to_string(k) + " + " + r +
-           " * _cj_L.strides[" + slot(k) + "][0] + " + c + " * _cj_L.strides[" + slot(k) + "][1])";
-  };
-  // Tiles of tile_rows x 32: tile_rows / 8 elements per thread; tiles padded by one.
-  const std::string TR = std::to_string(s.tile_rows), TRm1 = std::to_string(s.tile_rows - 1),
-                    TP = std::to_string(s.tile_rows + 1), K = std::to_string(s.tile_rows / 8);
-  bool any_load = false, any_store = false;
-  for (int k : arrays) {
-    const EwParam& e = s.params[k];
-    if (!e.transposed || !e.used) continue;
-    const bool input = k < static_cast<int>(n_in);
-    // Raw bytes: a __shared__ array of a class type (complex, half) would need a constructor.
-    const std::string T = cuda_type(e.dtype), id = std::to_string(k);
-    w << "  __shared__ __align__(16) unsigned char _cj_tile" + id + "_bytes[32 * " + TP +
-             " * sizeof(" + T + ")];\n  " + T + " (*_cj_tile" + id + ")[" + TP +
-             "] = reinterpret_cast<" + T + " (*)[" + TP + "]>(_cj_tile" + id + "_bytes);\n";
-    any_load |= input || e.load_output;
-    any_store |= !input;
-  }
-  w << "  const int _cj_R = _cj_L.shape[0], _cj_C = _cj_L.shape[1];\n";
-  w << "  const int _cj_tc = (_cj_C + 31) / 32, _cj_tiles = _cj_tc * ((_cj_R + " + TRm1 + ") / " +
-           TR + ");\n";
-  // Column-major inputs are loaded one tile ahead into registers, so their loads overlap the
-  // previous tile's compute and stores instead of waiting behind a barrier.
-  auto load_ahead = [&](const std::string& indent, const std::string& tile) {
-    w << indent + "{\n" + indent + "  const int _cj_q = " + tile + ";\n";
-    w << indent + "  const int _cj_qr0 = (_cj_q / _cj_tc) * " + TR +
-             ", _cj_qc0 = (_cj_q % _cj_tc) * 32;\n";
-    w << "#pragma unroll\n" + indent + "  for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
-    w << indent + "    const int _cj_rr = _cj_qr0 + threadIdx.x + 32 * (_cj_k >> 2), _cj_cc = " +
-             "_cj_qc0 + threadIdx.y + 8 * (_cj_k & 3);\n";
-    w << indent + "    if (_cj_rr < _cj_R && _cj_cc < _cj_C) {\n";
-    for (int k : arrays) {
-      const EwParam& e = s.params[k];
-      if (!e.transposed || !e.used || !(k < static_cast<int>(n_in) || e.load_output)) continue;
-      w << indent + "      _cj_n" + std::to_string(k) +
-               "[_cj_k] = " + address(k, cuda_type(e.dtype), "_cj_rr", "_cj_cc") + ";\n";
-    }
-    w << indent + "    }\n" + indent + "  }\n" + indent + "}\n";
-  };
-  if (any_load) {
-    for (int k : arrays) {
-      const EwParam& e = s.params[k];
-      if (!e.transposed || !e.used || !(k < static_cast<int>(n_in) || e.load_output)) continue;
-      w << "  " + cuda_type(e.dtype) + " _cj_n" + std::to_string(k) + "[" + K + "];\n";
-    }
-    w << "  if (blockIdx.x < _cj_tiles)\n";
-    load_ahead("  ", "blockIdx.x");
-  }
-  w << "  for (int _cj_t = blockIdx.x; _cj_t < _cj_tiles; _cj_t += gridDim.x) {\n";
-  w << "    const int _cj_r0 = (_cj_t / _cj_tc) * " + TR + ", _cj_c0 = (_cj_t % _cj_tc) * 32;\n";
-  // Column-major outputs go from their tile to memory, coalesced along the rows.
-  auto store_transposed_outputs = [&] {
-    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
-    w << "      const int _cj_rr = _cj_r0 + threadIdx.x + 32 * (_cj_k >> 2), _cj_cc = _cj_c0 + "
-         "threadIdx.y + 8 * (_cj_k & 3);\n";
-    w << "      if (_cj_rr < _cj_R && _cj_cc < _cj_C) {\n";
-    for (int k : arrays) {
-      const EwParam& e = s.params[k];
-      if (!e.transposed || !e.used || k < static_cast<int>(n_in)) continue;
-      const std::string tile = "_cj_tile" + std::to_string(k) +
-                               "[threadIdx.y + 8 * (_cj_k & 3)][threadIdx.x + 32 * (_cj_k >> 2)]";
-      w << "        " + address(k, cuda_type(e.dtype), "_cj_rr", "_cj_cc") + " = " + tile + ";\n";
-    }
-    w << "      }\n    }\n";
-  };
-
-  if (any_load) {
-    // This tile's registers into shared memory, then the next tile's loads.
-    w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
-    for (int k : arrays) {
-      const EwParam& e = s.params[k];
-      if (!e.transposed || !e.used || !(k < static_cast<int>(n_in) || e.load_output)) continue;
-      w << "      _cj_tile" + std::to_string(k) +
-               "[threadIdx.y + 8 * (_cj_k & 3)][threadIdx.x + 32 * (_cj_k >> 2)] = _cj_n" +
-               std::to_string(k) + "[_cj_k];\n";
-    }
-    w << "    }\n    __syncthreads();\n";
-    w << "    if (_cj_t + (int)gridDim.x < _cj_tiles)\n";
-    load_ahead("    ", "_cj_t + (int)gridDim.x");
-  }
-  w << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + K + "; ++_cj_k) {\n";
-  w << "      const int _cj_r = _cj_r0 + threadIdx.y + 8 * _cj_k, _cj_c = _cj_c0 + threadIdx.x;\n";
-  w << "      if (_cj_r < _cj_R && _cj_c < _cj_C) {\n";
-  w << "        const int i = _cj_r * _cj_C + _cj_c;\n        (void)i;\n";
-  element_body("        ", [&](int k, const std::string& T) {
-    if (s.params[k].transposed) {
-      return "_cj_tile" + std::to_string(k) + "[threadIdx.x][threadIdx.y + 8 * _cj_k]";
-    }
-    return address(k, T, "_cj_r", "_cj_c");
-  });
-  w << "      }\n    }\n";
-  if (any_store) {
-    w << "    __syncthreads();\n";
-    store_transposed_outputs();
-  }
-  if (any_load || any_store) w << "    __syncthreads();\n";
-  w << "  }\n";
-}
-
 // The source of one specialisation, written section by section.
 class EwSource {
  public:
@@ -190,9 +77,10 @@ class EwSource {
         rows2d();
         break;
       case EwLayout::Tiled2D:
-        generate_tiled_loop(
-            w_, s_, strided_, n_in_,
-            [this](const std::string& indent, auto&& declare) { element_body(indent, declare); });
+        write_tiled_loop(w_, s_, strided_, n_in_,
+                         [this](const std::string& indent, const TileDeclare& declare) {
+                           element_body(indent, declare);
+                         });
         break;
       case EwLayout::Strided:
         strided();
