@@ -91,6 +91,16 @@ bool has_header(const std::string& dir) {
 std::string_view device_support_source() { return kSupport; }
 std::string_view fp16_includes() { return kFp16; }
 
+void add_minimal_option(std::vector<std::string>& options, const std::string& user_text) {
+  for (const char* needle : {"#include", "cuda", "tex", "surf", "<<<"}) {
+    if (user_text.find(needle) != std::string::npos) return;
+  }
+  for (const std::string& option : options) {
+    if (option == "-minimal" || option == "--minimal") return;
+  }
+  options.emplace_back("-minimal");
+}
+
 bool mentions_fp16(const std::string& text) {
   return text.find("half") != std::string::npos || text.find("bfloat16") != std::string::npos ||
          text.find("fp16") != std::string::npos || text.find("bf16") != std::string::npos;

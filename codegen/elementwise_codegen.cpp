@@ -307,6 +307,8 @@ SourceProgram generate_elementwise(const ElementwiseDefinition& def, const EwSpe
   if (needs_fp16(def, s) && !cuda_include_option().empty()) {
     program.options.push_back(cuda_include_option());
   }
+  add_minimal_option(program.options, def.preamble + "\n" + def.operation + "\n" + def.loop_prep +
+                                          "\n" + def.after_loop);
   program.link_inputs = def.link;
   return program;
 }

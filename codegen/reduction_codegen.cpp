@@ -915,6 +915,9 @@ SourceProgram ReductionSource::program() const {
   if (needs_fp16(def, s) && !cuda_include_option().empty()) {
     program.options.push_back(cuda_include_option());
   }
+  add_minimal_option(program.options, def.preamble + "\n" + def.map_expr + "\n" + def.reduce_expr +
+                                          "\n" + def.post_map_expr + "\n" + def.identity + "\n" +
+                                          def.reduce_type + "\n" + s.reduce_ctype);
   return program;
 }
 

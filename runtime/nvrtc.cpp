@@ -5,6 +5,7 @@
 
 #include <cujit/error.hpp>
 
+#include "codegen/analysis_loader.hpp"
 #include "codegen/device_support.hpp"
 #include "codegen/large_stack.hpp"
 #include "codegen/validation.hpp"
@@ -268,13 +269,29 @@ ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
   return handle;
 }
 
+// run_nvrtc, and when a compilation with -minimal (codegen's add_minimal_option) fails, again
+// without it: the full declarations may be what the user's code needs, and an error that
+// remains is reported from the full compilation.
+ProgramHandle run_nvrtc_minimal_first(const SourceProgram& program, const Target& target,
+                                      std::vector<std::string> options, std::string& log) {
+  try {
+    return run_nvrtc(program, target, options, log);
+  } catch (const CompileError&) {
+    const auto minimal = std::find(options.begin(), options.end(), "-minimal");
+    if (minimal == options.end()) throw;
+    options.erase(minimal);
+    return run_nvrtc(program, target, options, log);
+  }
+}
+
 }  // namespace
 
 CompiledProgram compile(const SourceProgram& program, const Target& target) {
   check_before_nvrtc(program);
   check_target(program, target);
   std::string log;
-  ProgramHandle handle = run_nvrtc(program, target, nvrtc_options(program, target), log);
+  ProgramHandle handle =
+      run_nvrtc_minimal_first(program, target, nvrtc_options(program, target), log);
   CompiledProgram compiled;
   compiled.target = target;
   compiled.log = std::move(log);
@@ -301,7 +318,7 @@ LinkInput compile_to_lto_ir(const SourceProgram& program, const Target& target) 
   std::vector<std::string> options = nvrtc_options(library, target);
   options.insert(options.begin() + 3, {"-dlto", "-rdc=true"});
   std::string log;
-  ProgramHandle handle = run_nvrtc(library, target, options, log);
+  ProgramHandle handle = run_nvrtc_minimal_first(library, target, options, log);
   const std::string stem = program.name.substr(0, program.name.rfind('.'));
   return LinkInput{LinkInput::Kind::LtoIr, stem + ".ltoir", lto_ir_of(handle.get())};
 }
@@ -360,7 +377,15 @@ namespace {
 const bool kCompilerHooksInstalled = [] {
   install_compiler_hooks(
       {[] { return std::string("NVRTC ") + std::to_string(CUDA_VERSION / 1000); },
-       [] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); }});
+       [] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); },
+       [] {
+         try {
+           nvrtc();
+         } catch (const Error&) {
+           // Reported by the first compilation.
+         }
+         analysis_table();
+       }});
   return true;
 }();
 

@@ -16,7 +16,8 @@ z = cp.empty((m, m), cp.float32)
 src = cp.random.rand(m*m, dtype=cp.float32); dst = cp.empty_like(src)
 tc = timeit(lambda: cp.copyto(dst, src))
 copy = 2*nb/tc/1e6
-print(f"copy {copy:.1f} GB/s")
+d2d = timeit(lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, int(nb), 3, cp.cuda.get_current_stream().ptr))
+print(f"copy {copy:.1f} GB/s (cupy.copyto); memcpy D2D {2*nb/d2d/1e6:.1f} GB/s")
 def rep(name, ms, bytes_):
     g = bytes_/ms/1e6
     print(f"{name:50s} {g:8.1f} GB/s {g/copy:6.3f}", flush=True)
@@ -105,6 +106,52 @@ for yt, tr, tc, v in (configs if 'rows' not in sys.argv else []):
         ms = timeit(f)
         ok = bool(cp.allclose(z, xT + yy)) if grid_name == "all" else True
         rep(f"{'xT+yT' if yt else 'xT+y '} tile {tr}x{tc} v{v} grid {grid_name}{'' if ok else ' WRONG'}", ms, 3*nb)
+# x.T + y.T written through a tile of the output: x and y read in their own (column-major)
+# order, z transposed through shared memory. One array through the tile instead of two.
+otmpl = r"""
+extern "C" __global__ void __launch_bounds__(256) K_NAME(const float* __restrict__ xm, const float* __restrict__ ym, float* __restrict__ zm, int R, int C) {
+  // Iteration space: rows of memory (c) x columns of memory (r): xm[c*R + r].
+  __shared__ float t[TC_V][TR_V + 1];     // [c][r]
+  const int tcs = R / TR_V;               // tiles along r
+  for (int tile = blockIdx.x; tile < (C / TC_V) * tcs; tile += gridDim.x) {
+    const int c0 = (tile / tcs) * TC_V, r0 = (tile % tcs) * TR_V;
+    // read: threads along r (contiguous), TR_V/V_V threads per memory row
+    constexpr int LX = TR_V / V_V, LY = 256 / LX;
+    const int tr = (threadIdx.x % LX) * V_V;
+    #pragma unroll
+    for (int cc = threadIdx.x / LX; cc < TC_V; cc += LY) {
+      const size_t o = (size_t)(c0 + cc) * R + r0 + tr;
+      if (V_V == 4) { float4 a = *reinterpret_cast<const float4*>(xm + o), b = *reinterpret_cast<const float4*>(ym + o);
+        t[cc][tr] = a.x + b.x; t[cc][tr+1] = a.y + b.y; t[cc][tr+2] = a.z + b.z; t[cc][tr+3] = a.w + b.w; }
+      else if (V_V == 2) { float2 a = *reinterpret_cast<const float2*>(xm + o), b = *reinterpret_cast<const float2*>(ym + o);
+        t[cc][tr] = a.x + b.x; t[cc][tr+1] = a.y + b.y; }
+      else t[cc][tr] = xm[o] + ym[o];
+    }
+    __syncthreads();
+    // write z[r][c] (C order): threads along c
+    constexpr int WX = TC_V / V_V, WY = 256 / WX;
+    const int wc = (threadIdx.x % WX) * V_V;
+    #pragma unroll
+    for (int rr = threadIdx.x / WX; rr < TR_V; rr += WY) {
+      float* p = zm + (size_t)(r0 + rr) * C + c0 + wc;
+      if (V_V == 4) *reinterpret_cast<float4*>(p) = make_float4(t[wc][rr], t[wc+1][rr], t[wc+2][rr], t[wc+3][rr]);
+      else if (V_V == 2) *reinterpret_cast<float2*>(p) = make_float2(t[wc][rr], t[wc+1][rr]);
+      else *p = t[wc][rr];
+    }
+    __syncthreads();
+  }
+}
+"""
+for tr, tc, v in [(32, 32, 1), (64, 32, 1), (32, 64, 1), (64, 64, 1), (64, 64, 2), (64, 64, 4), (128, 32, 4), (32, 128, 4)]:
+    if 'rows' in sys.argv: break
+    name = f"o_{tr}_{tc}_{v}"
+    code = otmpl.replace("K_NAME", name).replace("TR_V", str(tr)).replace("TC_V", str(tc)).replace("V_V", str(v))
+    k = cp.RawKernel(code, name)
+    ntiles = (m // tr) * (m // tc)
+    for grid_name, grid in (("all", ntiles), ("16/sm", sm * 16)):
+        ms = timeit(lambda: k((grid,), (256,), (x0, y0, z, np.int32(m), np.int32(m))))
+        ok = bool(cp.allclose(z, xT + yT)) if grid_name == "all" else True
+        rep(f"xT+yT output-tiled {tr}x{tc} v{v} grid {grid_name}{'' if ok else ' WRONG'}", ms, 3*nb)
 # Reference: contiguous add
 ms = timeit(lambda: cp.add(x0, y0, out=z)); rep("cupy add contiguous", ms, 3*nb)
 

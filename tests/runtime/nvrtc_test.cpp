@@ -108,6 +108,35 @@ TEST(Nvrtc, CountsCompilations) {
 // thousand parentheses deep, compiled on a worker thread (8 MiB stack), killed the process
 // with SIGSEGV inside NVRTC. Now NVRTC and the snippet analyser run on a thread with a large
 // stack: the result is a binary or a CompileError, never a crash. Failed (SIGSEGV) on eb933fb.
+// Generated kernels compile with -minimal where the user's text allows; code that needs what
+// -minimal leaves out (here CUB, through a pre-included header the heuristic cannot see) is
+// compiled again without it, and an error that remains comes from the full compilation.
+TEST(Nvrtc, MinimalCompilationFallsBackToTheFullDeclarations) {
+  SourceProgram program;
+  program.source = kAxpy;
+  program.options = {"-minimal"};
+  const std::uint64_t before = nvrtc_compile_count();
+  EXPECT_GT(compile(program, Target::parse("sm_90")).binary.size(), 4u);
+  EXPECT_EQ(nvrtc_compile_count() - before, 1u);  // -minimal sufficed
+
+  program.source = std::string("extern \"C\" __global__ void k(int* x) { x[0] = (int)") +
+                   "cub::Debug(cudaSuccess, \"f\", 1); }\n";
+  program.options = {"-minimal", "--pre-include=cub/util_debug.cuh"};
+  const std::uint64_t again = nvrtc_compile_count();
+  EXPECT_GT(compile(program, Target::parse("sm_90")).binary.size(), 4u);
+  EXPECT_EQ(nvrtc_compile_count() - again, 2u);  // failed with -minimal, then without
+
+  program.source = "extern \"C\" __global__ void k(int* x) { x[0] = undeclared_name; }\n";
+  program.options = {"-minimal"};
+  try {
+    compile(program, Target::parse("sm_90"));
+    FAIL() << "expected a CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("undeclared_name"), std::string::npos);
+    EXPECT_EQ(std::find(e.options().begin(), e.options().end(), "-minimal"), e.options().end());
+  }
+}
+
 TEST(Nvrtc, DeepNestingFromAWorkerThreadIsCompiledOrRefusedNeverACrash) {
   constexpr int kDepth = 10000;
   SourceProgram p;
