@@ -59,10 +59,12 @@ bool write_file(const std::string& path, const std::string& bytes, std::string& 
     if (n <= 0) break;
     done += static_cast<std::size_t>(n);
   }
-  const bool ok =
-      done == bytes.size() && ::close(fd) == 0 && ::rename(temp.c_str(), path.c_str()) == 0;
+  const int write_errno = errno;
+  const bool written = done == bytes.size();
+  const bool closed = ::close(fd) == 0;  // always closed, whatever failed before
+  const bool ok = written && closed && ::rename(temp.c_str(), path.c_str()) == 0;
   if (!ok) {
-    error = std::strerror(errno);
+    error = std::strerror(written ? errno : write_errno);
     ::unlink(temp.c_str());
   }
   return ok;
