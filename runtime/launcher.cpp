@@ -220,6 +220,17 @@ void launch_function(CUfunction function, const LaunchShape& shape, CUstream str
   }
 }
 
+namespace {
+
+// The "source written to ..." line CUJIT_DUMP_SOURCE[_ON_ERROR] added to NVRTC's error, or empty.
+std::string dump_note(const CompileError& error) {
+  const std::string what = error.what();
+  const std::size_t at = what.rfind("\nsource written to ");
+  return at == std::string::npos ? std::string() : what.substr(at, what.find('\n', at + 1) - at);
+}
+
+}  // namespace
+
 void rethrow_snippet_error(const CompileError& error, const std::string& kernel,
                            const std::vector<std::pair<std::string, std::string>>& snippets) {
   // NVRTC writes "label(line): error: message" for code under a #line directive.
@@ -247,7 +258,7 @@ void rethrow_snippet_error(const CompileError& error, const std::string& kernel,
       }
       std::string message = "cujit: kernel '" + kernel + "': " + m[4].str() + "\n" +
                             format_snippet_location(label, text, snippet_line, column) +
-                            "\n\nNVRTC log:\n" + error.log();
+                            "\n\nNVRTC log:\n" + error.log() + dump_note(error);
       throw CompileError(message, error.log(), error.options(), error.source(), snippet_line,
                          column);
     }

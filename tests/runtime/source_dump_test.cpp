@@ -7,8 +7,10 @@
 #include "core/nvtx.hpp"
 
 #include <cujit/cache.hpp>
+#include <cujit/elementwise.hpp>
 #include <cujit/error.hpp>
 #include <cujit/program.hpp>
+#include <cujit/specialize.hpp>
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -124,6 +126,25 @@ TEST(SourceDump, OnErrorWritesOnlyFailuresAndTheErrorSaysWhere) {
   EXPECT_EQ(read(dir.dumps() / (stem + ".cu")), bad.source);
   EXPECT_NE(read(dir.dumps() / (stem + ".log")).find("undeclared"), std::string::npos);
   EXPECT_NE(read(dir.dumps() / (stem + ".cmd")).find("-arch=sm_80"), std::string::npos);
+}
+
+TEST(SourceDump, ASnippetErrorKeepsTheNoteAndTheKernelsName) {
+  DumpDir dir("CUJIT_DUMP_SOURCE_ON_ERROR");
+  const ElementwiseKernel typo("T x, T y", "T z", "z = (x - y) * (x - q)", "dumped_typo");
+  const std::vector<ArgSpec> args = {ArgSpec::array(DType::Float32, {64}),
+                                     ArgSpec::array(DType::Float32, {64})};
+  try {
+    typo.specialize(args, Target::parse("sm_80"));
+    FAIL() << "compiled";
+  } catch (const CompileError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("source written to " + dir.dumps().string() + "/dumped_typo-"),
+        std::string::npos)
+        << e.what();
+  }
+  const std::vector<std::string> files = dir.files();
+  ASSERT_EQ(files.size(), 3u) << ::testing::PrintToString(files);
+  EXPECT_EQ(files[0].rfind("dumped_typo-", 0), 0u) << files[0];
 }
 
 TEST(SourceDump, PlantedLinksAreReplacedNeverFollowed) {
