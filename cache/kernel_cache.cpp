@@ -3,6 +3,7 @@
 #include "cache/compiler_identity.hpp"
 
 #include "cache/key_lease.hpp"
+#include "cache/log.hpp"
 #include "cache/manifest.hpp"
 #include "cache/record.hpp"
 #include "cache/remote_tier.hpp"
@@ -11,12 +12,14 @@
 #include "cache/store.hpp"
 #include "cache/unavailable.hpp"
 #include "cache/warning.hpp"
+#include "core/nvtx.hpp"
 
 #include <cujit/error.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -42,6 +45,44 @@ std::map<std::string, ReplayFn>& replay_registry() {
 }
 
 // Error messages start with "cujit: "; warn() adds its own "cujit: warning: ".
+using Clock = std::chrono::steady_clock;
+
+// "kernel 'saxpy' (raw, sm_90)": how log messages name a request.
+std::string describe(const KernelRequest& r) {
+  return "kernel '" + (r.name.empty() ? r.kind : r.name) + "' (" + r.kind + ", " + r.target.name() +
+         ")";
+}
+
+const char* outcome_text(CacheOutcome outcome) {
+  switch (outcome) {
+    case CacheOutcome::MemoryHit:
+      return "memory hit";
+    case CacheOutcome::DiskHit:
+      return "hit in the writable database";
+    case CacheOutcome::DeploymentHit:
+      return "hit in a deployment database";
+    case CacheOutcome::RemoteHit:
+      return "hit in the fleet tier";
+    case CacheOutcome::Compiled:
+      return "compiled";
+  }
+  return "?";
+}
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Info: where a lookup that missed the memory layer found the kernel (compilations report
+// themselves, with their time); Debug: memory hits too.
+void log_outcome(const KernelRequest& request, CacheOutcome where, Clock::time_point start) {
+  const LogLevel level = where == CacheOutcome::MemoryHit ? LogLevel::Debug : LogLevel::Info;
+  if (where == CacheOutcome::Compiled || !log_enabled(level)) return;
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.3f", ms_since(start));
+  log_message(level, describe(request) + ": " + outcome_text(where) + " (" + ms + " ms)");
+}
+
 std::string without_prefix(const char* message) {
   std::string_view m(message);
   if (m.substr(0, 7) == "cujit: ") m.remove_prefix(7);
@@ -435,6 +476,11 @@ struct KernelCache::Impl {
       return compatible;
     }
     if (auto remote = fetch_remote(l, w, request, rkey, outcome)) return remote;
+    CUJIT_LOG_AT(LogLevel::Debug, describe(request) + ": no entry for request key " +
+                                      rkey.substr(0, 16) + " in " + std::to_string(deps.size()) +
+                                      " deployment database(s)" + (w ? ", the writable one" : "") +
+                                      (l.remote ? ", the fleet tier" : "") +
+                                      " or compatible targets; generating the source");
 
     // 2. By content key: the same source may have been compiled for another request.
     SourceProgram source = generate();
@@ -459,6 +505,8 @@ struct KernelCache::Impl {
     }
 
     // 3. Compile, outside any lock or transaction, once per host, and store if anything can.
+    CUJIT_LOG_AT(LogLevel::Debug,
+                 describe(request) + ": no entry for content key " + ckey.substr(0, 16));
     std::optional<KeyLease> lease;
     Lookup lookup = take_lease(l, w, request, ckey, lease);
     if (usable(lookup)) {
@@ -627,6 +675,8 @@ struct KernelCache::Impl {
       const SourceProgram& source, const std::string& ckey, const std::string& rkey,
       const CompileFn& compile, CacheOutcome& outcome, bool fleet_lease) {
     CompiledProgram program;
+    const Clock::time_point start =
+        log_enabled(LogLevel::Info) ? Clock::now() : Clock::time_point{};
     try {
       program = compile(source);
     } catch (const CompilerUnavailableError& e) {
@@ -638,6 +688,12 @@ struct KernelCache::Impl {
     }
     misses.fetch_add(1, std::memory_order_relaxed);
     outcome = CacheOutcome::Compiled;
+    if (log_enabled(LogLevel::Info)) {
+      char ms[32];
+      std::snprintf(ms, sizeof ms, "%.1f", ms_since(start));
+      log_message(LogLevel::Info, describe(request) + ": compiled in " + ms + " ms (content key " +
+                                      ckey.substr(0, 16) + ")");
+    }
     if (w || l.remote) {
       std::optional<CacheRecord> record;
       try {
@@ -703,6 +759,7 @@ std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelR
         if (slot->program && slot->matches(request)) {
           m.memory_hits.fetch_add(1, std::memory_order_relaxed);
           if (outcome != nullptr) *outcome = CacheOutcome::MemoryHit;
+          CUJIT_LOG_AT(LogLevel::Debug, describe(request) + ": memory hit");
           return slot->program;
         }
       }
@@ -746,7 +803,9 @@ std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelR
 
   CacheOutcome where = CacheOutcome::Compiled;
   std::shared_ptr<const CompiledProgram> program;
+  const Clock::time_point start = log_enabled(LogLevel::Info) ? Clock::now() : Clock::time_point{};
   try {
+    NvtxRange range(NvtxKind::CacheLookup, "cache lookup " + request.name);
     program = m.resolve(request, generate, compile, where);
   } catch (...) {
     promise.set_exception(std::current_exception());
@@ -771,6 +830,7 @@ std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelR
   }
   promise.set_value(program);
   if (outcome != nullptr) *outcome = where;
+  log_outcome(request, where, start);
   return program;
 }
 

@@ -3,6 +3,7 @@
 #include <cujit/error.hpp>
 
 #include "cache/json_text.hpp"
+#include "cache/kernel_names.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -32,7 +33,7 @@ KernelRequest raw_kernel_request(const SourceProgram& program, const Target& tar
   r.manifest_entry = raw_manifest_entry(program);
   r.spec = r.manifest_entry;
   r.target = target;
-  r.name = program.name;
+  r.name = program_kernel_names(program);  // "saxpy", not "raw_module.cu", in messages
   return r;
 }
 

@@ -1,5 +1,7 @@
 #include "cache/record.hpp"
 
+#include "cache/kernel_names.hpp"
+
 #include "cache/compiler_identity.hpp"
 
 #include "cache/json_text.hpp"
@@ -203,6 +205,7 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
   r.content_key = content_key;
   r.kind = kind;
   r.program = program;
+  r.program.log = log_text(std::move(r.program.log));
   nlohmann::json opts = {{"name", text_json(source.name)},
                          {"options", text_json(normalize_options(source.options))},
                          {"name_expressions", text_json(source.name_expressions)}};

@@ -1,5 +1,7 @@
 #include "cache/remote_entry.hpp"
 
+#include "cache/kernel_names.hpp"
+
 #include <cujit/error.hpp>
 
 #include <cstdlib>
@@ -80,6 +82,7 @@ bool read_record(FieldReader& r, CacheRecord& rec) {
       !r.next_number(created)) {
     return false;
   }
+  rec.program.log = log_text(std::move(rec.program.log));  // older entries may end in a NUL
   auto decoded = decode_names(names);
   if (!decoded || codegen > 1000000 || static_cast<std::uint64_t>(source_size) > kMaxSourceSize) {
     return false;

@@ -1,6 +1,7 @@
 #include "cache/sqlite_store.hpp"
 
 #include "cache/compiler_identity.hpp"
+#include "cache/kernel_names.hpp"
 
 #include "cache/sha256.hpp"
 #include "cache/warning.hpp"
@@ -98,7 +99,7 @@ bool read_row(const Statement& s, CacheRecord& out) {
   std::string names = s.column_bytes(10);
   out.options = s.column_bytes(11);
   out.program.metadata = s.column_bytes(12);
-  out.program.log = s.column_bytes(13);
+  out.program.log = log_text(s.column_bytes(13));  // older entries may end in a NUL
   out.program.binary = s.column_bytes(14);
   if (binary_size < 0 || static_cast<std::uint64_t>(binary_size) != out.program.binary.size()) {
     return false;
@@ -759,12 +760,14 @@ std::uint64_t SqliteStore::evict_to(std::uint64_t max_size) {
   return n;
 }
 
-std::vector<RecordSummary> SqliteStore::list() {
+std::vector<RecordSummary> SqliteStore::list(bool with_names) {
   std::lock_guard lock(mutex_);
   std::vector<RecordSummary> out;
   Statement s = db_->prepare(
-      "SELECT content_key, kind, target, record_size, binary_size, source_size, created, "
-      "last_used FROM kernels ORDER BY last_used DESC, content_key");
+      with_names ? "SELECT content_key, kind, target, record_size, binary_size, source_size, "
+                   "created, last_used, options FROM kernels ORDER BY last_used DESC, content_key"
+                 : "SELECT content_key, kind, target, record_size, binary_size, source_size, "
+                   "created, last_used FROM kernels ORDER BY last_used DESC, content_key");
   while (s.step()) {
     RecordSummary r;
     r.content_key = s.column_bytes(0);
@@ -775,7 +778,20 @@ std::vector<RecordSummary> SqliteStore::list() {
     r.source_size = static_cast<std::uint64_t>(s.column_int(5));
     r.created = s.column_int(6);
     r.last_used = s.column_int(7);
+    if (with_names) r.name = kernel_names_from_options(s.column_bytes(8));
     out.push_back(std::move(r));
+  }
+  if (with_names) {
+    // A raw module without name expressions: the __global__ functions of its source.
+    Statement source = db_->prepare("SELECT source FROM kernels WHERE content_key = ?1");
+    for (RecordSummary& r : out) {
+      if (!r.name.empty()) continue;
+      source.reset();
+      source.bind_text(1, r.content_key);
+      if (!source.step()) continue;
+      const auto text = decompress(source.column_bytes(0), r.source_size);
+      r.name = text ? kernel_names_in_source(*text) : "";
+    }
   }
   return out;
 }

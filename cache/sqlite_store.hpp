@@ -46,6 +46,7 @@ struct RecordSummary {
   std::uint64_t source_size = 0;
   std::int64_t created = 0;
   std::int64_t last_used = 0;
+  std::string name;  ///< the kernel names, when listed with them (kernel_names.hpp)
 };
 
 /// What `cujit-cache info` shows.
@@ -135,8 +136,9 @@ class SqliteStore final : public Store {
   /// SqliteError's corrupt() and full() as values.
   StoreFailure failure_of(const Error& error) const override;
 
-  /// Every entry, most recently used first.
-  std::vector<RecordSummary> list();
+  /// Every entry, most recently used first; with their kernel names when `with_names` (which
+  /// reads each entry's options, and the source of raw modules without name expressions).
+  std::vector<RecordSummary> list(bool with_names = false);
   /// The entry whose content key or request key is `key`, or starts with it (at least 4 hex
   /// digits), with its source when `with_source`. Throws ArgumentError when the prefix is
   /// ambiguous; nullopt when nothing matches.

@@ -1,5 +1,7 @@
 #include "cache/warning.hpp"
 
+#include "cache/log.hpp"
+
 #include <cujit/cache.hpp>
 
 #include <atomic>
@@ -48,8 +50,10 @@ void warn(const std::string& message) noexcept {
     }
   } catch (...) {
     // A throwing sink must not turn a warning into a failure; fall through to stderr.
+    std::fprintf(stderr, "cujit: warning: %s\n", message.c_str());
+    return;
   }
-  std::fprintf(stderr, "cujit: warning: %s\n", message.c_str());
+  log_message(LogLevel::Warn, message);  // the log sink, or stderr; nothing with CUJIT_LOG=off
 }
 
 }  // namespace detail

@@ -2,6 +2,9 @@
 
 #include "runtime/ptx_jit.hpp"
 
+#include "cache/log.hpp"
+#include "core/nvtx.hpp"
+
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 
@@ -64,8 +67,11 @@ std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build,
   return KernelCache::global().get_or_compile(
       build.request,
       [&] {
-        analysis =
-            std::async(std::launch::async, [set = build.snippets()] { analyze_snippets(set); });
+        analysis = std::async(std::launch::async, [set = build.snippets(), kernel = build.kernel] {
+          NvtxRange range(NvtxKind::Analysis, "analyse " + kernel);
+          analyze_snippets(set);
+        });
+        NvtxRange range(NvtxKind::Generation, "generate " + build.kernel);
         return build.generate();
       },
       [&](const SourceProgram& program) {
@@ -157,8 +163,19 @@ std::shared_ptr<const LoadedModule> compile_and_load(
   const Clock::time_point t1 = Clock::now();
   auto program = build_for(target);
   const Clock::time_point t2 = Clock::now();
-  auto module = load_module(std::move(program), device);
+  std::shared_ptr<const LoadedModule> module;
+  {
+    NvtxRange range(NvtxKind::ModuleLoad, "load module " + kernel);
+    module = load_module(std::move(program), device);
+  }
   trace_specialize(kernel, t0, t1, t2);
+  if (log_enabled(LogLevel::Info)) {
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.3f",
+                  std::chrono::duration<double, std::milli>(Clock::now() - t2).count());
+    log_message(LogLevel::Info, "kernel '" + kernel + "': module loaded on device " +
+                                    std::to_string(device) + " in " + ms + " ms");
+  }
   return module;
 }
 
@@ -174,6 +191,7 @@ CUfunction kernel_function(const LoadedModule& module, const std::string& symbol
 
 void launch_function(CUfunction function, const LaunchShape& shape, CUstream stream, void** params,
                      int device, bool dependent, const char* what, const std::string& kernel) {
+  NvtxRange range(NvtxKind::Launch, kernel.c_str());
   ensure_context(device);
   const Driver& drv = driver();
   CUresult result;
@@ -202,6 +220,17 @@ void launch_function(CUfunction function, const LaunchShape& shape, CUstream str
   }
 }
 
+namespace {
+
+// The "source written to ..." line CUJIT_DUMP_SOURCE[_ON_ERROR] added to NVRTC's error, or empty.
+std::string dump_note(const CompileError& error) {
+  const std::string what = error.what();
+  const std::size_t at = what.rfind("\nsource written to ");
+  return at == std::string::npos ? std::string() : what.substr(at, what.find('\n', at + 1) - at);
+}
+
+}  // namespace
+
 void rethrow_snippet_error(const CompileError& error, const std::string& kernel,
                            const std::vector<std::pair<std::string, std::string>>& snippets) {
   // NVRTC writes "label(line): error: message" for code under a #line directive.
@@ -229,7 +258,7 @@ void rethrow_snippet_error(const CompileError& error, const std::string& kernel,
       }
       std::string message = "cujit: kernel '" + kernel + "': " + m[4].str() + "\n" +
                             format_snippet_location(label, text, snippet_line, column) +
-                            "\n\nNVRTC log:\n" + error.log();
+                            "\n\nNVRTC log:\n" + error.log() + dump_note(error);
       throw CompileError(message, error.log(), error.options(), error.source(), snippet_line,
                          column);
     }

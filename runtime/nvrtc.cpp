@@ -3,14 +3,18 @@
 
 #include "cache/compiler_identity.hpp"
 
+#include "cache/log.hpp"
+
 #include <cujit/error.hpp>
 
 #include "codegen/analysis_loader.hpp"
 #include "codegen/device_support.hpp"
 #include "codegen/large_stack.hpp"
 #include "codegen/validation.hpp"
+#include "core/nvtx.hpp"
 #include "runtime/device_link.hpp"
 #include "runtime/nvrtc_library.hpp"
+#include "runtime/source_dump.hpp"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -57,7 +61,8 @@ std::string program_log(nvrtcProgram program) {
     return {};
   std::string log(size, '\0');
   if (detail::nvrtc().nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
-  log.resize(size - 1);
+  // The size counts the terminating NUL, and a log may carry more of them: none is text.
+  while (!log.empty() && log.back() == '\0') log.pop_back();
   return log;
 }
 
@@ -230,6 +235,29 @@ void check_target(const SourceProgram& program, const Target& target) {
   }
 }
 
+// Debug log: the program, its target and NVRTC's options and name expressions.
+void log_command(const SourceProgram& program, const Target& target,
+                 const std::vector<std::string>& options) {
+  std::string text = "NVRTC compiles " + program.name + " for " + target.name() + ":";
+  for (const std::string& option : options) text += " " + option;
+  for (const std::string& e : program.name_expressions) text += " (name expression " + e + ")";
+  detail::log_message(LogLevel::Debug, text);
+}
+
+// CUJIT_DUMP_SOURCE_ON_ERROR (when CUJIT_DUMP_SOURCE has not written it already): the failed
+// program, its command and log; returns a line for the error message, or empty.
+std::string dump_failure(const SourceProgram& program, const std::vector<std::string>& options,
+                         const std::string& dumped, const std::string& log) {
+  std::string base = dumped;
+  if (base.empty()) {
+    const std::string directory = detail::dump_on_error_directory();
+    if (directory.empty()) return {};
+    base = detail::dump_program(directory, program, options);
+    detail::dump_log(base, log);
+  }
+  return base.empty() ? std::string() : "\nsource written to " + base + ".cu (command: .cmd)";
+}
+
 // Runs NVRTC on `program` with `options`; its log in `log`. Throws CompileError with the log,
 // the options and the numbered source.
 ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
@@ -251,19 +279,25 @@ ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
   }
   std::vector<const char*> option_ptrs;
   for (const std::string& option : options) option_ptrs.push_back(option.c_str());
+  if (detail::log_enabled(LogLevel::Debug)) log_command(program, target, options);
+  const std::string dump_to = detail::dump_directory();
+  const std::string dumped =
+      dump_to.empty() ? std::string() : detail::dump_program(dump_to, program, options);
   g_compile_count.fetch_add(1, std::memory_order_relaxed);
   const nvrtcResult result = detail::on_large_stack([&] {
     return detail::nvrtc().nvrtcCompileProgram(raw, static_cast<int>(option_ptrs.size()),
                                                option_ptrs.data());
   });
   log = program_log(raw);
+  detail::dump_log(dumped, log);
   if (result != NVRTC_SUCCESS) {
+    const std::string dump_note = dump_failure(program, options, dumped, log);
     std::ostringstream message;
     message << "cujit: NVRTC failed to compile " << program.name << " for " << target.name() << " ("
             << detail::nvrtc().nvrtcGetErrorString(result) << ")\n"
             << log << "\noptions:";
     for (const std::string& option : options) message << ' ' << option;
-    message << "\nsource:\n" << numbered(program.source);
+    message << "\nsource:\n" << numbered(program.source) << dump_note;
     throw CompileError(message.str(), std::move(log), options, program.source);
   }
   return handle;
@@ -287,6 +321,7 @@ ProgramHandle run_nvrtc_minimal_first(const SourceProgram& program, const Target
 }  // namespace
 
 CompiledProgram compile(const SourceProgram& program, const Target& target) {
+  detail::NvtxRange range(detail::NvtxKind::Compilation, "compile " + program.name);
   check_before_nvrtc(program);
   check_target(program, target);
   std::string log;
@@ -337,6 +372,11 @@ const std::string& nvrtc_version_string() {
     return text;
   }();
   return version;
+}
+
+std::string nvrtc_version() {
+  const detail::Nvrtc& n = detail::nvrtc();
+  return std::to_string(n.major) + "." + std::to_string(n.minor);
 }
 
 const std::vector<int>& nvrtc_supported_archs() {

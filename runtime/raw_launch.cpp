@@ -6,6 +6,7 @@
 #include <cujit/raw_module.hpp>
 
 #include "core/launch_check.hpp"
+#include "core/nvtx.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 
@@ -145,6 +146,7 @@ void RawKernel::launch_config(const LaunchConfig& config, const KernelArg* args,
     occupancy(function_, config, stream.handle(), limits, setup, name_);
     detail::check_launch(name_, config, limits);  // now with the occupancy limits
   }
+  detail::NvtxRange range(detail::NvtxKind::Launch, name_.c_str());
   CUlaunchConfig launch = driver_config(config, stream.handle());
   std::vector<CUlaunchAttribute> attributes = attributes_of(config);
   launch.attrs = attributes.data();

@@ -5,6 +5,7 @@
 #include "cache/kernel_cache.hpp"
 #include "cache/raw_replay.hpp"
 #include "codegen/validation.hpp"
+#include "core/nvtx.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/launcher.hpp"
@@ -243,6 +244,7 @@ void RawKernel::launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::si
     throw ArgumentError("cujit: kernel '" + name_ + "': a block of " + std::to_string(threads) +
                         " threads exceeds the kernel's limit of " + std::to_string(limit));
   }
+  detail::NvtxRange range(detail::NvtxKind::Launch, name_.c_str());
   detail::ensure_context(device_);
   detail::check(detail::driver().cuLaunchKernel(function_, grid.x, grid.y, grid.z, block.x, block.y,
                                                 block.z, static_cast<unsigned>(shared_mem),

@@ -181,7 +181,9 @@ using WarningSink = std::function<void(const std::string& message)>;
 
 /// Replaces where warnings go (by default stderr, as "cujit: warning: <message>") and
 /// returns the previous sink; an empty sink restores the default. Warnings are counted
-/// whatever the sink. The sink may be called from any thread. Thread-safe.
+/// whatever the sink. The sink may be called from any thread. Thread-safe. A sink set here
+/// receives every warning whatever CUJIT_LOG says; cujit/log.hpp's set_log_sink receives
+/// warnings only while none is set here, and info and debug messages too.
 WarningSink set_warning_sink(WarningSink sink);
 
 /// Number of warnings cujit has issued in this process. Thread-safe.

@@ -5,5 +5,6 @@
 #include <cujit/device.hpp>
 #include <cujit/dtype.hpp>
 #include <cujit/error.hpp>
+#include <cujit/log.hpp>
 #include <cujit/program.hpp>
 #include <cujit/raw_module.hpp>

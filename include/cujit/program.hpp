@@ -105,6 +105,10 @@ std::vector<std::string> nvrtc_options(const SourceProgram& program, const Targe
 /// of one version differ. Used in cache keys.
 const std::string& nvrtc_version_string();
 
+/// NVRTC's version as "major.minor" ("13.0"), for people. Loads NVRTC on first use; throws
+/// CompilerUnavailableError when it cannot be loaded. Thread-safe.
+std::string nvrtc_version();
+
 /// Architectures this NVRTC can compile cubins for, ascending (e.g. 75, 80, ..., 120).
 const std::vector<int>& nvrtc_supported_archs();
 

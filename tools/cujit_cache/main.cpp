@@ -16,9 +16,11 @@
 #include "cache/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/manifest.hpp"
+#include "cache/record.hpp"
 #include "cache/sha256.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/units.hpp"
+#include "core/version.hpp"
 #include "tools/cujit_cache/remote_commands.hpp"
 #include "tools/cujit_cache/signing.hpp"
 #include "tools/cujit_cache/tool_util.hpp"
@@ -100,6 +102,7 @@ std::vector<std::string> split_list(const std::string& text) {
 
 json summary_json(const detail::RecordSummary& r) {
   return {{"key", r.content_key},
+          {"name", r.name},
           {"kind", r.kind},
           {"target", r.target},
           {"record_size", r.record_size},
@@ -145,20 +148,32 @@ std::vector<Target> targets_of(const PrecompileArgs& a) {
   return out;
 }
 
+// On a terminal, a bar redrawn in place; elsewhere (a CI log), a line at every tenth of the
+// jobs and at most one a second otherwise, and the last one.
 class Progress {
  public:
-  Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled) {}
+  Progress(std::size_t total, bool bar, bool lines)
+      : total_(total), bar_(bar), lines_(lines), last_(std::chrono::steady_clock::now()) {}
   void step(bool failed) {
     std::lock_guard lock(mutex_);
     ++done_;
     failed_ += failed ? 1 : 0;
-    if (!enabled_) return;
-    constexpr int kWidth = 30;
-    int filled = total_ == 0 ? kWidth : static_cast<int>(kWidth * done_ / total_);
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu%s", std::string(filled, '#').c_str(),
-                 std::string(kWidth - filled, '.').c_str(), done_, total_,
-                 failed_ > 0 ? fmt::format("  ({} failed)", failed_).c_str() : "");
-    if (done_ == total_) std::fputc('\n', stderr);
+    const std::string failures = failed_ > 0 ? fmt::format("  ({} failed)", failed_) : "";
+    if (bar_) {
+      constexpr int kWidth = 30;
+      int filled = total_ == 0 ? kWidth : static_cast<int>(kWidth * done_ / total_);
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu%s", std::string(filled, '#').c_str(),
+                   std::string(kWidth - filled, '.').c_str(), done_, total_, failures.c_str());
+      if (done_ == total_) std::fputc('\n', stderr);
+    } else if (lines_) {
+      const auto now = std::chrono::steady_clock::now();
+      const std::size_t tenth = std::max<std::size_t>(1, total_ / 10);
+      if (done_ == total_ || done_ % tenth == 0 || now - last_ >= std::chrono::seconds(1)) {
+        last_ = now;
+        std::fprintf(stderr, "cujit-cache: precompile: %zu/%zu done%s\n", done_, total_,
+                     failures.c_str());
+      }
+    }
     std::fflush(stderr);
   }
 
@@ -167,7 +182,9 @@ class Progress {
   std::size_t total_;
   std::size_t done_ = 0;
   std::size_t failed_ = 0;
-  bool enabled_;
+  bool bar_;
+  bool lines_;
+  std::chrono::steady_clock::time_point last_;
 };
 
 // What happened to one (entry, target) job.
@@ -417,7 +434,8 @@ std::string sign_text(const std::string& path, const SqliteStore::SignOutcome& s
   return out;
 }
 
-int precompile(const Options& o, const PrecompileArgs& a) {
+// `stored`: whether any kernel was compiled into the output.
+int precompile_into(const Options& o, const PrecompileArgs& a, bool& stored) {
   auto started = std::chrono::steady_clock::now();
   std::vector<std::size_t> lines;
   std::vector<std::string> entries = detail::read_manifest(a.manifest, &lines);
@@ -438,7 +456,8 @@ int precompile(const Options& o, const PrecompileArgs& a) {
   const std::size_t total = entries.size() * targets.size();
   unsigned jobs = a.jobs != 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(total, 1)));
-  Progress progress(total, !o.json && ::isatty(STDERR_FILENO) != 0);
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  Progress progress(total, terminal && !o.json, !terminal);
   Tally tally(entries, lines, targets, progress);
   if (a.threads || jobs == 1) {
     run_in_threads(config, entries, targets, jobs, tally);
@@ -457,6 +476,7 @@ int precompile(const Options& o, const PrecompileArgs& a) {
   });
   std::size_t compiled = tally.compiled();
   std::size_t present = tally.present();
+  stored = compiled > 0;
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
@@ -484,32 +504,74 @@ int precompile(const Options& o, const PrecompileArgs& a) {
         failures.size());
     if (signed_entries) std::cout << sign_text(a.output, *signed_entries, *key);
     for (const auto& f : failures) {
-      std::cout << fmt::format("  line {} ({}) for {}: {}\n", f.line, f.kind, f.target,
-                               first_lines(f.error, 4));
+      std::cerr << fmt::format("cujit-cache: failed: line {} ({}) for {}: {}\n", f.line, f.kind,
+                               f.target, first_lines(f.error, 4));
     }
   }
   return failures.empty() ? 0 : 1;
 }
 
+// Removes a database this command created, with SQLite's side files and the leases folder.
+void remove_database(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
+  ::rmdir((path + ".leases").c_str());  // only when empty
+}
+
+// A precompile that fails leaves no new file behind: an output it created is removed when the
+// command ends with an error, or with failures and nothing compiled into it.
+int precompile(const Options& o, const PrecompileArgs& a) {
+  struct stat st {};
+  const bool existed = ::lstat(a.output.c_str(), &st) == 0;
+  bool stored = false;
+  int rc = 2;
+  try {
+    rc = precompile_into(o, a, stored);
+  } catch (...) {
+    if (!existed) remove_database(a.output);
+    throw;
+  }
+  if (!existed && rc != 0 && !stored) {
+    remove_database(a.output);
+    std::cerr << "cujit-cache: nothing was compiled; removed " << a.output << "\n";
+  }
+  return rc;
+}
+
 // ---- inspection and maintenance ---------------------------------------------------------
 
-int ls(const Options& o) {
-  auto store = SqliteStore::open_existing(db_path(o), store_options(o));
-  auto records = store->list();
+// True when `names` (kernel_names' "a,b") holds `kernel`.
+bool names_kernel(const std::string& names, const std::string& kernel) {
+  return ("," + names + ",").find("," + kernel + ",") != std::string::npos;
+}
+
+// `kernel` (--kernel): only the entries of that kernel. Without --db and before anything was
+// cached, the user cache does not exist yet: an empty listing, not an error.
+int ls(const Options& o, const std::string& kernel) {
+  std::vector<detail::RecordSummary> records;
+  struct stat st {};
+  if (!o.db.empty() || ::stat(db_path(o).c_str(), &st) == 0) {
+    records = SqliteStore::open_existing(db_path(o), store_options(o))->list(true);
+  }
+  if (!kernel.empty()) {
+    records.erase(std::remove_if(records.begin(), records.end(),
+                                 [&](const auto& r) { return !names_kernel(r.name, kernel); }),
+                  records.end());
+  }
   if (o.json) {
     json j = json::array();
     for (const auto& r : records) j.push_back(summary_json(r));
     print_json(j);
     return 0;
   }
-  std::cout << fmt::format("{:<16}  {:<12}  {:<11}  {:>10}  {}\n", "KEY", "KIND", "TARGET", "SIZE",
-                           "LAST USED");
+  std::cout << fmt::format("{:<16}  {:<24}  {:<11}  {:<11}  {:>10}  {}\n", "KEY", "KERNEL", "KIND",
+                           "TARGET", "SIZE", "LAST USED");
   for (const auto& r : records) {
-    std::cout << fmt::format("{:<16}  {:<12}  {:<11}  {:>10}  {}\n", r.content_key.substr(0, 16),
-                             r.kind, r.target, detail::format_bytes(r.record_size),
-                             iso_time(r.last_used));
+    std::cout << fmt::format("{:<16}  {:<24}  {:<11}  {:<11}  {:>10}  {}\n",
+                             r.content_key.substr(0, 16), r.name.empty() ? "?" : r.name, r.kind,
+                             r.target, detail::format_bytes(r.record_size), iso_time(r.last_used));
   }
-  std::cout << records.size() << " entries in " << db_path(o) << "\n";
+  std::cout << records.size() << " entries in " << db_path(o)
+            << (::stat(db_path(o).c_str(), &st) != 0 ? " (no cache yet)" : "") << "\n";
   return 0;
 }
 
@@ -730,7 +792,13 @@ int import_from(const Options& o, const std::string& in) {
   return copy(o, *from, *to, "imported");
 }
 
-int clear(const Options& o) {
+// `yes` (--yes): confirmed. On a terminal, clear asks for it; scripts (stdin not a terminal)
+// clear as before.
+int clear(const Options& o, bool yes) {
+  if (!yes && ::isatty(STDIN_FILENO) != 0) {
+    throw ArgumentError("cujit-cache: clear removes every entry of " + db_path(o) +
+                        "; pass --yes to confirm");
+  }
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
   std::uint64_t removed = store->clear();
   if (o.json) {
@@ -756,9 +824,24 @@ int keygen(const Options& o, const std::string& prefix) {
   return 0;
 }
 
+// --version: this tool's libcujit, the generated code and record format it writes, and the
+// NVRTC it would compile with (when one can be loaded here).
+std::string version_text() {
+  std::string nvrtc;
+  try {
+    nvrtc = "NVRTC " + nvrtc_version();
+  } catch (const Error& e) {
+    nvrtc = "NVRTC not available here (" + std::string(e.what()) + ")";
+  }
+  return fmt::format("cujit-cache (cujit {})\ncodegen version {}, record format {}\n{}",
+                     detail::library_version(), detail::kCodegenVersion,
+                     detail::kRecordFormatVersion, nvrtc);
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"cujit-cache: inspect, maintain and build cujit kernel-cache databases"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version_text);
   Options o;
   app.add_option(
       "--db", o.db,
@@ -787,6 +870,8 @@ int run(int argc, char** argv) {
 
   auto* ls_cmd = app.add_subcommand("ls", "list entries");
   ls_cmd->add_flag("--json", o.json, "machine-readable output");
+  std::string kernel_filter;
+  ls_cmd->add_option("--kernel", kernel_filter, "only the entries of this kernel");
   auto* info_cmd = app.add_subcommand("info", "counters, size, entries per target and kind");
   info_cmd->add_flag("--json", o.json, "machine-readable output");
 
@@ -828,6 +913,8 @@ int run(int argc, char** argv) {
   import_cmd->add_flag("--json", o.json, "machine-readable output");
   auto* clear_cmd = app.add_subcommand("clear", "remove every entry");
   clear_cmd->add_flag("--json", o.json, "machine-readable output");
+  bool yes = false;
+  clear_cmd->add_flag("--yes", yes, "confirm (needed when stdin is a terminal)");
   std::string key_prefix;
   auto* keygen_cmd = app.add_subcommand("keygen", "write an Ed25519 key pair for signing entries");
   keygen_cmd->add_option("prefix", key_prefix, "writes PREFIX.key and PREFIX.pub")->required();
@@ -847,14 +934,14 @@ int run(int argc, char** argv) {
                               [&o](const std::string& path) { check_output(o, path); }};
     if (auto status = remote.run(context)) return *status;
     if (*pre) return precompile(o, pa);
-    if (*ls_cmd) return ls(o);
+    if (*ls_cmd) return ls(o, kernel_filter);
     if (*info_cmd) return info(o);
     if (*show_cmd) return show(o, key, with_source);
     if (*verify_cmd) return verify(o, fix, trusted_keys);
     if (*prune_cmd) return prune(o, max_size, older_than, prune_archs, stale);
     if (*export_cmd) return export_to(o, other);
     if (*import_cmd) return import_from(o, other);
-    if (*clear_cmd) return clear(o);
+    if (*clear_cmd) return clear(o, yes);
     if (*keygen_cmd) return keygen(o, key_prefix);
     if (*sign_cmd) return sign(o, sign_key);
   } catch (const std::exception& e) {  // cujit::Error, and anything else: never terminate

@@ -1,0 +1,187 @@
+// cujit-cache for people and CI logs (issue 21): --version, kernel names in ls and --kernel,
+// ls before any cache exists, precompile's progress lines and failures on stderr, no output
+// left behind by a failed precompile, logs without a trailing NUL, clear asking for --yes on a
+// terminal, and CUJIT_LOG seen through the tool.
+
+#include "cache/raw_replay.hpp"
+#include "cache/sqlite_store.hpp"
+#include "cache_test_util.hpp"
+#include "tool_test_util.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+namespace cujit::detail {
+namespace {
+
+using nlohmann::json;
+using test::TempDir;
+using test::tool;
+using test::ToolRun;
+
+SourceProgram templated(const std::string& name) {
+  SourceProgram p;
+  p.source = "template <class T> __global__ void " + name + "(T* x) { x[0] += 1; }\n";
+  p.name_expressions = {name + "<float>"};
+  return p;
+}
+
+SourceProgram plain(const std::string& name) {  // no name expressions: named by its source
+  SourceProgram p;
+  p.source =
+      "extern \"C\" __global__ void __launch_bounds__(128) " + name + "(float* x) { x[0] = 2; }\n";
+  return p;
+}
+
+class ToolOps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CUJIT_SKIP_WITHOUT_TOOL();
+    manifest_ = dir_.file("m.jsonl");
+    std::ofstream(manifest_) << raw_manifest_entry(templated("twice")) << "\n"
+                             << raw_manifest_entry(plain("plain_one")) << "\n";
+    db_ = dir_.file("app.db");
+  }
+  ToolRun precompile_db() {
+    return tool("precompile " + manifest_ + " --arch sm_80 -o " + db_, "", true);
+  }
+  TempDir dir_;
+  std::string manifest_;
+  std::string db_;
+};
+
+TEST_F(ToolOps, VersionNamesCujitCodegenAndNvrtc) {
+  ToolRun run = tool("--version");
+  EXPECT_EQ(run.status, 0) << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(cujit \d+\.\d+\.\d+)"))) << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(codegen version \d+, record format \d+)")))
+      << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex(R"(NVRTC \d+\.\d+\s*$)"))) << run.out;
+  ToolRun hidden = tool("--version", "CUJIT_NVRTC_PATH=/nonexistent/libnvrtc.so.13");
+  EXPECT_EQ(hidden.status, 0) << hidden.out;
+  EXPECT_NE(hidden.out.find("NVRTC not available here"), std::string::npos) << hidden.out;
+}
+
+TEST_F(ToolOps, PrecompilePrintsProgressLinesOffATerminalAndLsNamesKernels) {
+  ToolRun pre = precompile_db();  // stderr is a pipe here, as in CI
+  ASSERT_EQ(pre.status, 0) << pre.out;
+  EXPECT_NE(pre.out.find("cujit-cache: precompile: 2/2 done"), std::string::npos) << pre.out;
+
+  ToolRun ls = tool("--db " + db_ + " ls");
+  EXPECT_NE(ls.out.find("KERNEL"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("twice"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("plain_one"), std::string::npos) << ls.out;
+  json all = tool("--db " + db_ + " ls --json").parsed();
+  ASSERT_EQ(all.size(), 2u);
+  std::set<std::string> names;
+  for (const json& e : all) names.insert(e["name"].get<std::string>());
+  EXPECT_EQ(names, (std::set<std::string>{"twice", "plain_one"}));
+  json only = tool("--db " + db_ + " ls --kernel plain_one --json").parsed();
+  ASSERT_EQ(only.size(), 1u) << only.dump();
+  EXPECT_EQ(only[0]["name"], "plain_one");
+  EXPECT_EQ(tool("--db " + db_ + " ls --kernel plain --json").parsed().size(), 0u);  // whole names
+}
+
+TEST_F(ToolOps, LsBeforeAnyCacheExistsListsNothing) {
+  const std::string env = "CUJIT_CACHE_DIR=" + dir_.file("never-used");
+  ToolRun text = tool("ls", env, true);
+  EXPECT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("0 entries"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("(no cache yet)"), std::string::npos) << text.out;
+  ToolRun js = tool("ls --json", env);
+  EXPECT_EQ(js.status, 0);
+  EXPECT_EQ(js.parsed(), json::array());
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("never-used")));     // ls creates nothing
+  EXPECT_EQ(tool("--db " + dir_.file("typo.db") + " ls").status, 2);  // a named one must exist
+}
+
+TEST_F(ToolOps, FailuresGoToStderrAndAFailedPrecompileLeavesNoFile) {
+  const std::string junk = dir_.file("junk.jsonl");
+  std::ofstream(junk) << "not json\n{\"kind\":\"raw\",\"source\":5}\n";
+  const std::string out = dir_.file("new.db");
+  ToolRun stdout_only = tool("precompile " + junk + " --arch sm_80 -o " + out);
+  EXPECT_EQ(stdout_only.status, 1) << stdout_only.out;
+  EXPECT_EQ(stdout_only.out.find("line 1"), std::string::npos) << stdout_only.out;
+  EXPECT_NE(stdout_only.out.find("2 failed"), std::string::npos) << stdout_only.out;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal", ".leases"}) {
+    EXPECT_FALSE(std::filesystem::exists(out + suffix)) << out << suffix;
+  }
+  ToolRun both = tool("precompile " + junk + " --arch sm_80 -o " + out, "", true);
+  EXPECT_NE(both.out.find("cujit-cache: failed: line 1"), std::string::npos) << both.out;
+  EXPECT_NE(both.out.find("removed " + out), std::string::npos) << both.out;
+
+  // An existing database is never removed, whatever fails.
+  ASSERT_EQ(precompile_db().status, 0);
+  EXPECT_EQ(tool("precompile " + junk + " --arch sm_80 -o " + db_).status, 1);
+  EXPECT_EQ(tool("--db " + db_ + " ls --json").parsed().size(), 2u);
+  // An unknown target is an error (exit 2) before anything is created.
+  EXPECT_EQ(tool("precompile " + manifest_ + " --arch not_an_arch -o " + out).status, 2);
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST_F(ToolOps, StoredLogsShowWithoutTrailingNul) {
+  ASSERT_EQ(precompile_db().status, 0);
+  {
+    auto store = SqliteStore::open_existing(db_, {});
+    store->exec("UPDATE kernels SET log = 'a warning' || char(0)");  // as older entries were
+  }
+  json shown =
+      tool("--db " + db_ + " show " +
+           tool("--db " + db_ + " ls --json").parsed()[0]["key"].get<std::string>() + " --json")
+          .parsed();
+  EXPECT_EQ(shown["log"], "a warning");
+  EXPECT_EQ(shown["intact"], true);  // the log is not part of the checksum
+}
+
+// Runs the tool with stdin on a pseudo-terminal.
+ToolRun on_terminal(const std::string& args) {
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return {};
+  const std::string slave = ::ptsname(master);
+  ToolRun run = tool(args + " < " + slave, "", true);
+  ::close(master);
+  return run;
+}
+
+TEST_F(ToolOps, ClearOnATerminalNeedsYes) {
+  ASSERT_EQ(precompile_db().status, 0);
+  ToolRun refused = on_terminal("--db " + db_ + " clear");
+  ASSERT_NE(refused.status, -1) << "no pseudo-terminal here";
+  EXPECT_EQ(refused.status, 2) << refused.out;
+  EXPECT_NE(refused.out.find("pass --yes to confirm"), std::string::npos) << refused.out;
+  EXPECT_EQ(tool("--db " + db_ + " ls --json").parsed().size(), 2u);
+  ToolRun confirmed = on_terminal("--db " + db_ + " clear --yes");
+  EXPECT_EQ(confirmed.status, 0) << confirmed.out;
+  EXPECT_EQ(tool("--db " + db_ + " ls --json").parsed().size(), 0u);
+  ASSERT_EQ(precompile_db().status, 0);
+  EXPECT_EQ(tool("--db " + db_ + " clear < /dev/null").status, 0);  // scripts, as before
+  EXPECT_EQ(tool("--db " + db_ + " ls --json").parsed().size(), 0u);
+}
+
+TEST_F(ToolOps, LogLevelsComeFromTheEnvironment) {
+  ToolRun debug = tool("precompile " + manifest_ + " --arch sm_80 -o " + db_ + " -j 1",
+                       "CUJIT_LOG=debug", true);
+  ASSERT_EQ(debug.status, 0) << debug.out;
+  EXPECT_NE(debug.out.find("cujit: debug: NVRTC compiles cujit_program.cu for sm_80: -arch=sm_80"),
+            std::string::npos)
+      << debug.out;
+  EXPECT_NE(debug.out.find("cujit: info: kernel 'twice' (raw, sm_80): compiled in"),
+            std::string::npos)
+      << debug.out;
+  ToolRun bogus = tool("--db " + db_ + " ls", "CUJIT_LOG=chatty", true);
+  EXPECT_EQ(bogus.status, 0);
+  EXPECT_NE(
+      bogus.out.find("cujit: warning: CUJIT_LOG='chatty' is not one of off, warn, info, debug"),
+      std::string::npos)
+      << bogus.out;
+}
+
+}  // namespace
+}  // namespace cujit::detail
