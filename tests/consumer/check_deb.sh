@@ -20,7 +20,7 @@ failed=0
 info="$(dpkg-deb --info "$deb")"
 echo "$info"
 version="$(sed -n 's/^project(cujit VERSION \([0-9.]*\).*/\1/p' "$here/../../CMakeLists.txt")"
-for field in "Package: cujit" "Version: $version" "Depends: .*libc6" "Depends: .*libstdc++6" \
+for field in "Package: cujit" "Version: $version" "Depends: .*libc6" "Depends: .*libstdc\+\+6" \
   "Architecture: $(dpkg --print-architecture)" "Section: libdevel"; do
   if ! grep -qE "^ *$field" <<<"$info"; then
     echo "error: dpkg-deb --info lacks '$field'" >&2
