@@ -195,10 +195,11 @@ std::shared_ptr<DeviceBuffer> allocate_through(std::shared_ptr<const Allocator> 
   buffer->capacity = bytes;
   buffer->stream = stream;
   void* pointer = hook->allocate(bytes, device, stream);
-  const std::string what = std::to_string(bytes) + " bytes on device " + std::to_string(device);
+  auto what = [&] { return std::to_string(bytes) + " bytes on device " + std::to_string(device); };
   if (pointer == nullptr) {
-    throw CudaError("cujit: the allocator set with cujit::set_allocator returned null for " + what,
-                    CUDA_ERROR_OUT_OF_MEMORY);
+    throw CudaError(
+        "cujit: the allocator set with cujit::set_allocator returned null for " + what(),
+        CUDA_ERROR_OUT_OF_MEMORY);
   }
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   if (address % 16 != 0) {
@@ -206,7 +207,7 @@ std::shared_ptr<DeviceBuffer> allocate_through(std::shared_ptr<const Allocator> 
     throw ArgumentError(
         "cujit: the allocator set with cujit::set_allocator returned an address "
         "not aligned to 16 bytes for " +
-        what);
+        what());
   }
   buffer->address = address;
   buffer->hook = std::move(hook);
