@@ -3,9 +3,12 @@
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 
+#include <cujit/error.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -112,7 +115,17 @@ void free_after_synchronising(const Blocks& blocks) noexcept {
 }  // namespace
 
 DeviceBuffer::~DeviceBuffer() {
-  if (address == 0 || !driver_available()) return;
+  if (address == 0) return;
+  if (hook) {
+    try {
+      hook->deallocate(reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), bytes, device,
+                       stream);
+    } catch (...) {
+      // Destructors never throw (Allocator documents that the memory is then lost).
+    }
+    return;
+  }
+  if (!driver_available()) return;
   try {
     if (cacheable) {
       BlockCache& c = cache();
@@ -174,7 +187,40 @@ void release_device_memory(int device) {
   check(driver().cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo", "device " + std::to_string(device));
 }
 
+std::shared_ptr<DeviceBuffer> allocate_through(std::shared_ptr<const Allocator> hook, int device,
+                                               std::size_t bytes, CUstream stream) {
+  auto buffer = std::make_shared<DeviceBuffer>();  // first: nothing leaks if this throws
+  buffer->device = device;
+  buffer->bytes = bytes;
+  buffer->capacity = bytes;
+  buffer->stream = stream;
+  void* pointer = hook->allocate(bytes, device, stream);
+  auto what = [&] { return std::to_string(bytes) + " bytes on device " + std::to_string(device); };
+  if (pointer == nullptr) {
+    throw CudaError(
+        "cujit: the allocator set with cujit::set_allocator returned null for " + what(),
+        CUDA_ERROR_OUT_OF_MEMORY);
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  if (address % 16 != 0) {
+    hook->deallocate(pointer, bytes, device, stream);
+    throw ArgumentError(
+        "cujit: the allocator set with cujit::set_allocator returned an address "
+        "not aligned to 16 bytes for " +
+        what());
+  }
+  buffer->address = address;
+  buffer->hook = std::move(hook);
+  return buffer;
+}
+
 std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream stream) {
+  if (bytes != 0) {
+    if (auto hook = installed_allocator()) {
+      ensure_context(device);
+      return allocate_through(std::move(hook), device, bytes, stream);
+    }
+  }
   auto buffer = std::make_shared<DeviceBuffer>();
   buffer->device = device;
   buffer->bytes = bytes;

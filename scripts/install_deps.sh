@@ -9,6 +9,8 @@ packages=(
   libclang-14-dev llvm-14-dev
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and the sanitizers
   universal-ctags  # scripts/check_layers.sh: function lengths
+  doxygen  # scripts/api_docs.sh: the API reference, warnings as errors
+  pkg-config dpkg-dev  # tests/consumer: the pkg-config consumer; the .deb's dependencies
   libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libdlpack-dev
 )
 missing=()

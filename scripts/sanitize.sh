@@ -3,8 +3,8 @@
 # themselves without a device, as in the main suite).
 #
 #   asan: build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer (leak checking on), every
-#         test of the main suite but install_consumer (it builds an uninstrumented program
-#         against the instrumented libcujit, which ASan refuses to start).
+#         test of the main suite but install_consumer and package_deb (they build uninstrumented
+#         programs against the instrumented libcujit, which ASan refuses to start).
 #   tsan: build-tsan/, ThreadSanitizer, the multi-thread and multi-process tests of the cache,
 #         the snippet analysis and the API (GPU ones skip without a device).
 #
@@ -41,7 +41,7 @@ run_asan() {
   # a suppression today.
   ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:protect_shadow_gap=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-    ctest --test-dir "$asan_build" -E '^install_consumer$' --output-on-failure -j"$jobs" \
+    ctest --test-dir "$asan_build" -E '^(install_consumer|package_deb)$' --output-on-failure -j"$jobs" \
     --timeout 1800
 }
 

@@ -55,6 +55,8 @@ class Array {
   static Array from_pointer(std::uint64_t address, const Shape& shape, const Shape& strides,
                             DType dtype, const Device& device,
                             std::shared_ptr<const void> owner = nullptr);
+  /// A view of an application's typed device pointer (dtype from T), C-contiguous unless
+  /// `strides` (bytes) are given; nothing keeps the memory alive.
   template <class T>
   static Array from_pointer(T* pointer, const Shape& shape, const Device& device,
                             const Shape& strides = {}) {
@@ -101,22 +103,34 @@ class Array {
   /// Element `index` along axis 0, with that axis removed.
   Array operator[](std::int64_t index) const;
 
+  /// False for a null (default-constructed) array.
   bool valid() const noexcept { return device_ >= 0; }
+  /// Number of axes.
   int ndim() const noexcept { return static_cast<int>(shape_.size()); }
+  /// Extents of the axes.
   const Shape& shape() const noexcept { return shape_; }
+  /// Byte strides of the axes.
   const Shape& strides() const noexcept { return strides_; }
+  /// Number of elements (the product of the extents; 1 for a 0-d array).
   std::int64_t size() const noexcept;
+  /// Element type.
   DType dtype() const noexcept { return dtype_; }
+  /// Bytes per element.
   std::size_t itemsize() const noexcept { return dtype_size(dtype_); }
+  /// size() * itemsize(): the bytes of the elements (not of the memory a view spans).
   std::size_t nbytes() const noexcept { return static_cast<std::size_t>(size()) * itemsize(); }
   /// Device address of the element at index (0, ..., 0).
   std::uint64_t data() const noexcept { return data_; }
+  /// data() as a typed device pointer (not checked against dtype()).
   template <class T>
   T* data_as() const noexcept {
     return reinterpret_cast<T*>(static_cast<std::uintptr_t>(data_));
   }
+  /// Id of the device the memory is on.
   int device_id() const noexcept { return device_; }
+  /// The device the memory is on. Throws CudaError when there is no driver or device.
   Device device() const { return Device::get(device_); }
+  /// Whether the elements are contiguous in C order.
   bool is_c_contiguous() const noexcept;
   /// The object keeping the memory alive (shared by all views); may be null for external
   /// memory.

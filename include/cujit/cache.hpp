@@ -136,6 +136,7 @@ std::string default_cache_directory();
 /// reset_cache_stats). Lookups that find a kernel in memory, in the writable database or in a
 /// deployment database are hits; a miss compiles.
 struct CacheStats {
+  /// Found in the process's memory.
   std::uint64_t memory_hits = 0;
   std::uint64_t disk_hits = 0;           ///< found in the writable database
   std::uint64_t deployment_hits = 0;     ///< found in a read-only deployment database
@@ -144,7 +145,9 @@ struct CacheStats {
   /// cubin, a cubin of the same major and a lower minor, PTX JIT-compiled by the driver (then
   /// stored as the device's cubin in the writable database: the JIT runs once per machine).
   std::uint64_t arch_specific_hits = 0;
+  /// Of those, served by a cubin of the same major and a lower minor.
   std::uint64_t compatible_cubin_hits = 0;
+  /// Of those, served by PTX JIT-compiled by the driver.
   std::uint64_t ptx_hits = 0;
   /// Entries a deployment database found but did not serve because signed deployments are
   /// required (CacheConfig::require_signed_deployments) and the entry's signature is missing,
@@ -158,14 +161,20 @@ struct CacheStats {
   /// signature, malformed, too large, wrong type), kernels published, operations that failed
   /// or timed out, and the total time spent in lookups (microseconds).
   std::uint64_t remote_hits = 0;
+  /// Fleet lookups that found nothing.
   std::uint64_t remote_misses = 0;
+  /// Fleet entries refused.
   std::uint64_t remote_refused = 0;
+  /// Kernels published to the fleet.
   std::uint64_t remote_published = 0;
+  /// Fleet operations that failed or timed out.
   std::uint64_t remote_errors = 0;
+  /// Time spent in fleet lookups, microseconds.
   std::uint64_t remote_lookup_us = 0;
   /// Kernels this process waited for because another host held their fleet lease, and of
   /// those, the ones published in time (the rest were compiled here after the wait).
   std::uint64_t remote_lease_waits = 0;
+  /// Of those waits, the kernels published in time.
   std::uint64_t remote_lease_served = 0;
 };
 

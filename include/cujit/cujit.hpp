@@ -1,6 +1,7 @@
 #pragma once
 /// \file Everything cujit offers, in one include.
 
+#include <cujit/allocator.hpp>
 #include <cujit/array.hpp>
 #include <cujit/device.hpp>
 #include <cujit/dtype.hpp>

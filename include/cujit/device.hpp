@@ -25,13 +25,19 @@ class Device {
   /// The device of the calling thread's current context, else device 0.
   static Device current();
 
+  /// The device's ordinal.
   int id() const noexcept { return id_; }
+  /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
   std::string name() const;
   /// 10 * major + minor, e.g. 90 for an H100.
   int compute_capability() const;
+  /// Number of streaming multiprocessors.
   int sm_count() const;
+  /// Device memory in bytes.
   std::size_t total_memory() const;
+  /// L2 cache size in bytes.
   std::size_t l2_cache_size() const;
+  /// The most threads a block may have.
   int max_threads_per_block() const;
   /// Free and total device memory in bytes, as cuMemGetInfo reports them now. Memory of
   /// freed arrays that cujit keeps for reuse counts as used; see release_cached_memory().
@@ -48,7 +54,9 @@ class Device {
   /// Waits for all work on the device.
   void synchronize() const;
 
+  /// Same device.
   friend bool operator==(const Device& a, const Device& b) { return a.id_ == b.id_; }
+  /// Different devices.
   friend bool operator!=(const Device& a, const Device& b) { return a.id_ != b.id_; }
 
  private:
@@ -75,13 +83,17 @@ class Stream {
   /// the pool when memory runs short. Arrays allocated on it should go before it does (an
   /// array freed once cujit's cache is full is freed in the stream's order).
   static Stream wrap(CUstream_st* stream, const Device& device) noexcept;
-  Stream(Stream&&) noexcept = default;
-  Stream& operator=(Stream&&) noexcept = default;
+  /// Moves the stream (and its ownership) out of `other`.
+  Stream(Stream&& other) noexcept = default;
+  /// Destroys an owned stream, then takes `other`'s.
+  Stream& operator=(Stream&& other) noexcept = default;
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   ~Stream() = default;
 
+  /// The driver's CUstream (null for the legacy default stream).
   CUstream_st* handle() const noexcept { return owned_ ? owned_.get() : borrowed_; }
+  /// The stream's device; -1 for the legacy default stream (the device current at use).
   int device_id() const noexcept { return device_; }
   /// Waits until all work on the stream has finished.
   void synchronize() const;
@@ -102,18 +114,23 @@ class Event {
  public:
   /// Creates an event on `device` (timing enabled).
   explicit Event(const Device& device = Device::current());
-  Event(Event&&) noexcept = default;
-  Event& operator=(Event&&) noexcept = default;
+  /// Moves the event out of `other`.
+  Event(Event&& other) noexcept = default;
+  /// Destroys this event, then takes `other`'s.
+  Event& operator=(Event&& other) noexcept = default;
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   ~Event() = default;
 
+  /// Records the event on `stream`.
   void record(const Stream& stream = Stream()) const;
+  /// Waits until the work recorded before the event has finished.
   void synchronize() const;
   /// Makes `stream` wait for this event.
   void wait_on(const Stream& stream) const;
   /// Milliseconds between `start` and this event (both recorded and complete).
   float elapsed_since(const Event& start) const;
+  /// The driver's CUevent.
   CUevent_st* handle() const noexcept { return event_.get(); }
 
  private:

@@ -49,6 +49,7 @@ bool parse_dtype(std::string_view name, DType& out) noexcept;
 template <class T>
 constexpr DType dtype_of() noexcept;
 
+/// Defines dtype_of<type>() as DType::value (the specialisations below).
 #define CUJIT_DTYPE_OF(type, value)           \
   template <>                                 \
   constexpr DType dtype_of<type>() noexcept { \

@@ -62,6 +62,9 @@ struct ElementwiseOptions {
 /// exclusive access.
 class ElementwiseKernel {
  public:
+  /// Defines a kernel from its input and output parameters ("T x, float32 y"), its
+  /// `operation` snippet, its `name` and `options`. Throws SignatureError for a malformed
+  /// signature; snippets are checked and compiled on the first call of each specialisation.
   ElementwiseKernel(std::string in_params, std::string out_params, std::string operation,
                     std::string name = "kernel", ElementwiseOptions options = {});
 
@@ -82,6 +85,7 @@ class ElementwiseKernel {
                           const LaunchOptions& options = {}) const {
     return call_all(args.begin(), args.size(), options);
   }
+  /// Launches and returns every output.
   std::vector<Array> call(const std::vector<Arg>& args, const LaunchOptions& options = {}) const {
     return call_all(args.data(), args.size(), options);
   }
@@ -98,6 +102,7 @@ class ElementwiseKernel {
   Specialization specialize(const std::vector<ArgSpec>& args, const Target& target,
                             const SpecializeOptions& options = {}) const;
 
+  /// The kernel's name, as given.
   const std::string& name() const noexcept;
 
   struct Impl;

@@ -11,6 +11,7 @@ namespace cujit {
 /// Base of every exception cujit throws. what() is a complete, human-readable message.
 class Error : public std::runtime_error {
  public:
+  /// An error whose what() is `message`.
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
@@ -18,6 +19,7 @@ class Error : public std::runtime_error {
 /// with a caret under the offending column.
 class SignatureError : public Error {
  public:
+  /// An error at zero-based `column` of the signature.
   SignatureError(const std::string& message, std::size_t column)
       : Error(message), column_(column) {}
   /// Zero-based column of the offending character in the signature string.
@@ -31,25 +33,25 @@ class SignatureError : public Error {
 /// that cannot be resolved.
 class TypeError : public Error {
  public:
-  using Error::Error;
+  using Error::Error;  ///< An error whose what() is the message given.
 };
 
 /// Shapes that cannot be broadcast together, a wrong output shape, a bad axis.
 class ShapeError : public Error {
  public:
-  using Error::Error;
+  using Error::Error;  ///< An error whose what() is the message given.
 };
 
 /// A bad argument value: wrong argument count, null pointer, invalid option, bad name.
 class ArgumentError : public Error {
  public:
-  using Error::Error;
+  using Error::Error;  ///< An error whose what() is the message given.
 };
 
 /// Arrays on different devices, or an array on a device other than the one expected.
 class DeviceError : public Error {
  public:
-  using Error::Error;
+  using Error::Error;  ///< An error whose what() is the message given.
 };
 
 /// A snippet or source that does not compile. Carries the compiler log, the options and the
@@ -57,6 +59,8 @@ class DeviceError : public Error {
 /// (1-based; 0 when unknown).
 class CompileError : public Error {
  public:
+  /// An error with the compiler's `log`, the `options` and the `source` it compiled, and the
+  /// position in the user's snippet (1-based; 0 when unknown).
   CompileError(const std::string& message, std::string log, std::vector<std::string> options,
                std::string source, int line = 0, int column = 0)
       : Error(message),
@@ -65,10 +69,15 @@ class CompileError : public Error {
         source_(std::move(source)),
         line_(line),
         column_(column) {}
+  /// The compiler's log (NVRTC's, or the linker's).
   const std::string& log() const noexcept { return log_; }
+  /// The compiler options used.
   const std::vector<std::string>& options() const noexcept { return options_; }
+  /// The source compiled, lines numbered.
   const std::string& source() const noexcept { return source_; }
+  /// 1-based line of the error in the user's snippet; 0 when unknown.
   int line() const noexcept { return line_; }
+  /// 1-based column of the error in the user's snippet; 0 when unknown.
   int column() const noexcept { return column_; }
 
  private:
@@ -85,6 +94,7 @@ class CompileError : public Error {
 /// `cujit-cache precompile` command that would have covered it.
 class CompilerUnavailableError : public CompileError {
  public:
+  /// An error with no log, options or source (nothing was compiled).
   explicit CompilerUnavailableError(const std::string& message)
       : CompileError(message, "", {}, "") {}
 };
@@ -92,6 +102,7 @@ class CompilerUnavailableError : public CompileError {
 /// A failure reported by the CUDA driver, or no driver / no device at all.
 class CudaError : public Error {
  public:
+  /// An error for CUresult `code`.
   CudaError(const std::string& message, int code) : Error(message), code_(code) {}
   /// The CUresult value (0 when the failure was not a driver call, e.g. no driver found).
   int code() const noexcept { return code_; }
@@ -104,7 +115,7 @@ class CudaError : public Error {
 /// API calls such as opening a named database; kernel launches never throw it).
 class CacheError : public Error {
  public:
-  using Error::Error;
+  using Error::Error;  ///< An error whose what() is the message given.
 };
 
 }  // namespace cujit

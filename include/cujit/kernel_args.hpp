@@ -19,13 +19,16 @@ namespace cujit {
 /// A host scalar with its natural dtype: 2.0f is float32, 2.0 float64, 2 int32.
 class Scalar {
  public:
+  /// An arithmetic value, with the dtype of T.
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   Scalar(T value) noexcept : dtype_(dtype_of<T>()) {  // NOLINT: implicit on purpose
     std::memcpy(bytes_, &value, sizeof(T));
   }
+  /// A complex64 value.
   Scalar(std::complex<float> value) noexcept : dtype_(DType::Complex64) {  // NOLINT
     std::memcpy(bytes_, &value, sizeof(value));
   }
+  /// A complex128 value.
   Scalar(std::complex<double> value) noexcept : dtype_(DType::Complex128) {  // NOLINT
     std::memcpy(bytes_, &value, sizeof(value));
   }
@@ -49,15 +52,17 @@ struct LaunchOptions {
   CUstream_st* stream = nullptr;  ///< the stream to launch on (default: legacy default stream)
 };
 
-/// Option tags for the variadic call syntax.
+/// Option tags for the variadic call syntax. Tag of cujit::size.
 struct SizeOption {
-  std::int64_t value;
+  std::int64_t value;  ///< the number of elements
 };
+/// Tag of cujit::block_size.
 struct BlockSizeOption {
-  int value;
+  int value;  ///< threads per block
 };
+/// Tag of cujit::on.
 struct StreamOption {
-  CUstream_st* value;
+  CUstream_st* value;  ///< the stream to launch on
 };
 /// `kernel(x, y, cujit::size(n))`: the element count when only raw arrays are passed.
 inline SizeOption size(std::int64_t n) noexcept { return {n}; }
@@ -72,7 +77,8 @@ inline StreamOption on(const Stream& stream) noexcept { return {stream.handle()}
 /// (no heap allocation); more throw ArgumentError.
 class Axes {
  public:
-  static constexpr int kMaxAxes = 32;
+  static constexpr int kMaxAxes = 32;  ///< the most axes an Axes holds
+  /// The axes listed; throws ArgumentError for more than kMaxAxes.
   Axes(std::initializer_list<int> axes) {  // NOLINT: implicit on purpose
     if (axes.size() > static_cast<std::size_t>(kMaxAxes)) {
       throw ArgumentError("cujit: cujit::axis: " + std::to_string(axes.size()) +
@@ -80,10 +86,15 @@ class Axes {
     }
     for (int a : axes) values_[count_++] = a;
   }
+  /// One axis.
   explicit Axes(int axis) noexcept : count_(1) { values_[0] = axis; }
+  /// Number of axes.
   int size() const noexcept { return count_; }
+  /// The `k`th axis as given (negative ones not yet resolved).
   int operator[](int k) const noexcept { return values_[k]; }
+  /// First axis, for range-for.
   const int* begin() const noexcept { return values_; }
+  /// Past the last axis.
   const int* end() const noexcept { return values_ + count_; }
 
  private:
@@ -109,16 +120,25 @@ struct ReduceOptions {
 /// so it must not outlive the call it is passed to.
 class Arg {
  public:
+  /// An array argument (a pointer to `array` is kept).
   Arg(const Array& array) noexcept : array_(&array), scalar_(0) {}  // NOLINT
-  Arg(Scalar scalar) noexcept : scalar_(scalar) {}                  // NOLINT
+  /// A scalar argument.
+  Arg(Scalar scalar) noexcept : scalar_(scalar) {}  // NOLINT
+  /// A scalar argument of T's dtype.
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
-  Arg(T value) noexcept : scalar_(value) {}                     // NOLINT
-  Arg(std::complex<float> value) noexcept : scalar_(value) {}   // NOLINT
+  Arg(T value) noexcept : scalar_(value) {}  // NOLINT
+  /// A complex64 scalar argument.
+  Arg(std::complex<float> value) noexcept : scalar_(value) {}  // NOLINT
+  /// A complex128 scalar argument.
   Arg(std::complex<double> value) noexcept : scalar_(value) {}  // NOLINT
 
+  /// Whether the argument is an array (else a scalar).
   bool is_array() const noexcept { return array_ != nullptr; }
+  /// The array; only when is_array().
   const Array& array() const noexcept { return *array_; }
+  /// The scalar; only when !is_array().
   const Scalar& scalar() const noexcept { return scalar_; }
+  /// The array's or the scalar's dtype.
   DType dtype() const noexcept { return array_ ? array_->dtype() : scalar_.dtype(); }
 
  private:

@@ -10,7 +10,11 @@ namespace cujit {
 
 /// Grid, block or cluster extents.
 struct Dim3 {
+  ///@{
+  /// The extents.
   unsigned x = 1, y = 1, z = 1;
+  ///@}
+  /// Extents x_ by y_ by z_ (implicit from one unsigned: `Dim3(128)` is 128 by 1 by 1).
   Dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
   /// x * y * z.
   unsigned long long volume() const noexcept { return 1ull * x * y * z; }
@@ -21,8 +25,8 @@ struct Dim3 {
 /// (ArgumentError naming the kernel, the setting and the limit). A plain value: build one and
 /// reuse it.
 struct LaunchConfig {
-  Dim3 grid;
-  Dim3 block;
+  Dim3 grid;   ///< blocks in the grid
+  Dim3 block;  ///< threads per block
   /// Dynamic shared memory per block, in bytes. Above 48 KiB cujit raises the kernel's limit
   /// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) for you, up to the device's opt-in
   /// maximum less the kernel's static shared memory.

@@ -18,6 +18,7 @@ enum class BinaryFormat : std::uint8_t { Cubin, Ptx };
 /// devices of exactly compute capability X.Y.
 struct Target {
   int arch = 0;  ///< 10 * major + minor, e.g. 90 for sm_90
+  /// Cubin (sm_XY) or PTX (compute_XY).
   BinaryFormat format = BinaryFormat::Cubin;
   bool arch_specific = false;  ///< the "a" suffix: sm_90a
 
@@ -26,9 +27,11 @@ struct Target {
   /// Parses "sm_90", "compute_90", "90" (cubin), "sm_90a" or "compute_90a"; throws
   /// ArgumentError.
   static Target parse(const std::string& text);
+  /// Same architecture, format and suffix.
   friend bool operator==(const Target& a, const Target& b) {
     return a.arch == b.arch && a.format == b.format && a.arch_specific == b.arch_specific;
   }
+  /// Not the same target.
   friend bool operator!=(const Target& a, const Target& b) { return !(a == b); }
 };
 
@@ -43,7 +46,9 @@ std::vector<Target> compatible_targets(int arch);
 /// Device code compiled elsewhere that a program links with: LTO-IR (nvcc -dlto, or NVRTC with
 /// -dlto), cubin, fatbin or PTX. Linked by nvJitLink, which cujit loads at run time like NVRTC.
 struct LinkInput {
+  /// What the bytes are.
   enum class Kind : std::uint8_t { LtoIr, Cubin, Fatbin, Ptx };
+  /// What `bytes` are.
   Kind kind = Kind::LtoIr;
   std::string name;   ///< for messages ("mathlib.ltoir")
   std::string bytes;  ///< the code itself: part of every cache key of programs that link it
@@ -58,10 +63,11 @@ const char* to_string(LinkInput::Kind kind) noexcept;
 /// CUDA C++ source and how to compile it.
 struct SourceProgram {
   std::string name = "cujit_program.cu";  ///< file name used in diagnostics
+  /// The CUDA C++ source.
   std::string source;
   std::vector<std::string> options;           ///< extra NVRTC options, e.g. "-use_fast_math"
   std::vector<std::string> name_expressions;  ///< e.g. "my_kernel<float>"
-  /// In-memory headers the source may #include: (include name, contents).
+  /// In-memory headers the source may `#include`: (include name, contents).
   std::vector<std::pair<std::string, std::string>> headers;
   /// Device code to link with (then the source is compiled to LTO-IR with -dlto -rdc=true and
   /// linked by nvJitLink with -lto into a cubin; PTX targets are refused).
@@ -70,6 +76,7 @@ struct SourceProgram {
 
 /// The result of a compilation: bytes plus what is needed to find kernels in them.
 struct CompiledProgram {
+  /// What it was compiled for.
   Target target;
   std::string binary;  ///< cubin or PTX bytes
   std::string log;     ///< NVRTC's log of a successful compile (warnings); may be empty

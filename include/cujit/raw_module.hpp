@@ -25,6 +25,7 @@ namespace cujit {
 /// One kernel argument: an array passes its device address, a scalar its bytes by value.
 class KernelArg {
  public:
+  /// An array: its device address.
   KernelArg(const Array& array) noexcept  // NOLINT: implicit on purpose
       : size_(sizeof(std::uint64_t)), is_array_(true), device_(array.device_id()) {
     const std::uint64_t address = array.data();
@@ -37,9 +38,13 @@ class KernelArg {
     static_assert(sizeof(T) <= kMaxSize, "kernel arguments larger than 64 bytes are not supported");
     std::memcpy(storage_, &value, sizeof(T));
   }
+  /// The argument's bytes.
   const void* data() const noexcept { return storage_; }
+  /// The number of bytes.
   std::size_t size() const noexcept { return size_; }
+  /// Whether it was made from an Array.
   bool is_array() const noexcept { return is_array_; }
+  /// The array's device; -1 for a value.
   int device() const noexcept { return device_; }
 
  private:
@@ -52,13 +57,13 @@ class KernelArg {
 
 /// Compile-time attributes of a loaded kernel (cuFuncGetAttribute).
 struct KernelAttributes {
-  int num_registers = 0;
-  int shared_size_bytes = 0;
-  int const_size_bytes = 0;
-  int local_size_bytes = 0;
-  int max_threads_per_block = 0;
-  int ptx_version = 0;
-  int binary_version = 0;
+  int num_registers = 0;          ///< registers per thread
+  int shared_size_bytes = 0;      ///< static shared memory per block
+  int const_size_bytes = 0;       ///< constant memory
+  int local_size_bytes = 0;       ///< local memory per thread
+  int max_threads_per_block = 0;  ///< the most threads a block of this kernel may have
+  int ptx_version = 0;            ///< PTX ISA version, 10 * major + minor
+  int binary_version = 0;         ///< binary architecture, 10 * major + minor
 };
 
 namespace detail {
@@ -89,13 +94,17 @@ class RawKernel {
   void operator()(const LaunchConfig& config, std::initializer_list<KernelArg> args,
                   const Stream& stream = Stream()) const;
 
+  /// The kernel's name, as asked for (e.g. "scale<float>").
   const std::string& name() const noexcept { return name_; }
+  /// The device it is loaded on.
   int device_id() const noexcept { return device_; }
   /// Sizes in bytes of the kernel's parameters, in order.
   const std::vector<std::size_t>& param_sizes() const noexcept { return param_sizes_; }
+  /// The kernel's compile-time attributes. Throws CudaError.
   KernelAttributes attributes() const;
   /// Raises the dynamic shared memory limit (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
   void set_max_dynamic_shared_memory(int bytes) const;
+  /// The driver's CUfunction.
   CUfunc_st* handle() const noexcept { return function_; }
 
  private:

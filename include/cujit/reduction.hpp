@@ -76,6 +76,9 @@ struct ReductionOptions {
 /// access.
 class ReductionKernel {
  public:
+  /// Defines a reduction from its parameters, its map, reduce and post-map expressions, the
+  /// identity of `reduce_expr`, its `name` and `options`. Throws SignatureError for a malformed
+  /// signature; snippets are checked and compiled on the first call of each specialisation.
   ReductionKernel(std::string in_params, std::string out_params, std::string map_expr,
                   std::string reduce_expr, std::string post_map_expr, std::string identity,
                   std::string name = "reduce", ReductionOptions options = {});
@@ -96,6 +99,7 @@ class ReductionKernel {
                           const LaunchOptions& options = {}) const {
     return launch(args.begin(), args.size(), options, reduce);
   }
+  /// Launches and returns every output.
   std::vector<Array> call(const std::vector<Arg>& args, const ReduceOptions& reduce = {},
                           const LaunchOptions& options = {}) const {
     return launch(args.data(), args.size(), options, reduce);
@@ -114,6 +118,7 @@ class ReductionKernel {
   Specialization specialize(const std::vector<ArgSpec>& args, const ReduceOptions& reduce,
                             const Target& target, const SpecializeOptions& options = {}) const;
 
+  /// The kernel's name, as given.
   const std::string& name() const noexcept;
 
   struct Impl;

@@ -38,7 +38,9 @@ enum class ArrayLayout : std::uint8_t {
 /// alignment of its data pointer) or a host scalar (dtype only: its value does not change the
 /// kernel). A plain value.
 struct ArgSpec {
+  /// An array (else a host scalar).
   bool is_array = false;
+  /// The element or scalar type.
   DType dtype = DType::Float32;
   Shape shape;                                    ///< arrays: extents
   ArrayLayout layout = ArrayLayout::CContiguous;  ///< arrays
@@ -77,6 +79,7 @@ struct DeviceDescription {
 struct SpecializeOptions {
   std::int64_t size = -1;  ///< elementwise: the element count, as cujit::size(n) in a call
   int block_size = 0;      ///< threads per block, as cujit::block_size(t) in a call; 0 chooses
+  /// The GPU's size (reductions' plans depend on it).
   DeviceDescription device;
 };
 
@@ -96,6 +99,7 @@ const char* to_string(CacheOrigin origin) noexcept;
 struct Specialization {
   std::string kernel;  ///< the kernel's name
   Target target;       ///< what it was compiled for
+  /// Where the kernel came from.
   CacheOrigin origin = CacheOrigin::Compiled;
   std::size_t binary_size = 0;  ///< bytes of cubin or PTX
   /// The cache's request key (64 hex digits), as `cujit-cache ls` and `show` print it.
