@@ -1,0 +1,9 @@
+#include <cujit/version.hpp>
+
+namespace cujit {
+
+Version version() noexcept {
+  return {CUJIT_VERSION_MAJOR, CUJIT_VERSION_MINOR, CUJIT_VERSION_PATCH, CUJIT_VERSION_STRING};
+}
+
+}  // namespace cujit
