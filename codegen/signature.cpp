@@ -1,10 +1,15 @@
 #include "codegen/signature.hpp"
 
+#include "core/dtype_names.hpp"
+
 #include <cujit/error.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <iterator>
+#include <map>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 
@@ -67,15 +72,17 @@ std::string caret_lines(std::string_view text, std::size_t column) {
 }
 
 [[noreturn]] void fail(std::string_view text, std::string_view kernel, std::string_view what,
-                       std::size_t column, const std::string& message) {
+                       std::size_t column, const std::string& message,
+                       const std::string& note = {}) {
   std::string full;
   full.append(kernel).append(": ").append(what).append(": ").append(message).append("\n");
   full += caret_lines(text, column);
+  full += note;
   throw SignatureError(full, column);
 }
 
 struct Token {
-  enum class Kind { Word, Comma, End } kind;
+  enum class Kind { Word, Comma, Scope, Less, Greater, End } kind;
   std::string_view text;
   std::size_t column;
 };
@@ -88,9 +95,15 @@ std::vector<Token> tokenize(std::string_view text, std::string_view kernel, std:
     char c = text[pos];
     if (std::isspace(static_cast<unsigned char>(c)) != 0) {
       ++pos;
-    } else if (c == ',') {
-      tokens.push_back({Token::Kind::Comma, text.substr(pos, 1), pos});
+    } else if (c == ',' || c == '<' || c == '>') {
+      tokens.push_back({c == ',' ? Token::Kind::Comma
+                        : c == '<' ? Token::Kind::Less
+                                   : Token::Kind::Greater,
+                        text.substr(pos, 1), pos});
       ++pos;
+    } else if (c == ':' && pos + 1 < text.size() && text[pos + 1] == ':') {
+      tokens.push_back({Token::Kind::Scope, text.substr(pos, 2), pos});
+      pos += 2;
     } else if (is_identifier_char(c)) {
       std::size_t begin = pos;
       while (pos < text.size() && is_identifier_char(text[pos])) ++pos;
@@ -103,6 +116,229 @@ std::vector<Token> tokenize(std::string_view text, std::string_view kernel, std:
   }
   tokens.push_back({Token::Kind::End, {}, text.size()});
   return tokens;
+}
+
+
+// C++ spellings of the dtypes, beside the dtype names and NumPy's aliases (parse_dtype):
+// qualified and template names as the tokens join them ("std::int64_t", "complex<float>").
+// Multi-word builtin types ("unsigned int", "long long") are read by builtin_type below.
+struct CppName {
+  std::string_view name;
+  DType dtype;
+};
+constexpr CppName kCppNames[] = {
+    {"int8_t", DType::Int8},
+    {"int16_t", DType::Int16},
+    {"int32_t", DType::Int32},
+    {"int64_t", DType::Int64},
+    {"uint8_t", DType::UInt8},
+    {"uint16_t", DType::UInt16},
+    {"uint32_t", DType::UInt32},
+    {"uint64_t", DType::UInt64},
+    {"size_t", DType::UInt64},
+    {"ptrdiff_t", DType::Int64},
+    {"intptr_t", DType::Int64},
+    {"uintptr_t", DType::UInt64},
+    {"__half", DType::Float16},
+    {"__nv_bfloat16", DType::BFloat16},
+    {"nv_bfloat16", DType::BFloat16},
+    {"complex<float>", DType::Complex64},
+    {"complex<double>", DType::Complex128},
+};
+// Namespaces that may qualify those names ("std::size_t", "thrust::complex<float>").
+constexpr std::string_view kQualifiers[] = {"std::", "::std::", "::", "thrust::", "cuda::std::"};
+
+// The builtin type words a C++ type may combine ("unsigned long long int").
+constexpr std::string_view kBuiltinWords[] = {"signed", "unsigned", "short", "long",
+                                              "int",    "char",     "float", "double"};
+bool is_builtin_word(std::string_view word) {
+  return std::find(std::begin(kBuiltinWords), std::end(kBuiltinWords), word) !=
+         std::end(kBuiltinWords);
+}
+
+// The dtype of a combination of builtin type words (any order, as C++ allows), or an error
+// message: long is 64-bit (LP64, as on every platform cujit runs on); plain char is refused,
+// its signedness being the platform's.
+std::optional<DType> builtin_type(const std::vector<std::string_view>& words, std::string& error) {
+  std::map<std::string_view, int> n;
+  for (std::string_view w : words) ++n[w];
+  const int total = static_cast<int>(words.size());
+  auto only = [&](std::string_view w) { return n[w] == total; };
+  if (only("float") && total == 1) return DType::Float32;
+  if (only("double") && total == 1) return DType::Float64;
+  if (n["float"] + n["double"] > 0) {
+    error = n["double"] == 1 && n["long"] == 1 && total == 2 ? "long double has no dtype"
+                                                              : "not a valid C++ type";
+    return std::nullopt;
+  }
+  const bool is_unsigned = n["unsigned"] == 1;
+  if (n["signed"] + n["unsigned"] > 1 || n["int"] > 1 || n["short"] > 1 || n["long"] > 2 ||
+      n["char"] > 1 || (n["short"] && n["long"]) ||
+      (n["char"] && n["short"] + n["long"] + n["int"] > 0)) {
+    error = "not a valid C++ type";
+    return std::nullopt;
+  }
+  if (n["char"] == 1) {
+    if (n["signed"] + n["unsigned"] == 0) {
+      error = "plain char is signed on some platforms and unsigned on others; write int8 "
+              "(signed char) or uint8 (unsigned char)";
+      return std::nullopt;
+    }
+    return is_unsigned ? DType::UInt8 : DType::Int8;
+  }
+  if (n["short"] == 1) return is_unsigned ? DType::UInt16 : DType::Int16;
+  if (n["long"] >= 1) return is_unsigned ? DType::UInt64 : DType::Int64;
+  return is_unsigned ? DType::UInt32 : DType::Int32;
+}
+
+// The dtype of a C++ name as the tokens join it, without or with a known qualifier.
+std::optional<DType> cpp_name_type(std::string_view name) {
+  for (std::string_view q : kQualifiers) {
+    if (name.substr(0, q.size()) == q) {
+      name.remove_prefix(q.size());
+      break;
+    }
+  }
+  for (const CppName& c : kCppNames) {
+    if (c.name == name) return c.dtype;
+  }
+  return std::nullopt;
+}
+
+// The builtin-word spellings of a dtype, for the list of accepted names.
+std::vector<std::string_view> builtin_spellings(DType dtype) {
+  switch (dtype) {
+    case DType::Int8:
+      return {"signed char"};
+    case DType::Int16:
+      return {"short", "short int", "signed short"};
+    case DType::Int32:
+      return {"int", "signed", "signed int"};
+    case DType::Int64:
+      return {"long", "long int", "long long", "long long int"};
+    case DType::UInt8:
+      return {"unsigned char"};
+    case DType::UInt16:
+      return {"unsigned short", "unsigned short int"};
+    case DType::UInt32:
+      return {"unsigned", "unsigned int"};
+    case DType::UInt64:
+      return {"unsigned long", "unsigned long long", "unsigned long long int"};
+    case DType::Float32:
+      return {"float"};
+    case DType::Float64:
+      return {"double"};
+    default:
+      return {};
+  }
+}
+
+// Every accepted type name, by dtype, for the unknown-type message (the README has the table).
+std::string accepted_type_names() {
+  std::string out =
+      "\naccepted types (a placeholder A-Z, or a name below; std::, thrust:: or cuda::std:: may "
+      "qualify the C++ names):";
+  const std::vector<DTypeAlias> numpy = numpy_dtype_aliases();
+  for (int d = 0; d < kDTypeCount; ++d) {
+    const DType dtype = static_cast<DType>(d);
+    std::vector<std::string_view> names = {dtype_name(dtype)};
+    auto add = [&](std::string_view name) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    };
+    for (const DTypeAlias& a : numpy) {
+      if (a.type == dtype) add(a.name);
+    }
+    for (std::string_view b : builtin_spellings(dtype)) add(b);
+    for (const CppName& c : kCppNames) {
+      if (c.dtype == dtype) add(c.name);
+    }
+    out += "\n  ";
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      out.append(names[k]);
+      if (k + 1 < names.size()) out += k == 0 ? ": " : ", ";
+    }
+  }
+  return out;
+}
+
+// The parameter type at tokens[k] (a placeholder, builtin words, or a name that may be
+// qualified and take template arguments), into `param`; advances k past it.
+void read_type(const std::vector<Token>& tokens, std::size_t& k, Param& param,
+               std::string_view text, std::string_view kernel, std::string_view what) {
+  const Token& first = tokens[k];
+  if (first.kind == Token::Kind::Word && is_placeholder(first.text)) {
+    param.is_generic = true;
+    param.placeholder = std::string(first.text);
+    ++k;
+    return;
+  }
+  std::size_t j = k;
+  if (first.kind == Token::Kind::Word && is_builtin_word(first.text)) {
+    std::vector<std::string_view> words;
+    while (tokens[j].kind == Token::Kind::Word && is_builtin_word(tokens[j].text)) {
+      words.push_back(tokens[j++].text);
+    }
+    const std::string spelled(text.substr(first.column, tokens[j - 1].column +
+                                                            tokens[j - 1].text.size() -
+                                                            first.column));
+    std::string error;
+    const std::optional<DType> dtype = builtin_type(words, error);
+    if (!dtype) fail(text, kernel, what, first.column, "'" + spelled + "': " + error);
+    param.dtype = *dtype;
+    k = j;
+    return;
+  }
+  // A name: [::] word {:: word} [< tokens >], joined without spaces except between words.
+  std::string name;
+  if (tokens[j].kind == Token::Kind::Scope) name += tokens[j++].text;
+  if (tokens[j].kind != Token::Kind::Word) {
+    fail(text, kernel, what, tokens[j].column, "expected a type name after '::'");
+  }
+  name += tokens[j++].text;
+  while (tokens[j].kind == Token::Kind::Scope) {
+    if (tokens[j + 1].kind != Token::Kind::Word) {
+      fail(text, kernel, what, tokens[j + 1].column, "expected a type name after '::'");
+    }
+    name.append(tokens[j].text).append(tokens[j + 1].text);
+    j += 2;
+  }
+  if (tokens[j].kind == Token::Kind::Less) {
+    int depth = 0;
+    bool after_word = false;
+    do {
+      const Token& t = tokens[j];
+      if (t.kind == Token::Kind::End || t.kind == Token::Kind::Comma) {
+        fail(text, kernel, what, t.column,
+             "expected '>' closing the template arguments of '" + name + "'");
+      }
+      depth += t.kind == Token::Kind::Less ? 1 : t.kind == Token::Kind::Greater ? -1 : 0;
+      if (after_word && t.kind == Token::Kind::Word) name += ' ';
+      name += t.text;
+      after_word = t.kind == Token::Kind::Word;
+      ++j;
+    } while (depth > 0);
+  }
+  const bool single_word = j == k + 1;
+  if (single_word && parse_dtype(name, param.dtype)) {
+    k = j;
+    return;
+  }
+  if (const std::optional<DType> dtype = cpp_name_type(name)) {
+    param.dtype = *dtype;
+    k = j;
+    return;
+  }
+  const bool looks_like_placeholder =
+      single_word && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isupper(static_cast<unsigned char>(c)) != 0;
+      });
+  if (looks_like_placeholder) {
+    fail(text, kernel, what, first.column,
+         "unknown type '" + name + "'; type placeholders are one letter A-Z");
+  }
+  fail(text, kernel, what, first.column,
+       "unknown type '" + name + "'; expected a dtype name, a C++ type or a placeholder A-Z",
+       accepted_type_names());
 }
 
 }  // namespace
@@ -122,7 +358,7 @@ std::vector<Param> parse_signature(std::string_view text, std::string_view kerne
   while (true) {
     Param param;
     const Token& first = tokens[k];
-    if (first.kind != Token::Kind::Word) {
+    if (first.kind != Token::Kind::Word && first.kind != Token::Kind::Scope) {
       fail(text, kernel, what, first.column,
            first.kind == Token::Kind::End && k > 0
                ? "expected a parameter after ','"
@@ -136,25 +372,11 @@ std::vector<Param> parse_signature(std::string_view text, std::string_view kerne
       ++k;
     }
     const Token& type = tokens[k];
-    if (type.kind != Token::Kind::Word) {
+    if (type.kind != Token::Kind::Word && type.kind != Token::Kind::Scope) {
       fail(text, kernel, what, type.column,
            "expected a parameter type after 'raw', found " + describe(type));
     }
-    if (is_placeholder(type.text)) {
-      param.is_generic = true;
-      param.placeholder = std::string(type.text);
-    } else if (!parse_dtype(type.text, param.dtype)) {
-      bool looks_like_placeholder = std::all_of(type.text.begin(), type.text.end(), [](char c) {
-        return std::isupper(static_cast<unsigned char>(c)) != 0;
-      });
-      fail(text, kernel, what, type.column,
-           "unknown type '" + std::string(type.text) + "'" +
-               (looks_like_placeholder
-                    ? "; type placeholders are one letter A-Z"
-                    : "; expected a dtype name (bool, int8..int64, uint8..uint64, float16, "
-                      "bfloat16, float32, float64, complex64, complex128) or a placeholder A-Z"));
-    }
-    ++k;
+    read_type(tokens, k, param, text, kernel, what);
     const Token& name = tokens[k];
     if (name.kind != Token::Kind::Word) {
       fail(text, kernel, what, name.column, "expected a parameter name after the type");

@@ -27,8 +27,10 @@ struct Param {
   }
 };
 
-/// Parses a comma-separated list of "[raw] TYPE NAME". TYPE is a dtype name (see
-/// parse_dtype) or a one-letter placeholder (A-Z). Names are C identifiers; "i", "n" and
+/// Parses a comma-separated list of "[raw] TYPE NAME". TYPE is a dtype name or NumPy alias (see
+/// parse_dtype), a C++ spelling of one ("int64_t", "std::size_t", "unsigned int", "long long",
+/// "__half", "std::complex<float>"; the unknown-type message lists them all), or a one-letter
+/// placeholder (A-Z). The spelling only selects the dtype: Param holds no trace of it. Names are C identifiers; "i", "n" and
 /// names starting with "_" are reserved, as are C++ keywords. An empty string is an empty
 /// list. `what` is "in_params" or "out_params", `kernel` the kernel name, both used in
 /// messages. Throws SignatureError whose message shows the signature with a caret.

@@ -1,6 +1,9 @@
 #include <cujit/dtype.hpp>
 
+#include "core/dtype_names.hpp"
+
 #include <array>
+#include <iterator>
 
 namespace cujit {
 namespace {
@@ -32,6 +35,16 @@ constexpr std::array<DTypeInfo, kDTypeCount> kInfo = {{
 
 const DTypeInfo& info(DType t) noexcept { return kInfo[static_cast<std::size_t>(t)]; }
 
+// Aliases NumPy users write.
+constexpr detail::DTypeAlias kAliases[] = {
+    {"float", DType::Float32},     {"double", DType::Float64},     {"half", DType::Float16},
+    {"int", DType::Int32},         {"uint", DType::UInt32},        {"complex", DType::Complex128},
+    {"float_", DType::Float64},    {"bool_", DType::Bool},         {"byte", DType::Int8},
+    {"ubyte", DType::UInt8},       {"short", DType::Int16},        {"ushort", DType::UInt16},
+    {"longlong", DType::Int64},    {"ulonglong", DType::UInt64},   {"single", DType::Float32},
+    {"csingle", DType::Complex64}, {"cdouble", DType::Complex128},
+};
+
 }  // namespace
 
 std::size_t dtype_size(DType t) noexcept { return info(t).size; }
@@ -46,20 +59,7 @@ bool parse_dtype(std::string_view name, DType& out) noexcept {
       return true;
     }
   }
-  // Aliases NumPy users write.
-  struct Alias {
-    std::string_view name;
-    DType type;
-  };
-  static constexpr Alias kAliases[] = {
-      {"float", DType::Float32},     {"double", DType::Float64},     {"half", DType::Float16},
-      {"int", DType::Int32},         {"uint", DType::UInt32},        {"complex", DType::Complex128},
-      {"float_", DType::Float64},    {"bool_", DType::Bool},         {"byte", DType::Int8},
-      {"ubyte", DType::UInt8},       {"short", DType::Int16},        {"ushort", DType::UInt16},
-      {"longlong", DType::Int64},    {"ulonglong", DType::UInt64},   {"single", DType::Float32},
-      {"csingle", DType::Complex64}, {"cdouble", DType::Complex128},
-  };
-  for (const Alias& alias : kAliases) {
+  for (const detail::DTypeAlias& alias : kAliases) {
     if (alias.name == name) {
       out = alias.type;
       return true;
@@ -67,5 +67,13 @@ bool parse_dtype(std::string_view name, DType& out) noexcept {
   }
   return false;
 }
+
+namespace detail {
+
+std::vector<DTypeAlias> numpy_dtype_aliases() {
+  return std::vector<DTypeAlias>(std::begin(kAliases), std::end(kAliases));
+}
+
+}  // namespace detail
 
 }  // namespace cujit

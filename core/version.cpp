@@ -1,8 +1,14 @@
 #include "core/version.hpp"
 
-#ifndef CUJIT_VERSION_STRING
-#error "CUJIT_VERSION_STRING must be defined by the build (CMakeLists.txt)"
-#endif
+#include <cujit/version.hpp>
+
+namespace cujit {
+
+Version version() noexcept {
+  return {CUJIT_VERSION_MAJOR, CUJIT_VERSION_MINOR, CUJIT_VERSION_PATCH, CUJIT_VERSION_STRING};
+}
+
+}  // namespace cujit
 
 namespace cujit::detail {
 

@@ -5,6 +5,7 @@
 #include "cache/kernel_cache.hpp"
 #include "cache/raw_replay.hpp"
 #include "codegen/validation.hpp"
+#include "core/kernel_param_types.hpp"
 #include "core/nvtx.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
@@ -175,17 +176,30 @@ RawKernel RawModule::get_function(const std::string& name, const Device& device)
     throw ArgumentError("cujit: the module has no kernel named '" + detail::printable(name) +
                         "' (declare it extern \"C\", or pass it as a name expression)");
   }
-  return RawKernel(std::move(loaded), function, name, device.id());
+  const std::string lowered = loaded->program->lowered_name(name);
+  return RawKernel(std::move(loaded), function, name, lowered, device.id());
 }
 
 RawKernel::RawKernel(std::shared_ptr<const detail::LoadedModule> module, CUfunc_st* function,
-                     std::string name, int device)
+                     std::string name, const std::string& lowered_name, int device)
     : module_(std::move(module)),
       function_(function),
       name_(std::move(name)),
       device_(device),
       max_threads_(detail::max_threads_per_block(function)),
-      param_sizes_(detail::param_sizes(function)) {}
+      param_sizes_(detail::param_sizes(function)) {
+  auto types =
+      detail::reconcile_param_types(detail::kernel_param_types(lowered_name), param_sizes_);
+  if (types) param_types_ = std::make_shared<const detail::KernelParamTypes>(std::move(*types));
+}
+
+std::vector<std::string> RawKernel::param_types() const {
+  std::vector<std::string> out;
+  if (param_types_) {
+    for (const detail::ParamType& p : param_types_->params) out.push_back(p.spelling);
+  }
+  return out;
+}
 
 void RawKernel::operator()(Dim3 grid, Dim3 block, std::initializer_list<KernelArg> args,
                            std::size_t shared_mem, const Stream& stream) const {
@@ -198,31 +212,8 @@ void RawKernel::launch(Dim3 grid, Dim3 block, const std::vector<KernelArg>& args
 }
 
 void RawKernel::pack(const KernelArg* args, std::size_t count, void** params) const {
-  if (count != param_sizes_.size()) {
-    throw ArgumentError("cujit: kernel '" + name_ + "' takes " +
-                        std::to_string(param_sizes_.size()) + " argument(s) but " +
-                        std::to_string(count) + " were given");
-  }
-  for (std::size_t i = 0; i < count; ++i) {
-    const KernelArg& arg = args[i];
-    if (arg.size() != param_sizes_[i]) {
-      throw ArgumentError("cujit: kernel '" + name_ + "': argument " + std::to_string(i) + " is " +
-                          (arg.is_array() ? "an array (an 8-byte pointer)"
-                                          : "a " + std::to_string(arg.size()) + "-byte scalar") +
-                          " but parameter " + std::to_string(i) + " takes " +
-                          std::to_string(param_sizes_[i]) + " bytes");
-    }
-    if (arg.is_array() && arg.device() < 0) {
-      throw ArgumentError("cujit: kernel '" + name_ + "': argument " + std::to_string(i) +
-                          " is a null array");
-    }
-    if (arg.is_array() && arg.device() != device_) {
-      throw DeviceError("cujit: kernel '" + name_ + "': argument " + std::to_string(i) +
-                        " is on device " + std::to_string(arg.device()) +
-                        " but the kernel is loaded on device " + std::to_string(device_));
-    }
-    params[i] = const_cast<void*>(arg.data());
-  }
+  detail::check_kernel_args(name_, device_, param_sizes_, param_types_.get(), args, count);
+  for (std::size_t i = 0; i < count; ++i) params[i] = const_cast<void*>(args[i].data());
 }
 
 void RawKernel::launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::size_t count,

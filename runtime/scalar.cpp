@@ -3,6 +3,7 @@
 #include <cujit/kernel_args.hpp>
 
 #include <cujit/error.hpp>
+#include <cujit/half.hpp>
 
 #include <complex>
 #include <cstring>
@@ -17,78 +18,6 @@ void put(void* out, T value) noexcept {
 }
 
 }  // namespace
-
-std::uint16_t float_to_half_bits(float value) noexcept {
-  std::uint32_t x;
-  std::memcpy(&x, &value, 4);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const std::int32_t exponent = static_cast<std::int32_t>((x >> 23) & 0xff) - 127 + 15;
-  std::uint32_t mantissa = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) {
-    return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0));
-  }
-  if (exponent >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
-  if (exponent <= 0) {
-    if (exponent < -10) return static_cast<std::uint16_t>(sign);
-    mantissa |= 0x800000u;
-    const int shift = 14 - exponent;
-    std::uint32_t m = mantissa >> shift;
-    const std::uint32_t rest = mantissa & ((1u << shift) - 1);
-    const std::uint32_t half = 1u << (shift - 1);
-    if (rest > half || (rest == half && (m & 1))) ++m;
-    return static_cast<std::uint16_t>(sign | m);
-  }
-  std::uint32_t m = mantissa >> 13;
-  const std::uint32_t rest = mantissa & 0x1fffu;
-  std::uint32_t e = static_cast<std::uint32_t>(exponent);
-  if (rest > 0x1000u || (rest == 0x1000u && (m & 1))) {
-    if (++m == 0x400u) {
-      m = 0;
-      ++e;
-    }
-  }
-  return static_cast<std::uint16_t>(sign | (e >= 31 ? 0x7c00u : (e << 10) | m));
-}
-
-std::uint16_t float_to_bfloat16_bits(float value) noexcept {
-  std::uint32_t x;
-  std::memcpy(&x, &value, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x | 0x400000u) >> 16);
-  return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
-float half_bits_to_float(std::uint16_t h) noexcept {
-  const std::uint32_t sign = (h & 0x8000u) << 16;
-  std::uint32_t exponent = (h >> 10) & 0x1f;
-  std::uint32_t mantissa = h & 0x3ffu;
-  std::uint32_t x;
-  if (exponent == 0x1f) {
-    x = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent == 0) {
-    if (mantissa == 0) {
-      x = sign;
-    } else {
-      exponent = 127 - 15 + 1;
-      while (!(mantissa & 0x400u)) {
-        mantissa <<= 1;
-        --exponent;
-      }
-      x = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
-    }
-  } else {
-    x = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
-  }
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-float bfloat16_bits_to_float(std::uint16_t bits) noexcept {
-  const std::uint32_t x = static_cast<std::uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
 
 void store_scalar(double re, double im, DType target, void* out) noexcept {
   switch (target) {
@@ -119,11 +48,11 @@ void store_scalar(double re, double im, DType target, void* out) noexcept {
     case DType::UInt64:
       put(out, static_cast<std::uint64_t>(re));
       break;
-    case DType::Float16:
-      put(out, float_to_half_bits(static_cast<float>(re)));
+    case DType::Float16:  // rounded once, from the double (not through float)
+      put(out, float16(re));
       break;
     case DType::BFloat16:
-      put(out, float_to_bfloat16_bits(static_cast<float>(re)));
+      put(out, bfloat16(re));
       break;
     case DType::Float32:
       put(out, static_cast<float>(re));
@@ -170,6 +99,12 @@ void store_integer(std::int64_t value, bool is_unsigned, DType target, void* out
     case DType::UInt64:
       put(out, u);
       break;
+    case DType::Float16:  // rounded once, from the integer
+      put(out, is_unsigned ? float16(u) : float16(value));
+      break;
+    case DType::BFloat16:
+      put(out, is_unsigned ? bfloat16(u) : bfloat16(value));
+      break;
     default:
       store_scalar(is_unsigned ? static_cast<double>(u) : static_cast<double>(value), 0.0, target,
                    out);
@@ -213,10 +148,10 @@ void Scalar::convert_to(DType target, void* out) const noexcept {
       detail::store_integer(static_cast<std::int64_t>(read(std::uint64_t{})), true, target, out);
       return;
     case DType::Float16:
-      detail::store_scalar(detail::half_bits_to_float(read(std::uint16_t{})), 0, target, out);
+      detail::store_scalar(float16::from_bits(read(std::uint16_t{})), 0, target, out);
       return;
     case DType::BFloat16:
-      detail::store_scalar(detail::bfloat16_bits_to_float(read(std::uint16_t{})), 0, target, out);
+      detail::store_scalar(bfloat16::from_bits(read(std::uint16_t{})), 0, target, out);
       return;
     case DType::Float32:
       detail::store_scalar(read(float{}), 0, target, out);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 struct DLManagedTensor;
@@ -39,14 +40,25 @@ class Array {
   /// Copies `shape`'s product of elements from host memory (C order) into a new array.
   static Array from_host(const void* data, const Shape& shape, DType dtype,
                          const Device& device = Device::current());
-  /// Copies a host vector; `shape` defaults to {data.size()}. Throws ShapeError when the
-  /// shape's size differs from data.size().
+  /// Copies a host vector; `shape` defaults to {data.size()}. T is any type with a dtype
+  /// (dtype_of: the numbers, std::complex<float/double>, cujit::float16 and bfloat16, __half
+  /// and __nv_bfloat16); other types fail to compile. Throws ShapeError when the shape's size
+  /// differs from data.size().
   template <class T>
   static Array from_host(const std::vector<T>& data, Shape shape = {},
                          const Device& device = Device::current()) {
+    constexpr DType dtype = dtype_of<T>();
     if (shape.empty()) shape = {static_cast<std::int64_t>(data.size())};
     check_host_size(shape, data.size());
-    return from_host(data.data(), shape, dtype_of<T>(), device);
+    return from_host(data.data(), shape, dtype, device);
+  }
+  /// A bool array from std::vector<bool> (bit-packed on the host): one byte per element.
+  static Array from_host(const std::vector<bool>& data, Shape shape = {},
+                         const Device& device = Device::current()) {
+    const std::vector<unsigned char> bytes(data.begin(), data.end());  // 0 or 1 each
+    if (shape.empty()) shape = {static_cast<std::int64_t>(data.size())};
+    check_host_size(shape, data.size());
+    return from_host(bytes.data(), shape, DType::Bool, device);
   }
   /// A view of device memory owned by someone else: `address` is the element at index
   /// (0, ..., 0); `strides` in bytes (empty: C-contiguous). `owner`, if given, is kept alive
@@ -74,13 +86,20 @@ class Array {
   /// Copies the elements to host memory in C order (size() * itemsize() bytes); any strides.
   /// Synchronises `stream`.
   void to_host(void* destination, const Stream& stream = Stream()) const;
-  /// Copies the elements into a vector; throws TypeError unless T matches dtype().
+  /// Copies the elements into a vector; throws TypeError unless T's dtype (dtype_of) is
+  /// dtype(). to_host<bool>() gives a std::vector<bool> (any non-zero byte is true).
   template <class T>
   std::vector<T> to_host() const {
     check_host_type(dtype_of<T>());
-    std::vector<T> result(static_cast<std::size_t>(size()));
-    to_host(result.data());
-    return result;
+    if constexpr (std::is_same_v<T, bool>) {
+      std::vector<unsigned char> bytes(static_cast<std::size_t>(size()));
+      to_host(bytes.data());
+      return std::vector<bool>(bytes.begin(), bytes.end());
+    } else {
+      std::vector<T> result(static_cast<std::size_t>(size()));
+      to_host(result.data());
+      return result;
+    }
   }
   /// Sets every element to the value whose bytes are at `element` (itemsize() bytes).
   void fill_bytes(const void* element, const Stream& stream = Stream()) const;

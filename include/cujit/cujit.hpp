@@ -1,11 +1,23 @@
 #pragma once
-/// \file Everything cujit offers, in one include.
+/// \file Everything cujit offers, in one include: arrays, devices and streams, dtypes and the
+/// 16-bit float types, ElementwiseKernel, ReductionKernel, RawModule, launch configurations,
+/// specialisation without a GPU, the kernel cache's API, errors and the version.
+/// (tests/api/one_include_test.cpp keeps this list complete.)
 
 #include <cujit/allocator.hpp>
 #include <cujit/array.hpp>
+#include <cujit/cache.hpp>
 #include <cujit/device.hpp>
 #include <cujit/dtype.hpp>
+#include <cujit/elementwise.hpp>
 #include <cujit/error.hpp>
+#include <cujit/half.hpp>
+#include <cujit/kernel_args.hpp>
+#include <cujit/launch_config.hpp>
 #include <cujit/log.hpp>
 #include <cujit/program.hpp>
 #include <cujit/raw_module.hpp>
+#include <cujit/reduction.hpp>
+#include <cujit/specialize.hpp>
+#include <cujit/unique_handle.hpp>
+#include <cujit/version.hpp>

@@ -16,21 +16,22 @@
 
 namespace cujit {
 
-/// A host scalar with its natural dtype: 2.0f is float32, 2.0 float64, 2 int32.
+namespace detail {
+/// Types a host scalar argument may have: every arithmetic type (those without a dtype, such as
+/// long double, fail in dtype_of with a message) and every other type with a dtype (complex,
+/// cujit::float16 and bfloat16, CUDA's __half and __nv_bfloat16 where their headers came first).
+template <class T>
+inline constexpr bool is_scalar_arg_v = std::is_arithmetic_v<T> || has_dtype_v<T>;
+}  // namespace detail
+
+/// A host scalar with its natural dtype: 2.0f is float32, 2.0 float64, 2 int32,
+/// cujit::float16(0.5f) (or a __half) float16, std::complex<float> complex64.
 class Scalar {
  public:
-  /// An arithmetic value, with the dtype of T.
-  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  template <class T, class = std::enable_if_t<detail::is_scalar_arg_v<T>>>
   Scalar(T value) noexcept : dtype_(dtype_of<T>()) {  // NOLINT: implicit on purpose
+    static_assert(sizeof(T) <= sizeof(bytes_) && std::is_trivially_copyable_v<T>);
     std::memcpy(bytes_, &value, sizeof(T));
-  }
-  /// A complex64 value.
-  Scalar(std::complex<float> value) noexcept : dtype_(DType::Complex64) {  // NOLINT
-    std::memcpy(bytes_, &value, sizeof(value));
-  }
-  /// A complex128 value.
-  Scalar(std::complex<double> value) noexcept : dtype_(DType::Complex128) {  // NOLINT
-    std::memcpy(bytes_, &value, sizeof(value));
   }
   /// The scalar's own dtype.
   DType dtype() const noexcept { return dtype_; }
@@ -122,15 +123,9 @@ class Arg {
  public:
   /// An array argument (a pointer to `array` is kept).
   Arg(const Array& array) noexcept : array_(&array), scalar_(0) {}  // NOLINT
-  /// A scalar argument.
-  Arg(Scalar scalar) noexcept : scalar_(scalar) {}  // NOLINT
-  /// A scalar argument of T's dtype.
-  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  Arg(Scalar scalar) noexcept : scalar_(scalar) {}                  // NOLINT
+  template <class T, class = std::enable_if_t<detail::is_scalar_arg_v<T>>>
   Arg(T value) noexcept : scalar_(value) {}  // NOLINT
-  /// A complex64 scalar argument.
-  Arg(std::complex<float> value) noexcept : scalar_(value) {}  // NOLINT
-  /// A complex128 scalar argument.
-  Arg(std::complex<double> value) noexcept : scalar_(value) {}  // NOLINT
 
   /// Whether the argument is an array (else a scalar).
   bool is_array() const noexcept { return array_ != nullptr; }
@@ -155,12 +150,10 @@ class CallArgs {
   static constexpr std::size_t kMaxArgs = 48;
   void add(const Array& array) { push(Arg(array)); }
   void add(const Scalar& scalar) { push(Arg(scalar)); }
-  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  template <class T, class = std::enable_if_t<is_scalar_arg_v<T>>>
   void add(T value) {
     push(Arg(value));
   }
-  void add(std::complex<float> value) { push(Arg(value)); }
-  void add(std::complex<double> value) { push(Arg(value)); }
   void add(SizeOption o) noexcept { options.size = o.value; }
   void add(BlockSizeOption o) noexcept { options.block_size = o.value; }
   void add(StreamOption o) noexcept { options.stream = o.value; }

@@ -5,10 +5,12 @@
 
 #include <cujit/array.hpp>
 #include <cujit/device.hpp>
+#include <cujit/dtype.hpp>
 #include <cujit/launch_config.hpp>
 #include <cujit/program.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <map>
@@ -25,16 +27,28 @@ namespace cujit {
 /// One kernel argument: an array passes its device address, a scalar its bytes by value.
 class KernelArg {
  public:
-  /// An array: its device address.
+  /// What the argument holds, as far as the check against a C++ kernel's parameter types goes.
+  enum class Kind : std::uint8_t {
+    Array,        ///< a cujit::Array (its device address)
+    Pointer,      ///< a pointer (T*, nullptr)
+    Bool,         ///< bool
+    SignedInt,    ///< a signed integer (plain char where it is signed)
+    UnsignedInt,  ///< an unsigned integer
+    Float,        ///< an IEEE binary float: __half, cujit::float16, _Float16, float, double
+    BFloat16,     ///< __nv_bfloat16 or cujit::bfloat16
+    Other,        ///< anything else (a struct, an enum, std::complex): checked by size only
+  };
+
   KernelArg(const Array& array) noexcept  // NOLINT: implicit on purpose
-      : size_(sizeof(std::uint64_t)), is_array_(true), device_(array.device_id()) {
+      : size_(sizeof(std::uint64_t)), kind_(Kind::Array), device_(array.device_id()) {
     const std::uint64_t address = array.data();
     std::memcpy(storage_, &address, sizeof(address));
   }
   /// Any trivially copyable value up to 64 bytes (numbers, pointers, small structs).
   template <class T, class = std::enable_if_t<std::is_trivially_copyable_v<T> &&
                                               !std::is_same_v<std::decay_t<T>, Array>>>
-  KernelArg(const T& value) noexcept : size_(sizeof(T)) {  // NOLINT: implicit on purpose
+  KernelArg(const T& value) noexcept  // NOLINT: implicit on purpose
+      : size_(sizeof(T)), kind_(kind_of<T>()) {
     static_assert(sizeof(T) <= kMaxSize, "kernel arguments larger than 64 bytes are not supported");
     std::memcpy(storage_, &value, sizeof(T));
   }
@@ -42,16 +56,41 @@ class KernelArg {
   const void* data() const noexcept { return storage_; }
   /// The number of bytes.
   std::size_t size() const noexcept { return size_; }
-  /// Whether it was made from an Array.
-  bool is_array() const noexcept { return is_array_; }
-  /// The array's device; -1 for a value.
+  bool is_array() const noexcept { return kind_ == Kind::Array; }
+  Kind kind() const noexcept { return kind_; }
   int device() const noexcept { return device_; }
+
+  /// The Kind of a value of type T.
+  template <class T>
+  static constexpr Kind kind_of() noexcept {
+    using U = std::remove_cv_t<T>;
+    if constexpr (std::is_pointer_v<U> || std::is_null_pointer_v<U>) {
+      return Kind::Pointer;
+    } else if constexpr (std::is_same_v<U, bool>) {
+      return Kind::Bool;
+    } else if constexpr (std::is_integral_v<U>) {
+      return std::is_signed_v<U> ? Kind::SignedInt : Kind::UnsignedInt;
+    } else if constexpr (std::is_floating_point_v<U>) {
+      return Kind::Float;
+    } else if constexpr (detail::has_dtype_v<U>) {  // float16, bfloat16, __half, complex, ...
+      switch (dtype_of<U>()) {
+        case DType::Float16:
+          return Kind::Float;
+        case DType::BFloat16:
+          return Kind::BFloat16;
+        default:
+          return Kind::Other;
+      }
+    } else {
+      return Kind::Other;
+    }
+  }
 
  private:
   static constexpr std::size_t kMaxSize = 64;
   alignas(16) unsigned char storage_[kMaxSize];
   std::size_t size_;
-  bool is_array_ = false;
+  Kind kind_;
   int device_ = -1;
 };
 
@@ -68,17 +107,29 @@ struct KernelAttributes {
 
 namespace detail {
 struct LoadedModule;
-}
+struct KernelParamTypes;
+}  // namespace detail
 
 /// A kernel loaded on one device. Cheap to copy; keeps its module loaded. Launching is
 /// thread-safe: copies, or one object, may launch from several threads at once, on one
 /// stream or on different streams.
+///
+/// Arguments are checked against the kernel's parameters: their count and sizes always (the
+/// driver reports them), and, for a kernel with a C++ (mangled) name, such as a template
+/// instantiation from a name expression or any kernel not declared extern "C", their types as
+/// the name spells them: an array or pointer (or a 64-bit unsigned device address) for a
+/// pointer parameter, an integer of the parameter's width for an integer (signedness is not
+/// checked), a float of its width for a float, __half/cujit::float16 for __half and
+/// __nv_bfloat16/cujit::bfloat16 for __nv_bfloat16. Structs, enums and other types are
+/// checked by size only, as are all parameters of extern "C" kernels (their names carry no
+/// types).
 class RawKernel {
  public:
-  /// Launches with `args` checked against the kernel's parameters (count and sizes) and the
-  /// kernel's device. Throws ArgumentError for a mismatch, a null array or a zero/oversized
-  /// grid or block, DeviceError for an array on another device, CudaError when the launch
-  /// fails.
+  /// Launches with `args` checked against the kernel's parameters (see above) and the kernel's
+  /// device. Throws TypeError when an argument does not fit a parameter's C++ type (naming the
+  /// kernel, the parameter, its type and what was given), ArgumentError for a wrong count, a
+  /// size mismatch where the type is not known, a null array or a zero/oversized grid or block,
+  /// DeviceError for an array on another device, CudaError when the launch fails.
   void operator()(Dim3 grid, Dim3 block, std::initializer_list<KernelArg> args,
                   std::size_t shared_mem = 0, const Stream& stream = Stream()) const;
   /// The same with arguments in a vector.
@@ -100,7 +151,10 @@ class RawKernel {
   int device_id() const noexcept { return device_; }
   /// Sizes in bytes of the kernel's parameters, in order.
   const std::vector<std::size_t>& param_sizes() const noexcept { return param_sizes_; }
-  /// The kernel's compile-time attributes. Throws CudaError.
+  /// The C++ types of the kernel's parameters as its mangled name spells them
+  /// ("float const*", "int"), in order; empty for an extern "C" kernel (or a name that does
+  /// not demangle to as many parameters as the kernel has).
+  std::vector<std::string> param_types() const;
   KernelAttributes attributes() const;
   /// Raises the dynamic shared memory limit (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
   void set_max_dynamic_shared_memory(int bytes) const;
@@ -110,7 +164,7 @@ class RawKernel {
  private:
   friend class RawModule;
   RawKernel(std::shared_ptr<const detail::LoadedModule> module, CUfunc_st* function,
-            std::string name, int device);
+            std::string name, const std::string& lowered_name, int device);
   void launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::size_t count,
                   std::size_t shared_mem, const Stream& stream) const;
   void launch_config(const LaunchConfig& config, const KernelArg* args, std::size_t count,
@@ -124,6 +178,7 @@ class RawKernel {
   int device_ = -1;
   int max_threads_ = 0;
   std::vector<std::size_t> param_sizes_;
+  std::shared_ptr<const detail::KernelParamTypes> param_types_;  // null: sizes only
 };
 
 /// CUDA source or device code, compiled on first use for each device's exact architecture

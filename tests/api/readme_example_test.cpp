@@ -1,8 +1,5 @@
 // The README's examples, verbatim inside tests (keep the two in step).
-#include <cujit/cache.hpp>
-#include <cujit/cujit.hpp>
-#include <cujit/elementwise.hpp>
-#include <cujit/reduction.hpp>
+#include <cujit/cujit.hpp>  // the README's one include: every example below needs only it
 
 #include <gtest/gtest.h>
 

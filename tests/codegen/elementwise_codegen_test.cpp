@@ -188,5 +188,35 @@ TEST(ElementwiseCodegen, DefinitionErrors) {
                SignatureError);
 }
 
+// Issue 21: a C++ spelling and its dtype name declare the same parameter, so they generate
+// the same kernel. The manifest entry (the cache's request spec) keeps the signature as
+// written, so the two kernels have different request keys and share one compiled program by
+// its content key; each entry replays to the same source.
+TEST(ElementwiseCodegen, CppSpellingsGenerateTheSameSource) {
+  const ElementwiseDefinition dtype_names = make_elementwise_definition(
+      "int64 x, uint32 s, raw complex64 c", "float32 y", "y = x * s", "spelled", "",
+      "", "", {}, true);
+  const ElementwiseDefinition cpp_names = make_elementwise_definition(
+      "std::int64_t x, unsigned int s, raw std::complex<float> c", "float y",
+      "y = x * s", "spelled", "", "", "", {}, true);
+  EXPECT_EQ(dtype_names.in, cpp_names.in);
+  EXPECT_EQ(dtype_names.out, cpp_names.out);
+  EwSpecialization s = spec_for(DType::Float32, EwLayout::Contiguous, 4);
+  s.params[0].dtype = DType::Int64;
+  s.params[1].dtype = DType::UInt32;
+  s.params[1].scalar = true;
+  s.params[2].dtype = DType::Complex64;
+  const SourceProgram a = generate_elementwise(dtype_names, s);
+  const SourceProgram b = generate_elementwise(cpp_names, s);
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.options, b.options);
+  const std::string entry = elementwise_manifest_entry(cpp_names, s);
+  EXPECT_NE(elementwise_manifest_entry(dtype_names, s), entry);
+  EXPECT_NE(entry.find("std::int64_t x, unsigned int s"), std::string::npos) << entry;
+  const auto replayed = elementwise_from_manifest(entry);
+  EXPECT_EQ(generate_elementwise(replayed.first, replayed.second).source, a.source);
+  expect_compiles(cpp_names, s);
+}
+
 }  // namespace
 }  // namespace cujit::detail

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <optional>
@@ -105,12 +106,6 @@ TEST(ParseSignature, ErrorsPointAtTheBadColumn) {
        "squared_diff: in_params: expected a parameter type, found ','\n"
        "  , T y\n"
        "  ^"},
-      {"floot32 x", 0,
-       "squared_diff: in_params: unknown type 'floot32'; expected a dtype name (bool, "
-       "int8..int64, uint8..uint64, float16, bfloat16, float32, float64, complex64, "
-       "complex128) or a placeholder A-Z\n"
-       "  floot32 x\n"
-       "  ^"},
       {"T x, TT y", 5,
        "squared_diff: in_params: unknown type 'TT'; type placeholders are one letter A-Z\n"
        "  T x, TT y\n"
@@ -178,6 +173,189 @@ TEST(ParseSignature, ErrorsPointAtTheBadColumn) {
       EXPECT_EQ(e.column(), c.column) << c.text;
       EXPECT_EQ(std::string(e.what()), c.message) << c.text;
     }
+  }
+}
+
+// Issue 21: the spellings a C++ programmer types first, with or without std::.
+TEST(ParseSignature, CppSpellings) {
+  const std::vector<std::pair<std::string, DType>> names = {
+      {"int8_t", DType::Int8},
+      {"std::int8_t", DType::Int8},
+      {"signed char", DType::Int8},
+      {"int16_t", DType::Int16},
+      {"short", DType::Int16},
+      {"short int", DType::Int16},
+      {"signed short int", DType::Int16},
+      {"int32_t", DType::Int32},
+      {"std::int32_t", DType::Int32},
+      {"int", DType::Int32},
+      {"signed", DType::Int32},
+      {"signed int", DType::Int32},
+      {"int64_t", DType::Int64},
+      {"std::int64_t", DType::Int64},
+      {"::int64_t", DType::Int64},
+      {"long", DType::Int64},
+      {"long int", DType::Int64},
+      {"long long", DType::Int64},
+      {"long long int", DType::Int64},
+      {"int long", DType::Int64},
+      {"ptrdiff_t", DType::Int64},
+      {"std::ptrdiff_t", DType::Int64},
+      {"intptr_t", DType::Int64},
+      {"uint8_t", DType::UInt8},
+      {"unsigned char", DType::UInt8},
+      {"char unsigned", DType::UInt8},
+      {"uint16_t", DType::UInt16},
+      {"unsigned short", DType::UInt16},
+      {"uint32_t", DType::UInt32},
+      {"std::uint32_t", DType::UInt32},
+      {"unsigned", DType::UInt32},
+      {"unsigned int", DType::UInt32},
+      {"uint64_t", DType::UInt64},
+      {"std::uint64_t", DType::UInt64},
+      {"unsigned long", DType::UInt64},
+      {"unsigned long long", DType::UInt64},
+      {"unsigned long long int", DType::UInt64},
+      {"size_t", DType::UInt64},
+      {"std::size_t", DType::UInt64},
+      {"uintptr_t", DType::UInt64},
+      {"__half", DType::Float16},
+      {"__nv_bfloat16", DType::BFloat16},
+      {"nv_bfloat16", DType::BFloat16},
+      {"complex<float>", DType::Complex64},
+      {"std::complex<float>", DType::Complex64},
+      {"std :: complex < float >", DType::Complex64},
+      {"thrust::complex<float>", DType::Complex64},
+      {"cuda::std::complex<float>", DType::Complex64},
+      {"complex<double>", DType::Complex128},
+      {"std::complex<double>", DType::Complex128},
+      {"float", DType::Float32},
+      {"double", DType::Float64},
+  };
+  for (const auto& [name, dtype] : names) {
+    for (const std::string& prefix : {std::string(), std::string("raw ")}) {
+      const std::string text = "float32 a, " + prefix + name + " value, T b";
+      std::vector<Param> params;
+      ASSERT_NO_THROW(params = parse_signature(text, "k", "in_params")) << text;
+      ASSERT_EQ(params.size(), 3u) << text;
+      EXPECT_FALSE(params[1].is_generic) << text;
+      EXPECT_EQ(params[1].dtype, dtype) << text;
+      EXPECT_EQ(params[1].name, "value") << text;
+      EXPECT_EQ(params[1].raw, !prefix.empty()) << text;
+      EXPECT_EQ(params[1].column, 11u) << text;
+      EXPECT_EQ(params[2].placeholder, "T") << text;
+    }
+  }
+  // A spelling and its dtype name give equal parameters.
+  EXPECT_EQ(parse_signature("int64_t x, raw std::size_t y, unsigned int z", "k", "in_params"),
+            parse_signature("int64 x, raw uint64 y, uint32 z", "k", "in_params"));
+}
+
+TEST(ParseSignature, CppSpellingErrors) {
+  const std::vector<BadSignature> cases = {
+      {"char c", 0,
+       "k: in_params: 'char': plain char is signed on some platforms and unsigned on others; "
+       "write int8 (signed char) or uint8 (unsigned char)\n"
+       "  char c\n"
+       "  ^"},
+      {"T x, long double y", 5,
+       "k: in_params: 'long double': long double has no dtype\n"
+       "  T x, long double y\n"
+       "       ^"},
+      {"int int x", 0,
+       "k: in_params: 'int int': not a valid C++ type\n"
+       "  int int x\n"
+       "  ^"},
+      {"unsigned float x", 0,
+       "k: in_params: 'unsigned float': not a valid C++ type\n"
+       "  unsigned float x\n"
+       "  ^"},
+      {"short long x", 0,
+       "k: in_params: 'short long': not a valid C++ type\n"
+       "  short long x\n"
+       "  ^"},
+      {"long long long x", 0,
+       "k: in_params: 'long long long': not a valid C++ type\n"
+       "  long long long x\n"
+       "  ^"},
+      {"signed unsigned x", 0,
+       "k: in_params: 'signed unsigned': not a valid C++ type\n"
+       "  signed unsigned x\n"
+       "  ^"},
+      {"std::complex<float x", 20,
+       "k: in_params: expected '>' closing the template arguments of 'std::complex<float x'\n"
+       "  std::complex<float x\n"
+       "                      ^"},
+      {"std::complex<float, double> x", 18,
+       "k: in_params: expected '>' closing the template arguments of 'std::complex<float'\n"
+       "  std::complex<float, double> x\n"
+       "                    ^"},
+      {"std:: , T x", 6,
+       "k: in_params: expected a type name after '::'\n"
+       "  std:: , T x\n"
+       "        ^"},
+      {"unsigned", 8,
+       "k: in_params: expected a parameter name after the type\n"
+       "  unsigned\n"
+       "          ^"},
+      {"std::size_t size_t", 12,
+       "k: in_params: 'size_t' is reserved (i, n, names starting with '_', C++ keywords and "
+       "CUDA built-ins)\n"
+       "  std::size_t size_t\n"
+       "              ^"},
+      {"int32 x: int32 y", 7,
+       "k: in_params: unexpected character ':'; expected parameters such as "
+       "\"float32 x, raw T y\"\n"
+       "  int32 x: int32 y\n"
+       "         ^"},
+  };
+  for (const BadSignature& c : cases) {
+    try {
+      parse_signature(c.text, "k", "in_params");
+      ADD_FAILURE() << "no error for \"" << c.text << "\"";
+    } catch (const SignatureError& e) {
+      EXPECT_EQ(e.column(), c.column) << c.text;
+      EXPECT_EQ(std::string(e.what()), c.message) << c.text;
+    }
+  }
+}
+
+// An unknown type's error lists every accepted name, by dtype, after the caret.
+TEST(ParseSignature, UnknownTypeListsTheAcceptedNames) {
+  for (const char* text : {"floot32 x", "std::int63_t x", "complex<half> x", "Foo<int> x"}) {
+    try {
+      parse_signature(text, "squared_diff", "in_params");
+      ADD_FAILURE() << text;
+    } catch (const SignatureError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.column(), 0u);
+      EXPECT_EQ(what.rfind("squared_diff: in_params: unknown type '", 0), 0u) << what;
+      EXPECT_NE(what.find("'; expected a dtype name, a C++ type or a placeholder A-Z\n  " +
+                          std::string(text) + "\n  ^\naccepted types (a placeholder A-Z, or a "
+                          "name below; std::, thrust:: or cuda::std:: may qualify the C++ "
+                          "names):\n"),
+                std::string::npos)
+          << what;
+      for (const char* line :
+           {"\n  bool: bool_\n", "\n  int8: byte, signed char, int8_t\n",
+            "\n  int32: int, signed, signed int, int32_t\n",
+            "\n  int64: longlong, long, long int, long long, long long int, int64_t, ptrdiff_t, "
+            "intptr_t\n",
+            "\n  uint32: uint, unsigned, unsigned int, uint32_t\n",
+            "\n  uint64: ulonglong, unsigned long, unsigned long long, unsigned long long int, "
+            "uint64_t, size_t, uintptr_t\n",
+            "\n  float16: half, __half\n", "\n  bfloat16: __nv_bfloat16, nv_bfloat16\n",
+            "\n  float32: float, single\n", "\n  complex64: csingle, complex<float>\n"}) {
+        EXPECT_NE(what.find(line), std::string::npos) << line << "\n" << what;
+      }
+      const std::string last = "\n  complex128: complex, cdouble, complex<double>";
+      EXPECT_EQ(what.substr(what.size() - std::min(what.size(), last.size())), last) << what;
+    }
+  }
+  try {
+    parse_signature("T x, TT y", "k", "in_params");
+  } catch (const SignatureError& e) {  // a placeholder-like word gets the short hint instead
+    EXPECT_EQ(std::string(e.what()).find("accepted types"), std::string::npos);
   }
 }
 

@@ -1,4 +1,9 @@
 #include <cujit/dtype.hpp>
+#include <cujit/half.hpp>
+
+#include <complex>
+#include <cstdint>
+#include <type_traits>
 
 #include <gtest/gtest.h>
 
@@ -46,6 +51,36 @@ TEST(DType, CppTypesMap) {
   static_assert(dtype_of<std::uint8_t>() == DType::UInt8);
   static_assert(dtype_of<bool>() == DType::Bool);
   SUCCEED();
+}
+
+// Issue 21: every host element type has its dtype at compile time (no link error).
+TEST(DType, EveryHostElementType) {
+  static_assert(dtype_of<std::int8_t>() == DType::Int8);
+  static_assert(dtype_of<std::int16_t>() == DType::Int16);
+  static_assert(dtype_of<std::int64_t>() == DType::Int64);
+  static_assert(dtype_of<long long>() == DType::Int64);
+  static_assert(dtype_of<std::uint16_t>() == DType::UInt16);
+  static_assert(dtype_of<std::uint32_t>() == DType::UInt32);
+  static_assert(dtype_of<std::uint64_t>() == DType::UInt64);
+  static_assert(dtype_of<unsigned long long>() == DType::UInt64);
+  static_assert(dtype_of<std::size_t>() == DType::UInt64);
+  static_assert(dtype_of<char>() == (std::is_signed_v<char> ? DType::Int8 : DType::UInt8));
+  static_assert(dtype_of<std::complex<float>>() == DType::Complex64);
+  static_assert(dtype_of<std::complex<double>>() == DType::Complex128);
+  static_assert(dtype_of<float16>() == DType::Float16);
+  static_assert(dtype_of<bfloat16>() == DType::BFloat16);
+  static_assert(dtype_of<const float>() == DType::Float32);
+#if defined(__FLT16_MANT_DIG__)
+  static_assert(dtype_of<_Float16>() == DType::Float16);
+#endif
+  static_assert(detail::has_dtype_v<double> && !detail::has_dtype_v<long double> &&
+                !detail::has_dtype_v<std::complex<long double>> && !detail::has_dtype_v<int*>);
+  for (DType t : {dtype_of<float16>(), dtype_of<bfloat16>(), dtype_of<std::complex<float>>(),
+                  dtype_of<std::complex<double>>()}) {
+    EXPECT_EQ(dtype_size(t), t == DType::Complex64    ? sizeof(std::complex<float>)
+                             : t == DType::Complex128 ? sizeof(std::complex<double>)
+                                                      : sizeof(float16));
+  }
 }
 
 }  // namespace

@@ -1,0 +1,15 @@
+# Fails unless include/cujit/cujit.hpp includes every other public header in include/cujit/.
+# Run as: cmake -DINCLUDE_DIR=<repo>/include/cujit -P check_complete.cmake
+file(GLOB headers RELATIVE ${INCLUDE_DIR} ${INCLUDE_DIR}/*.hpp)
+file(READ ${INCLUDE_DIR}/cujit.hpp one)
+set(missing "")
+foreach(h ${headers})
+  if(NOT h STREQUAL "cujit.hpp" AND NOT one MATCHES "#include <cujit/${h}>")
+    list(APPEND missing ${h})
+  endif()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "<cujit/cujit.hpp> does not include: ${missing}")
+endif()
+list(LENGTH headers n)
+message(STATUS "<cujit/cujit.hpp> includes all ${n} public headers but itself")
