@@ -194,9 +194,13 @@ std::optional<CacheRecord> RemoteTier::read(const RemoteRequest& request, bool* 
   {
     std::lock_guard lock(mutex_);
     value = on_connection(lookup_connection_, [&](RedisConnection& c) {
-      BoundedValue v = c.get_bounded(remote_kernel_key(request.request_key), kMaxRemoteValue);
+      const std::string key = remote_kernel_key(request.request_key);
+      BoundedValue v = c.get_bounded(key, kMaxRemoteValue);
       if (lease_exists != nullptr && v.status == BoundedValue::Status::Missing) {
         *lease_exists = c.exists(remote_lease_key(request.request_key));
+        // A holder publishes, then releases: a lease gone now may have been released after a
+        // publication that the read above just missed (then this host compiled it again).
+        if (!*lease_exists) v = c.get_bounded(key, kMaxRemoteValue);
       }
       return v;
     });
