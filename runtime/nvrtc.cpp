@@ -259,9 +259,11 @@ std::string dump_failure(const SourceProgram& program, const std::vector<std::st
 }
 
 // Runs NVRTC on `program` with `options`; its log in `log`. Throws CompileError with the log,
-// the options and the numbered source.
+// the options and the numbered source. A `tentative` run (one that may be retried) writes no
+// source dumps: the caller dumps the run that counts.
 ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
-                        const std::vector<std::string>& options, std::string& log) {
+                        const std::vector<std::string>& options, std::string& log,
+                        bool tentative = false) {
   std::vector<const char*> header_sources, header_names;
   for (const auto& header : program.headers) {
     header_names.push_back(header.first.c_str());
@@ -280,7 +282,7 @@ ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
   std::vector<const char*> option_ptrs;
   for (const std::string& option : options) option_ptrs.push_back(option.c_str());
   if (detail::log_enabled(LogLevel::Debug)) log_command(program, target, options);
-  const std::string dump_to = detail::dump_directory();
+  const std::string dump_to = tentative ? std::string() : detail::dump_directory();
   const std::string dumped =
       dump_to.empty() ? std::string() : detail::dump_program(dump_to, program, options);
   g_compile_count.fetch_add(1, std::memory_order_relaxed);
@@ -291,7 +293,8 @@ ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
   log = program_log(raw);
   detail::dump_log(dumped, log);
   if (result != NVRTC_SUCCESS) {
-    const std::string dump_note = dump_failure(program, options, dumped, log);
+    const std::string dump_note =
+        tentative ? std::string() : dump_failure(program, options, dumped, log);
     std::ostringstream message;
     message << "cujit: NVRTC failed to compile " << program.name << " for " << target.name() << " ("
             << detail::nvrtc().nvrtcGetErrorString(result) << ")\n"
@@ -308,12 +311,15 @@ ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
 // remains is reported from the full compilation.
 ProgramHandle run_nvrtc_minimal_first(const SourceProgram& program, const Target& target,
                                       std::vector<std::string> options, std::string& log) {
+  const auto minimal = std::find(options.begin(), options.end(), "-minimal");
+  if (minimal == options.end()) return run_nvrtc(program, target, options, log);
   try {
-    return run_nvrtc(program, target, options, log);
+    ProgramHandle handle = run_nvrtc(program, target, options, log, true);
+    const std::string dump_to = detail::dump_directory();
+    if (!dump_to.empty()) detail::dump_log(detail::dump_program(dump_to, program, options), log);
+    return handle;
   } catch (const CompileError&) {
-    const auto minimal = std::find(options.begin(), options.end(), "-minimal");
-    if (minimal == options.end()) throw;
-    options.erase(minimal);
+    options.erase(std::find(options.begin(), options.end(), "-minimal"));
     return run_nvrtc(program, target, options, log);
   }
 }
