@@ -8,20 +8,22 @@
 ///
 /// | variable | meaning |
 /// | --- | --- |
-/// | `CUJIT_CACHE` | `on` (default), `off` (memory only, no fleet tier), `readonly` (no writable database) |
-/// | `CUJIT_CACHE_DIR` | directory of the writable database |
-/// | `CUJIT_CACHE_PATH` | deployment databases, `a.db:b.db`, searched in order |
-/// | `CUJIT_CACHE_MAX_SIZE` | size limit of the writable database: bytes, or with K/M/G suffix |
-/// | `CUJIT_CACHE_ALLOW_FOREIGN` | `1`: use caches owned by another user or writable by others |
-/// | `CUJIT_CACHE_PRELOAD` | how many recently used kernels to read ahead (default 64; 0: none) |
-/// | `CUJIT_MODULE_PRELOAD` | `0`: do not load the read-ahead kernels' modules in the background |
-/// | `CUJIT_RECORD` | append every kernel a run uses to this manifest (JSON lines) |
-/// | `CUJIT_CACHE_REMOTE` | fleet tier: `redis://[user:password@]host:port[/db]` or `unix:///path.sock` |
-/// | `CUJIT_CACHE_REMOTE_TIMEOUT_MS` | `connect,operation` timeouts of the fleet tier (default `50,100`) |
-/// | `CUJIT_CACHE_SIGNING_KEY` | secret key file (`cujit-cache keygen`) that signs kernels this process publishes |
-/// | `CUJIT_CACHE_TRUSTED_KEYS` | public key files (`a.pub:b.pub`) whose signatures make remote kernels loadable |
-/// | `CUJIT_CACHE_TRUST_ANY_WRITER` | `1`: load unsigned or unknown-signer remote kernels (trusts everyone who can write Redis) |
-/// | `CUJIT_CACHE_REQUIRE_SIGNED` | `1`: deployment databases serve only kernels signed by a trusted key |
+/// | `CUJIT_CACHE` | `on` (default), `off` (memory only, no fleet tier), `readonly` (no writable
+/// database) | | `CUJIT_CACHE_DIR` | directory of the writable database | | `CUJIT_CACHE_PATH` |
+/// deployment databases, `a.db:b.db`, searched in order | | `CUJIT_CACHE_MAX_SIZE` | size limit of
+/// the writable database: bytes, or with K/M/G suffix | | `CUJIT_CACHE_ALLOW_FOREIGN` | `1`: use
+/// caches owned by another user or writable by others | | `CUJIT_CACHE_PRELOAD` | how many recently
+/// used kernels to read ahead (default 64; 0: none) | | `CUJIT_MODULE_PRELOAD` | `0`: do not load
+/// the read-ahead kernels' modules in the background | | `CUJIT_RECORD` | append every kernel a run
+/// uses to this manifest (JSON lines) | | `CUJIT_CACHE_REMOTE` | fleet tier:
+/// `redis://[user:password@]host:port[/db]` or `unix:///path.sock` | |
+/// `CUJIT_CACHE_REMOTE_TIMEOUT_MS` | `connect,operation` timeouts of the fleet tier (default
+/// `50,100`) | | `CUJIT_CACHE_SIGNING_KEY` | secret key file (`cujit-cache keygen`) that signs
+/// kernels this process publishes | | `CUJIT_CACHE_TRUSTED_KEYS` | public key files (`a.pub:b.pub`)
+/// whose signatures make remote kernels loadable | | `CUJIT_CACHE_TRUST_ANY_WRITER` | `1`: load
+/// unsigned or unknown-signer remote kernels (trusts everyone who can write Redis) | |
+/// `CUJIT_CACHE_REQUIRE_SIGNED` | `1`: deployment databases serve only kernels signed by a trusted
+/// key |
 
 #include <cstdint>
 #include <functional>
@@ -138,8 +140,8 @@ std::string default_cache_directory();
 struct CacheStats {
   /// Found in the process's memory.
   std::uint64_t memory_hits = 0;
-  std::uint64_t disk_hits = 0;           ///< found in the writable database
-  std::uint64_t deployment_hits = 0;     ///< found in a read-only deployment database
+  std::uint64_t disk_hits = 0;        ///< found in the writable database
+  std::uint64_t deployment_hits = 0;  ///< found in a read-only deployment database
   /// Of the disk and deployment hits, those served by code for another target than the
   /// device's own sm_XY (cujit::compatible_targets, in this order): an arch-specific sm_XYa
   /// cubin, a cubin of the same major and a lower minor, PTX JIT-compiled by the driver (then

@@ -57,11 +57,12 @@ template <class T>
 struct DTypeOf {
   static constexpr bool known = false;
 };
-#define CUJIT_DTYPE_OF(type, dtype)                 \
-  template <>                                       \
-  struct DTypeOf<type> {                            \
-    static constexpr bool known = true;             \
-    static constexpr DType value = DType::dtype;    \
+/// Declares `type`'s dtype (DTypeOf<type>); undefined again after its uses below.
+#define CUJIT_DTYPE_OF(type, dtype)              \
+  template <>                                    \
+  struct DTypeOf<type> {                         \
+    static constexpr bool known = true;          \
+    static constexpr DType value = DType::dtype; \
   };
 CUJIT_DTYPE_OF(bool, Bool)
 CUJIT_DTYPE_OF(signed char, Int8)

@@ -27,7 +27,7 @@ inline std::uint16_t round_to_float16_format(bool negative, std::uint64_t magnit
   int e = exponent + length - 1;  // the value is 1.xxx * 2^e
   if (e > bias) return static_cast<std::uint16_t>(infinity);
   const int quantum = (e < 1 - bias ? 1 - bias : e) - mantissa_bits;  // weight of the last bit
-  const int shift = quantum - exponent;                                // bits of magnitude dropped
+  const int shift = quantum - exponent;                               // bits of magnitude dropped
   std::uint64_t kept;
   if (shift <= 0) {
     kept = magnitude << -shift;  // exact: fewer than mantissa_bits + 1 significant bits
@@ -35,7 +35,8 @@ inline std::uint16_t round_to_float16_format(bool negative, std::uint64_t magnit
     return static_cast<std::uint16_t>(sign);  // below half the smallest subnormal
   } else {
     kept = shift == 64 ? 0 : magnitude >> shift;
-    const std::uint64_t rest = shift == 64 ? magnitude : magnitude & ((std::uint64_t{1} << shift) - 1);
+    const std::uint64_t rest =
+        shift == 64 ? magnitude : magnitude & ((std::uint64_t{1} << shift) - 1);
     const std::uint64_t half = std::uint64_t{1} << (shift - 1);
     if (rest > half || (rest == half && (kept & 1u) != 0)) ++kept;
   }
@@ -136,6 +137,7 @@ class float16 {
   /// Rounds to nearest, ties to even (a float converts exactly to double first).
   float16(float value) noexcept  // NOLINT: implicit, as CUDA's type
       : bits_(detail::double_to_float16_format(value, 10)) {}
+  /// Rounds to nearest, ties to even, from the double directly (one rounding).
   float16(double value) noexcept  // NOLINT
       : bits_(detail::double_to_float16_format(value, 10)) {}
   /// Integers round once, to nearest, ties to even (large ones overflow to infinity).
@@ -167,6 +169,7 @@ class bfloat16 {
   /// Rounds to nearest, ties to even (a float converts exactly to double first).
   bfloat16(float value) noexcept  // NOLINT: implicit, as CUDA's type
       : bits_(detail::double_to_float16_format(value, 7)) {}
+  /// Rounds to nearest, ties to even, from the double directly (one rounding).
   bfloat16(double value) noexcept  // NOLINT
       : bits_(detail::double_to_float16_format(value, 7)) {}
   /// Integers round once, to nearest, ties to even (large ones overflow to infinity).

@@ -28,6 +28,7 @@ inline constexpr bool is_scalar_arg_v = std::is_arithmetic_v<T> || has_dtype_v<T
 /// cujit::float16(0.5f) (or a __half) float16, std::complex<float> complex64.
 class Scalar {
  public:
+  /// A value of any type with a dtype (arithmetic, complex, 16-bit floats), as T's dtype.
   template <class T, class = std::enable_if_t<detail::is_scalar_arg_v<T>>>
   Scalar(T value) noexcept : dtype_(dtype_of<T>()) {  // NOLINT: implicit on purpose
     static_assert(sizeof(T) <= sizeof(bytes_) && std::is_trivially_copyable_v<T>);
@@ -123,7 +124,9 @@ class Arg {
  public:
   /// An array argument (a pointer to `array` is kept).
   Arg(const Array& array) noexcept : array_(&array), scalar_(0) {}  // NOLINT
-  Arg(Scalar scalar) noexcept : scalar_(scalar) {}                  // NOLINT
+  /// A scalar argument.
+  Arg(Scalar scalar) noexcept : scalar_(scalar) {}  // NOLINT
+  /// A scalar argument of T's dtype (any type Scalar takes).
   template <class T, class = std::enable_if_t<detail::is_scalar_arg_v<T>>>
   Arg(T value) noexcept : scalar_(value) {}  // NOLINT
 

@@ -39,6 +39,7 @@ class KernelArg {
     Other,        ///< anything else (a struct, an enum, std::complex): checked by size only
   };
 
+  /// An array: its device address (and its device, checked against the kernel's).
   KernelArg(const Array& array) noexcept  // NOLINT: implicit on purpose
       : size_(sizeof(std::uint64_t)), kind_(Kind::Array), device_(array.device_id()) {
     const std::uint64_t address = array.data();
@@ -56,8 +57,11 @@ class KernelArg {
   const void* data() const noexcept { return storage_; }
   /// The number of bytes.
   std::size_t size() const noexcept { return size_; }
+  /// Whether the argument is an array's address.
   bool is_array() const noexcept { return kind_ == Kind::Array; }
+  /// What the value is, for the type checks of mangled kernels.
   Kind kind() const noexcept { return kind_; }
+  /// An array's device (-1 for other values).
   int device() const noexcept { return device_; }
 
   /// The Kind of a value of type T.
@@ -119,8 +123,8 @@ struct KernelParamTypes;
 /// instantiation from a name expression or any kernel not declared extern "C", their types as
 /// the name spells them: an array or pointer (or a 64-bit unsigned device address) for a
 /// pointer parameter, an integer of the parameter's width for an integer (signedness is not
-/// checked), a float of its width for a float, __half/cujit::float16 for __half and
-/// __nv_bfloat16/cujit::bfloat16 for __nv_bfloat16. Structs, enums and other types are
+/// checked), a float of its width for a float, `__half` or `cujit::float16` for __half and
+/// `__nv_bfloat16` or `cujit::bfloat16` for __nv_bfloat16. Structs, enums and other types are
 /// checked by size only, as are all parameters of extern "C" kernels (their names carry no
 /// types).
 class RawKernel {
@@ -155,6 +159,7 @@ class RawKernel {
   /// ("float const*", "int"), in order; empty for an extern "C" kernel (or a name that does
   /// not demangle to as many parameters as the kernel has).
   std::vector<std::string> param_types() const;
+  /// Registers, memory sizes and limits of the loaded kernel (cuFuncGetAttribute).
   KernelAttributes attributes() const;
   /// Raises the dynamic shared memory limit (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
   void set_max_dynamic_shared_memory(int bytes) const;

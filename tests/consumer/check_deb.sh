@@ -19,7 +19,8 @@ failed=0
 
 info="$(dpkg-deb --info "$deb")"
 echo "$info"
-version="$(sed -n 's/^project(cujit VERSION \([0-9.]*\).*/\1/p' "$here/../../CMakeLists.txt")"
+version="$(sed -n 's/^#define CUJIT_VERSION_STRING "\([0-9.]*\)"/\1/p' "$here/../../include/cujit/version.hpp")"
+[[ -n $version ]] || { echo "error: no CUJIT_VERSION_STRING in include/cujit/version.hpp" >&2; exit 1; }
 for field in "Package: cujit" "Version: $version" "Depends: .*libc6" "Depends: .*libstdc\+\+6" \
   "Architecture: $(dpkg --print-architecture)" "Section: libdevel"; do
   if ! grep -qE "^ *$field" <<<"$info"; then
