@@ -918,6 +918,7 @@ SourceProgram ReductionSource::program() const {
   add_minimal_option(program.options, def.preamble + "\n" + def.map_expr + "\n" + def.reduce_expr +
                                           "\n" + def.post_map_expr + "\n" + def.identity + "\n" +
                                           def.reduce_type + "\n" + s.reduce_ctype);
+  program.link_inputs = def.link;
   return program;
 }
 

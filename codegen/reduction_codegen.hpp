@@ -24,6 +24,7 @@ struct ReductionDefinition {
   std::string map_expr, reduce_expr, post_map_expr, identity, preamble;
   std::string reduce_type;  ///< as written; empty: the first output's type
   std::vector<std::string> compile_options;
+  std::vector<LinkInput> link;  ///< device code the expressions call, linked with nvJitLink
   bool reduce_dims = true;
   ParamUse use;  ///< what the snippets use, computed once by make_*_definition
 };

@@ -128,6 +128,7 @@ std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSp
   };
   // Only when set, so that the manifests (and request keys) of other kernels are unchanged.
   if (s.peel) entry["specialization"]["peel"] = true;
+  if (!def.link.empty()) entry["link"] = link_json(def.link);  // absent: older entries unchanged
   return dump_json(entry);
 }
 
@@ -146,6 +147,7 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
         text("post_map_expr"), text("identity"), text("name"), text("reduce_type"),
         text("preamble"), require_texts(j.at("options"), "manifest entry: \"options\""),
         j.at("reduce_dims"));
+    if (j.contains("link")) def.link = require_link(j.at("link"), "manifest entry: \"link\"");
     const nlohmann::json& js = j.at("specialization");
     RedSpecialization s;
     const int strategy = manifest_int(js, "strategy");

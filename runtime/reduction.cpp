@@ -140,12 +140,13 @@ ReductionKernel::ReductionKernel(std::string in_params, std::string out_params,
                                  std::string post_map_expr, std::string identity, std::string name,
                                  ReductionOptions options)
     : impl_(std::make_shared<Impl>()) {
-  impl_->def =
-      std::make_shared<const detail::ReductionDefinition>(detail::make_reduction_definition(
-          std::move(in_params), std::move(out_params), std::move(map_expr), std::move(reduce_expr),
-          std::move(post_map_expr), std::move(identity), std::move(name),
-          std::move(options.reduce_type), std::move(options.preamble),
-          std::move(options.compile_options), options.reduce_dims));
+  detail::ReductionDefinition def = detail::make_reduction_definition(
+      std::move(in_params), std::move(out_params), std::move(map_expr), std::move(reduce_expr),
+      std::move(post_map_expr), std::move(identity), std::move(name),
+      std::move(options.reduce_type), std::move(options.preamble),
+      std::move(options.compile_options), options.reduce_dims);
+  def.link = std::move(options.link);
+  impl_->def = std::make_shared<const detail::ReductionDefinition>(std::move(def));
 }
 
 const std::string& ReductionKernel::name() const noexcept { return impl_->def->name; }

@@ -30,6 +30,11 @@ struct ReductionOptions {
   bool reduce_dims = true;  ///< collapse adjacent dimensions that are contiguous in every array
   std::string preamble;     ///< code placed before the kernel (helper functions, structs, macros)
   std::vector<std::string> compile_options;  ///< extra NVRTC options, e.g. "-use_fast_math"
+  /// Device code the map or reduce expressions call (declare it `extern __device__` in the
+  /// preamble), compiled elsewhere: linked into each specialisation (both passes) by nvJitLink
+  /// with link-time optimisation, as ElementwiseOptions::link; the bytes are part of every
+  /// cache key.
+  std::vector<LinkInput> link;
 };
 
 /// A user-defined reduction: for every output element, the outputs are

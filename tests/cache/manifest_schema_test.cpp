@@ -149,6 +149,14 @@ std::vector<std::string> written_entries() {
     s.params.resize(def.in.size() + def.out.size());
     s.reduce_ctype = c.reduce_type;
     entries.push_back(reduction_manifest_entry(def, s));
+    // Peeled rows and linked device code: the optional fields.
+    s.strategy = RedStrategy::Rows;
+    s.vec = 4;
+    s.group = s.block_size;
+    s.red_contiguous = true;
+    s.peel = true;
+    def.link = {LinkInput{LinkInput::Kind::LtoIr, "helpers.ltoir", std::string("\xff\x00ir", 4)}};
+    entries.push_back(reduction_manifest_entry(def, s));
   }
   SourceProgram raw;
   raw.source = "extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n";

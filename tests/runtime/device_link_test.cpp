@@ -4,6 +4,7 @@
 
 #include <cujit/cujit.hpp>
 #include <cujit/elementwise.hpp>
+#include <cujit/reduction.hpp>
 #include <cujit/specialize.hpp>
 
 #include "cache/raw_replay.hpp"
@@ -147,6 +148,44 @@ TEST(DeviceLink, SnippetKernelsLinkLibrariesTooAndKeyThem) {
   options.link = {compile_to_lto_ir(lib, Target::parse("sm_90"))};
   const ElementwiseKernel other("float32 x", "float32 y", "y = user_scale(x)", "scaled", options);
   EXPECT_NE(other.specialize(args, Target::parse("sm_90")).request_key, s.request_key);
+}
+
+// Reductions link libraries as elementwise kernels do: the map calls the user's function; the
+// library's bytes key the kernel; the manifest entry carries them for precompile.
+ReductionKernel scaled_sum(const LinkInput& library) {
+  ReductionOptions options;
+  options.preamble = "extern \"C\" __device__ float user_scale(float x);\n";
+  options.link = {library};
+  return ReductionKernel("float32 x", "float64 y", "(double)user_scale(x)", "a + b", "y = a", "0",
+                         "scaled_sum", options);
+}
+
+TEST(DeviceLink, ReductionsLinkLibrariesTooAndKeyThem) {
+  SourceProgram lib;
+  lib.name = "mathlib.cu";
+  lib.source = kLibrary;
+  const ReductionKernel k = scaled_sum(compile_to_lto_ir(lib, Target::parse("sm_90")));
+  const std::vector<ArgSpec> args = {ArgSpec::array(DType::Float32, {1 << 22})};
+  const Specialization s = k.specialize(args, ReduceOptions{}, Target::parse("sm_90"));
+  EXPECT_GT(s.binary_size, 0u);
+  lib.source = R"(extern "C" __device__ float user_scale(float x) { return x; })";
+  const ReductionKernel other = scaled_sum(compile_to_lto_ir(lib, Target::parse("sm_90")));
+  EXPECT_NE(other.specialize(args, ReduceOptions{}, Target::parse("sm_90")).request_key,
+            s.request_key);
+}
+
+TEST(DeviceLinkGpu, AReductionCallsTheUsersFunction) {
+  CUJIT_REQUIRE_GPU();
+  if (Device::current().compute_capability() != 90) {
+    GTEST_SKIP() << "the library's LTO-IR here is built for sm_90";
+  }
+  const ReductionKernel k = scaled_sum(library());
+  const int n = 1 << 22;  // two passes
+  auto x_host = test::random_vector<float>(n, -2, 2, 5);
+  const double got = k(Array::from_host(x_host)).to_host<double>()[0];
+  double want = 0;
+  for (float v : x_host) want += 3.0 * v + 1.0;
+  EXPECT_NEAR(got, want, 1e-6 * n);
 }
 
 TEST(DeviceLinkGpu, TheLinkedKernelCallsTheUsersFunction) {
