@@ -173,150 +173,153 @@ void strided_cases(const Device& device, const ElementwiseKernel& add, int repea
   }
 }
 
+// What the throughput cases share.
+struct Bench {
+  const Device& device;
+  const ElementwiseKernel& add;
+  int repeats;
+  JsonLines& json;
+  Table& table;
+  double copy_gbps = 0;  // the copy ceiling
+  double cujit_small_ratio = 0;
+  std::int64_t cpu_crossover = 0;
+};
+
+// The ceiling: device-to-device copy of 2 GiB (bytes read + written).
+void copy_ceiling(Bench& b) {
+  const std::int64_t n = std::int64_t{1} << 29;
+  Array src = random_array({n}, 3);
+  Array dst = Array::empty({n}, DType::Float32, b.device);
+  const Stats st = time_events(
+      b.device,
+      [&](int) {
+        detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
+      },
+      b.repeats);
+  b.copy_gbps = report_copy_ceiling(kBench, 4 * n, st, b.json, b.table);
+}
+
+// The write-only ceiling (cuMemsetD32 over 1 GiB): what a broadcast, which mostly writes, can
+// reach at best.
+double write_ceiling(Bench& b) {
+  const std::int64_t n = std::int64_t{1} << 28;
+  Array dst = Array::empty({n}, DType::Float32, b.device);
+  const Stats st = time_events(
+      b.device,
+      [&](int i) {
+        detail::check(drv().cuMemsetD32Async(dst.data(), 0x3f800000u + i, n, nullptr), "memset");
+      },
+      b.repeats);
+  Record r = make_record(kBench, "memset", 4 * n, "uint8", 4.0 * n, st);
+  r.ratio = r.gbps / b.copy_gbps;
+  r.note = "cuMemsetD32Async: write-only ceiling; ratio to copy";
+  b.json.write(r);
+  b.table.add({"memset", bytes_label(4.0 * n), "cuMemsetD32", fixed(r.gbps), fixed(r.us, 1),
+               fixed(r.ratio, 3) + " of copy", "-"});
+  return r.gbps;
+}
+
+// The same loop on the host CPU (one thread, vectorised by the compiler), for the size where
+// the GPU starts to win: compared with cujit's device time, the cost a caller with host data on
+// the GPU already pays.
+void cpu_loop(Bench& b, std::int64_t n, const std::vector<float>& xh, const std::vector<float>& yh,
+              const Record& cujit) {
+  std::vector<double> samples;
+  std::vector<float> hz(static_cast<std::size_t>(n));
+  for (int r = 0; r < 5; ++r) {
+    const double start = host_seconds();
+    for (std::int64_t i = 0; i < n; ++i) hz[i] = xh[i] + yh[i];
+    samples.push_back((host_seconds() - start) * 1e6);
+  }
+  volatile float sink = hz[static_cast<std::size_t>(n - 1)];
+  (void)sink;
+  Record cpu = make_record("cpu_loop", "add", n, "float32", 12.0 * n, summarize(samples));
+  cpu.note = "one host thread; ratio: cpu time / cujit device time";
+  cpu.ratio = cpu.us / cujit.us;
+  if (b.cpu_crossover == 0 && cpu.us > cujit.us) b.cpu_crossover = n;
+  b.json.write(cpu);
+  b.table.add({"add", size_label(n), "CPU loop", fixed(cpu.gbps), fixed(cpu.us, 2),
+               fixed(cpu.ratio, 3) + " of cujit's time", "-"});
+}
+
+// Contiguous z = x + y of 2^log2 floats, raw float4 kernel and cujit, rotating input sets to
+// defeat L2.
+void contiguous_add(Bench& b, const RawKernel& raw4, int log2) {
+  const std::int64_t n = std::int64_t{1} << log2;
+  const int sets = std::min(rotation_sets(12 * n, b.device), 64);
+  std::vector<Array> xs, ys, zs;
+  for (int s = 0; s < sets; ++s) {
+    xs.push_back(random_array({n}, 10 + s));
+    ys.push_back(random_array({n}, 100 + s));
+    zs.push_back(Array::empty({n}, DType::Float32, b.device));
+  }
+  const long long n4 = n / 4;
+  // One float4 per thread: the fastest grid for a streaming kernel on this GPU.
+  const unsigned grid = static_cast<unsigned>((n4 + 255) / 256);
+  const Stats raw = time_events(
+      b.device,
+      [&](int i) {
+        const int s = i % sets;
+        std::uint64_t px = xs[s].data(), py = ys[s].data(), pz = zs[s].data();
+        void* params[] = {&px, &py, &pz, const_cast<long long*>(&n4)};
+        detail::check(
+            drv().cuLaunchKernel(raw4.handle(), grid, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr),
+            "raw");
+      },
+      b.repeats);
+  const Stats cj = time_events(
+      b.device, [&](int i) { b.add(xs[i % sets], ys[i % sets], zs[i % sets]); }, b.repeats);
+  // Check the last result on the host.
+  const auto xh = xs[0].to_host<float>(), yh = ys[0].to_host<float>();
+  b.add(xs[0], ys[0], zs[0]);
+  const auto zh = zs[0].to_host<float>();
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < n; ++i) wrong += zh[i] != xh[i] + yh[i];
+  Record rr = make_record("raw_add_f32x4", "add", n, "float32", 12.0 * n, raw);
+  rr.ratio = rr.gbps / b.copy_gbps;
+  Record rc = make_record(kBench, "add", n, "float32", 12.0 * n, cj);
+  rc.ratio = rc.gbps / rr.gbps;
+  rc.note = "ratio: cujit / raw float4 kernel; of copy: " + fixed(rc.gbps / b.copy_gbps, 3);
+  if (log2 == 20) b.cujit_small_ratio = rc.ratio;
+  b.json.write(rr);
+  b.json.write(rc);
+  b.table.add({"add", size_label(n), "raw float4", fixed(rr.gbps), fixed(rr.us, 2),
+               fixed(rr.ratio, 3) + " of copy", "-"});
+  b.table.add({"add", size_label(n), "cujit", fixed(rc.gbps), fixed(rc.us, 2),
+               fixed(rc.ratio, 3) + " of raw, " + fixed(rc.gbps / b.copy_gbps, 3) + " of copy",
+               wrong ? "WRONG" : "ok"});
+  if (log2 <= 24) cpu_loop(b, n, xh, yh, rc);
+}
+
+// Host time per call of a 1-element kernel, cujit against a bare cuLaunchKernel.
+void host_per_call(Bench& b, const RawKernel& raw1, bool quick) {
+  Array x = random_array({1}, 40), y = random_array({1}, 41);
+  Array z = Array::empty({1}, DType::Float32, b.device);
+  std::uint64_t px = x.data(), py = y.data(), pz = z.data();
+  int one = 1;
+  void* params[] = {&px, &py, &pz, &one};
+  report_host_per_call(
+      b.device, kBench, "raw_add_f32", 1, "", quick ? 10 : 50,
+      [&] { drv().cuLaunchKernel(raw1.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr); },
+      [&] { b.add(x, y, z); }, [&] { b.add(x, y); }, b.json, b.table);
+}
+
 int run(const Options& options, const Device& device) {
   device.make_current();
   JsonLines json(options.json_path, device.name());
   Table table({"case", "size", "impl", "GB/s", "median us", "ratio", "check"});
-  const int repeats = options.quick ? 20 : std::min(options.repeats, 100);
   RawModule raw_module(kRawSource);
   const RawKernel raw4 = raw_module.get_function("raw_add_f32x4", device);
   const RawKernel raw1 = raw_module.get_function("raw_add_f32", device);
   ElementwiseKernel add("T x, T y", "T z", "z = x + y", "add");
-
-  double copy_gbps = 0;  // the copy ceiling, measured with the throughput group
-  double cujit_small_ratio = 0;
-  std::int64_t cpu_crossover = 0;
+  Bench b{device, add, options.quick ? 20 : std::min(options.repeats, 100), json, table};
   if (options.wants("throughput")) {
-    // The ceiling: device-to-device copy of 2 GiB (bytes read + written).
-    {
-      const std::int64_t n = std::int64_t{1} << 29;
-      Array src = random_array({n}, 3);
-      Array dst = Array::empty({n}, DType::Float32, device);
-      const Stats st = time_events(
-          device,
-          [&](int) {
-            detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
-          },
-          repeats);
-      copy_gbps = report_copy_ceiling(kBench, 4 * n, st, json, table);
-    }
-
-    // The write-only ceiling (cuMemsetD32 over 1 GiB): what a broadcast, which mostly writes,
-    // can reach at best.
-    double write_gbps = 0;
-    {
-      const std::int64_t n = std::int64_t{1} << 28;
-      Array dst = Array::empty({n}, DType::Float32, device);
-      const Stats st = time_events(
-          device,
-          [&](int i) {
-            detail::check(drv().cuMemsetD32Async(dst.data(), 0x3f800000u + i, n, nullptr),
-                          "memset");
-          },
-          repeats);
-      Record r = make_record(kBench, "memset", 4 * n, "uint8", 4.0 * n, st);
-      r.ratio = r.gbps / copy_gbps;
-      r.note = "cuMemsetD32Async: write-only ceiling; ratio to copy";
-      write_gbps = r.gbps;
-      json.write(r);
-      table.add({"memset", bytes_label(4.0 * n), "cuMemsetD32", fixed(r.gbps), fixed(r.us, 1),
-                 fixed(r.ratio, 3) + " of copy", "-"});
-    }
-
-    // Contiguous z = x + y, raw float4 kernel and cujit, rotating input sets to defeat L2.
-    for (int log2 = 10; log2 <= (options.quick ? 24 : 28); log2 += 2) {
-      const std::int64_t n = std::int64_t{1} << log2;
-      const int sets = std::min(rotation_sets(12 * n, device), 64);
-      std::vector<Array> xs, ys, zs;
-      for (int s = 0; s < sets; ++s) {
-        xs.push_back(random_array({n}, 10 + s));
-        ys.push_back(random_array({n}, 100 + s));
-        zs.push_back(Array::empty({n}, DType::Float32, device));
-      }
-      const long long n4 = n / 4;
-      // One float4 per thread: the fastest grid for a streaming kernel on this GPU.
-      const unsigned grid = static_cast<unsigned>((n4 + 255) / 256);
-      const Stats raw = time_events(
-          device,
-          [&](int i) {
-            const int s = i % sets;
-            std::uint64_t px = xs[s].data(), py = ys[s].data(), pz = zs[s].data();
-            void* params[] = {&px, &py, &pz, const_cast<long long*>(&n4)};
-            detail::check(drv().cuLaunchKernel(raw4.handle(), grid, 1, 1, 256, 1, 1, 0, nullptr,
-                                               params, nullptr),
-                          "raw");
-          },
-          repeats);
-      const Stats cj = time_events(
-          device,
-          [&](int i) {
-            const int s = i % sets;
-            add(xs[s], ys[s], zs[s]);
-          },
-          repeats);
-      // Check the last result on the host.
-      const auto xh = xs[0].to_host<float>(), yh = ys[0].to_host<float>();
-      add(xs[0], ys[0], zs[0]);
-      const auto zh = zs[0].to_host<float>();
-      std::int64_t wrong = 0;
-      for (std::int64_t i = 0; i < n; ++i) wrong += zh[i] != xh[i] + yh[i];
-      Record rr = make_record("raw_add_f32x4", "add", n, "float32", 12.0 * n, raw);
-      rr.ratio = rr.gbps / copy_gbps;
-      Record rc = make_record(kBench, "add", n, "float32", 12.0 * n, cj);
-      rc.ratio = rc.gbps / rr.gbps;
-      rc.note = "ratio: cujit / raw float4 kernel; of copy: " + fixed(rc.gbps / copy_gbps, 3);
-      if (log2 == 20) cujit_small_ratio = rc.ratio;
-      json.write(rr);
-      json.write(rc);
-      table.add({"add", size_label(n), "raw float4", fixed(rr.gbps), fixed(rr.us, 2),
-                 fixed(rr.ratio, 3) + " of copy", "-"});
-      table.add({"add", size_label(n), "cujit", fixed(rc.gbps), fixed(rc.us, 2),
-                 fixed(rc.ratio, 3) + " of raw, " + fixed(rc.gbps / copy_gbps, 3) + " of copy",
-                 wrong ? "WRONG" : "ok"});
-
-      // The same loop on the host CPU (one thread, vectorised by the compiler), for the size
-      // where the GPU starts to win: compared with cujit's device time plus its host time per
-      // call, the cost a caller with host data on the GPU already pays.
-      if (log2 <= 24) {
-        std::vector<double> samples;
-        std::vector<float> hz(static_cast<std::size_t>(n));
-        for (int r = 0; r < 5; ++r) {
-          const double start = host_seconds();
-          for (std::int64_t i = 0; i < n; ++i) hz[i] = xh[i] + yh[i];
-          samples.push_back((host_seconds() - start) * 1e6);
-        }
-        volatile float sink = hz[static_cast<std::size_t>(n - 1)];
-        (void)sink;
-        Record cpu = make_record("cpu_loop", "add", n, "float32", 12.0 * n, summarize(samples));
-        cpu.note = "one host thread; ratio: cpu time / cujit device time";
-        cpu.ratio = cpu.us / rc.us;
-        if (cpu_crossover == 0 && cpu.us > rc.us) cpu_crossover = n;
-        json.write(cpu);
-        table.add({"add", size_label(n), "CPU loop", fixed(cpu.gbps), fixed(cpu.us, 2),
-                   fixed(cpu.ratio, 3) + " of cujit's time", "-"});
-      }
-    }
-
-    strided_cases(device, add, repeats, copy_gbps, write_gbps, json, table);
+    copy_ceiling(b);
+    const double write_gbps = write_ceiling(b);
+    for (int log2 = 10; log2 <= (options.quick ? 24 : 28); log2 += 2) contiguous_add(b, raw4, log2);
+    strided_cases(device, add, b.repeats, b.copy_gbps, write_gbps, json, table);
   }
-
-  if (options.wants("host")) {
-    // Host time per call of a 1-element kernel, cujit against a bare cuLaunchKernel.
-    {
-      Array x = random_array({1}, 40), y = random_array({1}, 41);
-      Array z = Array::empty({1}, DType::Float32, device);
-      std::uint64_t px = x.data(), py = y.data(), pz = z.data();
-      int one = 1;
-      void* params[] = {&px, &py, &pz, &one};
-      report_host_per_call(
-          device, kBench, "raw_add_f32", 1, "", options.quick ? 10 : 50,
-          [&] {
-            drv().cuLaunchKernel(raw1.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
-          },
-          [&] { add(x, y, z); }, [&] { add(x, y); }, json, table);
-    }
-  }
-
+  if (options.wants("host")) host_per_call(b, raw1, options.quick);
   if (options.wants("first")) {
     // First calls in fresh processes: cold (empty cache) against NVRTC alone, then warm (a disk
     // hit); medians over several rounds, each in new processes.
@@ -324,15 +327,14 @@ int run(const Options& options, const Device& device) {
                        "first call incl. analysis, codegen, NVRTC, load, launch",
                        "first call (lookup, load, launch)", 0, json, table);
   }
-
   std::cout << "\n";
   table.print();
-  std::cout << "\nGB/s = 1e9 bytes/s of device time (CUDA events, median of " << repeats
+  std::cout << "\nGB/s = 1e9 bytes/s of device time (CUDA events, median of " << b.repeats
             << " calls after warm-up; inputs rotated to defeat L2); add counts 3 arrays. "
                "GPU faster than one CPU thread from "
-            << (cpu_crossover ? size_label(static_cast<std::uint64_t>(cpu_crossover))
-                              : std::string("-"))
-            << " elements; cujit at 2^20 = " << fixed(cujit_small_ratio, 3)
+            << (b.cpu_crossover ? size_label(static_cast<std::uint64_t>(b.cpu_crossover))
+                                : std::string("-"))
+            << " elements; cujit at 2^20 = " << fixed(b.cujit_small_ratio, 3)
             << " of the raw kernel.\n";
   return 0;
 }

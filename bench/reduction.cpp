@@ -110,35 +110,159 @@ double host_sum(const float* x, std::int64_t n, std::int64_t stride = 1, bool sq
   return total;
 }
 
+// What the throughput cases share: the device, the timing, the report, the copy ceiling, and
+// one 2^28 float32 buffer (1 GiB, far beyond L2) that every case views, with its host copy.
+struct RedBench {
+  const Device& device;
+  Timer& timer;
+  int repeats;
+  JsonLines& json;
+  Table& table;
+  double copy_gbps = 0;
+  std::int64_t n = 0;
+  Array x;
+  std::vector<float> xh;
+  double abs_sum = 0;
+
+  void add_row(Record r, const std::string& impl, const std::string& size,
+               const std::string& check) {
+    r.ratio = r.gbps / copy_gbps;
+    json.write(r);
+    table.add({r.case_name, size, impl, fixed(r.gbps), fixed(r.us, 1),
+               fixed(r.ratio, 3) + " of copy", check});
+  }
+};
+
+std::string verdict(bool ok) { return ok ? "ok" : "WRONG"; }
+
+// The ceiling: device-to-device copy of 2 GiB (bytes read + written).
+void copy_ceiling(RedBench& b, const Kernels& kernels, bool quick) {
+  const std::int64_t n = std::int64_t{1} << (quick ? 26 : 29);
+  Array src = Array::empty({n}, DType::Float32, b.device);
+  Array dst = Array::empty({n}, DType::Float32, b.device);
+  kernels.fill_random_f32(src.data(), n, 3);
+  const Stats st = b.timer.run(
+      [&](int) {
+        detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
+      },
+      b.repeats);
+  b.copy_gbps = report_copy_ceiling(kBench, 4 * n, st, b.json, b.table);
+}
+
+// Full reductions: raw kernel, cujit sum (twice: same bits), cujit l2norm.
+void full_reductions(RedBench& b, const RawKernel& raw_sum, const ReductionKernel& sum,
+                     const ReductionKernel& l2norm) {
+  const std::int64_t n = b.n;
+  Array out = Array::empty({}, DType::Float32, b.device);
+  const long long n4 = n / 4;
+  const unsigned grid = static_cast<unsigned>(b.device.sm_count()) * 8;
+  const Stats raw = b.timer.run(
+      [&](int) {
+        std::uint64_t px = b.x.data(), po = out.data();
+        void* params[] = {&px, const_cast<long long*>(&n4), &po};
+        detail::check(drv().cuMemsetD32Async(po, 0, 1, nullptr), "memset");
+        detail::check(drv().cuLaunchKernel(raw_sum.handle(), grid, 1, 1, 256, 1, 1, 0, nullptr,
+                                           params, nullptr),
+                      "raw");
+      },
+      b.repeats);
+  b.add_row(make_record("raw_sum_f32x4", "sum", n, "float32", 4.0 * n, raw), "raw float4+atomic",
+            size_label(n), "-");
+
+  const double want = host_sum(b.xh.data(), n);
+  const Stats st = b.timer.run([&](int) { sum(b.x, out); }, b.repeats);
+  const float first = sum(b.x).to_host<float>()[0];
+  const float second = sum(b.x).to_host<float>()[0];
+  const bool ok = std::abs(first - want) <= 1e-5 * b.abs_sum;
+  const bool same = std::memcmp(&first, &second, 4) == 0;
+  Record r = make_record(kBench, "sum", n, "float32", 4.0 * n, st);
+  r.note = std::string("segments, two passes; ") + (same ? "same bits twice" : "BITS DIFFER") +
+           "; value " + std::to_string(first) + " vs " + std::to_string(want);
+  b.add_row(r, "cujit", size_label(n), verdict(ok && same));
+
+  const double want_l2 = std::sqrt(host_sum(b.xh.data(), n, 1, true));
+  const Stats sl = b.timer.run([&](int) { l2norm(b.x, out); }, b.repeats);
+  const float l2 = l2norm(b.x).to_host<float>()[0];
+  Record rl = make_record(kBench, "l2norm", n, "float32", 4.0 * n, sl);
+  b.add_row(rl, "cujit", size_label(n), verdict(std::abs(l2 - want_l2) <= 1e-5 * want_l2));
+}
+
+// Axis 0 and axis 1 of a square matrix (m x m), rows of 16..256, a few very long segments.
+void axis_cases(RedBench& b, const ReductionKernel& sum, std::int64_t m) {
+  struct AxisCase {
+    std::string name;
+    Shape shape;
+    int axis;
+  };
+  const std::int64_t n = b.n;
+  const std::vector<AxisCase> cases = {
+      {"sum_axis0", {m, m}, 0},           {"sum_axis1", {m, m}, 1},
+      {"sum_rows16", {n / 16, 16}, 1},    {"sum_rows64", {n / 64, 64}, 1},
+      {"sum_rows256", {n / 256, 256}, 1}, {"sum_long_segments", {4, n / 4}, 1},
+      {"sum_columns4", {n / 4, 4}, 0},
+  };
+  for (const AxisCase& c : cases) {
+    const std::int64_t rows = c.shape[0], cols = c.shape[1];
+    Array a = b.x.slice(0, 0, rows * cols).reshape(c.shape);
+    const std::int64_t n_out = c.axis == 0 ? cols : rows;
+    Array out = Array::empty({n_out}, DType::Float32, b.device);
+    const Stats st = b.timer.run([&](int) { sum(a, out, cujit::axis{c.axis}); }, b.repeats);
+    // Check up to 64 outputs spread over the range.
+    const std::vector<float> got = sum(a, cujit::axis{c.axis}).to_host<float>();
+    bool ok = static_cast<std::int64_t>(got.size()) == n_out;
+    for (std::int64_t k = 0; ok && k < 64; ++k) {
+      const std::int64_t o = k * (n_out - 1) / 63;
+      const double want = c.axis == 0 ? host_sum(b.xh.data() + o, rows, cols)
+                                      : host_sum(b.xh.data() + o * cols, cols);
+      ok = std::abs(got[o] - want) <= 1e-5 * (c.axis == 0 ? rows : cols) * 2.0;
+    }
+    Record r = make_record(kBench, c.name, rows * cols, "float32", 4.0 * (rows * cols + n_out), st);
+    r.shape = std::to_string(rows) + "x" + std::to_string(cols) + " axis " + std::to_string(c.axis);
+    b.add_row(r, "cujit", r.shape, verdict(ok));
+  }
+}
+
 // The maximum of each row of a (4096, 50257) matrix: vocabulary-sized rows whose length is not
-// a multiple of the vector width (logits of a language model). `x` holds at least that many
-// random floats, `xh` their copy on the host.
-template <class AddRow>
-void vocabulary_rows(const Device& device, const Array& x, const std::vector<float>& xh,
-                     int repeats, Timer& timer, const AddRow& add_row) {
+// a multiple of the vector width (logits of a language model).
+void vocabulary_rows(RedBench& b) {
   ReductionKernel row_max("T x", "T y", "x", "max(a, b)", "y = a", "-3.402823466e38f", "row_max");
   const std::int64_t rows = 4096, cols = 50257;
-  Array a = x.slice(0, 0, rows * cols).reshape({rows, cols});
-  Array out = Array::empty({rows}, DType::Float32, device);
-  const Stats st = timer.run([&](int) { row_max(a, out, cujit::axis{1}); }, repeats);
+  Array a = b.x.slice(0, 0, rows * cols).reshape({rows, cols});
+  Array out = Array::empty({rows}, DType::Float32, b.device);
+  const Stats st = b.timer.run([&](int) { row_max(a, out, cujit::axis{1}); }, b.repeats);
   const std::vector<float> got = row_max(a, cujit::axis{1}).to_host<float>();
   bool ok = static_cast<std::int64_t>(got.size()) == rows;
   for (std::int64_t k = 0; ok && k < 64; ++k) {
     const std::int64_t o = k * (rows - 1) / 63;
-    const float want = *std::max_element(xh.begin() + o * cols, xh.begin() + (o + 1) * cols);
+    const float want = *std::max_element(b.xh.begin() + o * cols, b.xh.begin() + (o + 1) * cols);
     ok = got[o] == want;
   }
   Record r =
       make_record(kBench, "max_rows_vocab", rows * cols, "float32", 4.0 * (rows * cols + rows), st);
   r.shape = "4096x50257 axis 1";
-  add_row(r, "cujit", r.shape, ok ? "ok" : "WRONG");
+  b.add_row(r, "cujit", r.shape, verdict(ok));
+}
+
+// Host time per call of a tiny reduction (256 elements, one launch) against a bare
+// cuLaunchKernel of a one-thread kernel.
+void host_per_call(RedBench& b, const RawKernel& raw_tiny, const ReductionKernel& sum, bool quick) {
+  Array t = b.x.slice(0, 0, 256);
+  Array out = Array::empty({}, DType::Float32, b.device);
+  std::uint64_t pt = t.data(), po = out.data();
+  int count = 256;
+  void* params[] = {&pt, &po, &count};
+  report_host_per_call(
+      b.device, kBench, "raw_tiny", 256, " (1 launch)", quick ? 10 : 50,
+      [&] {
+        drv().cuLaunchKernel(raw_tiny.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
+      },
+      [&] { sum(t, out); }, [&] { sum(t); }, b.json, b.table);
 }
 
 int run(const Options& options, const Device& device) {
   device.make_current();
   JsonLines json(options.json_path, device.name());
   Table table({"case", "size", "impl", "GB/s", "median us", "ratio", "check"});
-  const int repeats = options.quick ? 20 : std::min(options.repeats, 100);
   Timer timer(device);
   const Kernels& kernels = Kernels::get(device);
   RawModule raw_module(kRawSource);
@@ -146,129 +270,21 @@ int run(const Options& options, const Device& device) {
   const RawKernel raw_tiny = raw_module.get_function("raw_tiny", device);
   ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "sum");
   ReductionKernel l2norm("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm");
+  RedBench b{device, timer, options.quick ? 20 : std::min(options.repeats, 100), json, table};
+  copy_ceiling(b, kernels, options.quick);
+  b.n = std::int64_t{1} << (options.quick ? 24 : 28);
+  b.x = Array::empty({b.n}, DType::Float32, device);
+  kernels.fill_random_f32(b.x.data(), b.n, 41);
+  b.xh.resize(static_cast<std::size_t>(b.n));
+  b.x.to_host(b.xh.data());
+  for (float v : b.xh) b.abs_sum += std::abs(v);
 
-  // The ceiling: device-to-device copy of 2 GiB (bytes read + written).
-  double copy_gbps = 0;
-  {
-    const std::int64_t n = std::int64_t{1} << (options.quick ? 26 : 29);
-    Array src = Array::empty({n}, DType::Float32, device);
-    Array dst = Array::empty({n}, DType::Float32, device);
-    kernels.fill_random_f32(src.data(), n, 3);
-    const Stats st = timer.run(
-        [&](int) {
-          detail::check(drv().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr), "copy");
-        },
-        repeats);
-    copy_gbps = report_copy_ceiling(kBench, 4 * n, st, json, table);
+  if (options.wants("full")) full_reductions(b, raw_sum, sum, l2norm);
+  if (options.wants("axes")) {
+    axis_cases(b, sum, options.quick ? 4096 : 16384);
+    if (b.n >= 4096LL * 50257) vocabulary_rows(b);
   }
-  auto add_row = [&](Record r, const std::string& impl, const std::string& size,
-                     const std::string& check) {
-    r.ratio = r.gbps / copy_gbps;
-    json.write(r);
-    table.add({r.case_name, size, impl, fixed(r.gbps), fixed(r.us, 1),
-               fixed(r.ratio, 3) + " of copy", check});
-  };
-
-  // One 2^28 float32 buffer (1 GiB, far beyond L2) serves every throughput case as views.
-  const std::int64_t n = std::int64_t{1} << (options.quick ? 24 : 28);
-  Array x = Array::empty({n}, DType::Float32, device);
-  kernels.fill_random_f32(x.data(), n, 41);
-  std::vector<float> xh(static_cast<std::size_t>(n));
-  x.to_host(xh.data());
-  double abs_sum = 0;
-  for (float v : xh) abs_sum += std::abs(v);
-  auto verdict = [](bool ok) { return std::string(ok ? "ok" : "WRONG"); };
-
-  // Full reductions: raw kernel, cujit sum (twice: same bits), cujit l2norm.
-  if (options.wants("full")) {
-    Array out = Array::empty({}, DType::Float32, device);
-    const long long n4 = n / 4;
-    const unsigned grid = static_cast<unsigned>(device.sm_count()) * 8;
-    const Stats raw = timer.run(
-        [&](int) {
-          std::uint64_t px = x.data(), po = out.data();
-          void* params[] = {&px, const_cast<long long*>(&n4), &po};
-          detail::check(drv().cuMemsetD32Async(po, 0, 1, nullptr), "memset");
-          detail::check(drv().cuLaunchKernel(raw_sum.handle(), grid, 1, 1, 256, 1, 1, 0, nullptr,
-                                             params, nullptr),
-                        "raw");
-        },
-        repeats);
-    add_row(make_record("raw_sum_f32x4", "sum", n, "float32", 4.0 * n, raw), "raw float4+atomic",
-            size_label(n), "-");
-
-    const double want = host_sum(xh.data(), n);
-    const Stats st = timer.run([&](int) { sum(x, out); }, repeats);
-    const float first = sum(x).to_host<float>()[0];
-    const float second = sum(x).to_host<float>()[0];
-    const bool ok = std::abs(first - want) <= 1e-5 * abs_sum;
-    Record r = make_record(kBench, "sum", n, "float32", 4.0 * n, st);
-    r.note = std::string("segments, two passes; ") +
-             (std::memcmp(&first, &second, 4) == 0 ? "same bits twice" : "BITS DIFFER") +
-             "; value " + std::to_string(first) + " vs " + std::to_string(want);
-    add_row(r, "cujit", size_label(n), verdict(ok && std::memcmp(&first, &second, 4) == 0));
-
-    const double want_l2 = std::sqrt(host_sum(xh.data(), n, 1, true));
-    const Stats sl = timer.run([&](int) { l2norm(x, out); }, repeats);
-    const float l2 = l2norm(x).to_host<float>()[0];
-    Record rl = make_record(kBench, "l2norm", n, "float32", 4.0 * n, sl);
-    add_row(rl, "cujit", size_label(n), verdict(std::abs(l2 - want_l2) <= 1e-5 * want_l2));
-  }
-
-  // Axis 0 and axis 1 of a square matrix, rows of 16..256, a few very long segments.
-  struct AxisCase {
-    std::string name;
-    Shape shape;
-    int axis;
-  };
-  const std::int64_t m = options.quick ? 4096 : 16384;
-  const std::vector<AxisCase> axis_cases = {
-      {"sum_axis0", {m, m}, 0},           {"sum_axis1", {m, m}, 1},
-      {"sum_rows16", {n / 16, 16}, 1},    {"sum_rows64", {n / 64, 64}, 1},
-      {"sum_rows256", {n / 256, 256}, 1}, {"sum_long_segments", {4, n / 4}, 1},
-      {"sum_columns4", {n / 4, 4}, 0},
-  };
-  for (const AxisCase& c : axis_cases) {
-    if (!options.wants("axes")) break;
-    const std::int64_t rows = c.shape[0], cols = c.shape[1];
-    Array a = x.slice(0, 0, rows * cols).reshape(c.shape);
-    const std::int64_t n_out = c.axis == 0 ? cols : rows;
-    Array out = Array::empty({n_out}, DType::Float32, device);
-    const Stats st = timer.run([&](int) { sum(a, out, cujit::axis{c.axis}); }, repeats);
-    // Check up to 64 outputs spread over the range.
-    const std::vector<float> got = sum(a, cujit::axis{c.axis}).to_host<float>();
-    bool ok = static_cast<std::int64_t>(got.size()) == n_out;
-    for (std::int64_t k = 0; ok && k < 64; ++k) {
-      const std::int64_t o = k * (n_out - 1) / 63;
-      const double want =
-          c.axis == 0 ? host_sum(xh.data() + o, rows, cols) : host_sum(xh.data() + o * cols, cols);
-      ok = std::abs(got[o] - want) <= 1e-5 * (c.axis == 0 ? rows : cols) * 2.0;
-    }
-    Record r = make_record(kBench, c.name, rows * cols, "float32", 4.0 * (rows * cols + n_out), st);
-    r.shape = std::to_string(rows) + "x" + std::to_string(cols) + " axis " + std::to_string(c.axis);
-    add_row(r, "cujit", r.shape, verdict(ok));
-  }
-
-  if (options.wants("axes") && n >= 4096LL * 50257) {
-    vocabulary_rows(device, x, xh, repeats, timer, add_row);
-  }
-
-  // Host time per call of a tiny reduction (256 elements, one launch) against a bare
-  // cuLaunchKernel of a one-thread kernel.
-  if (options.wants("host")) {
-    Array t = x.slice(0, 0, 256);
-    Array out = Array::empty({}, DType::Float32, device);
-    std::uint64_t pt = t.data(), po = out.data();
-    int count = 256;
-    void* params[] = {&pt, &po, &count};
-    report_host_per_call(
-        device, kBench, "raw_tiny", 256, " (1 launch)", options.quick ? 10 : 50,
-        [&] {
-          drv().cuLaunchKernel(raw_tiny.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
-        },
-        [&] { sum(t, out); }, [&] { sum(t); }, json, table);
-  }
-
+  if (options.wants("host")) host_per_call(b, raw_tiny, sum, options.quick);
   // First calls in fresh processes: cold (empty cache) against NVRTC alone, then warm (a disk
   // hit); medians over several rounds, each in new processes.
   if (options.wants("first")) {
@@ -276,12 +292,11 @@ int run(const Options& options, const Device& device) {
                        "first l2norm call incl. analysis, codegen, NVRTC, load, two launches",
                        "first call (lookup, load, two launches)", 150, json, table);
   }
-
   std::cout << "\n";
   table.print();
   std::cout << "\nGB/s = 1e9 bytes read (+ outputs written) per second of device time (CUDA "
                "events, median of "
-            << repeats
+            << b.repeats
             << " calls after warm-up). Ratios are to the device-to-device copy's GB/s, which "
                "counts bytes read plus written.\n";
   return 0;
