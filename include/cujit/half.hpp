@@ -127,29 +127,31 @@ inline float float16_format_to_float(std::uint16_t bits, int mantissa_bits) noex
 
 }  // namespace detail
 
-/// IEEE 754 binary16 (1 sign, 5 exponent, 10 mantissa bits): the float16 dtype on the host,
-/// bit for bit CUDA's __half. Implicit from float, double and integers (rounded to nearest
-/// even), implicit to float (exact); from_bits() and bits() give the storage.
-class float16 {
+namespace detail {
+
+/// The storage and conversions float16 and bfloat16 share: `Mantissa` stored mantissa bits
+/// (10 or 7), `Self` the public type (what from_bits returns).
+template <int Mantissa, class Self>
+class SixteenBitFloat {
  public:
   /// Zero.
-  constexpr float16() noexcept = default;
+  constexpr SixteenBitFloat() noexcept = default;
   /// Rounds to nearest, ties to even (a float converts exactly to double first).
-  float16(float value) noexcept  // NOLINT: implicit, as CUDA's type
-      : bits_(detail::double_to_float16_format(value, 10)) {}
+  SixteenBitFloat(float value) noexcept  // NOLINT: implicit, as CUDA's types
+      : bits_(double_to_float16_format(value, Mantissa)) {}
   /// Rounds to nearest, ties to even, from the double directly (one rounding).
-  float16(double value) noexcept  // NOLINT
-      : bits_(detail::double_to_float16_format(value, 10)) {}
+  SixteenBitFloat(double value) noexcept  // NOLINT
+      : bits_(double_to_float16_format(value, Mantissa)) {}
   /// Integers round once, to nearest, ties to even (large ones overflow to infinity).
   template <class I, class = std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>>>
-  float16(I value) noexcept  // NOLINT
-      : bits_(detail::integer_to_float16_format(value, 10)) {}
+  SixteenBitFloat(I value) noexcept  // NOLINT
+      : bits_(integer_to_float16_format(value, Mantissa)) {}
   /// The exact value as a float.
-  operator float() const noexcept { return detail::float16_format_to_float(bits_, 10); }
+  operator float() const noexcept { return float16_format_to_float(bits_, Mantissa); }
 
   /// The value whose bits are `bits`.
-  static constexpr float16 from_bits(std::uint16_t bits) noexcept {
-    float16 v;
+  static constexpr Self from_bits(std::uint16_t bits) noexcept {
+    Self v;
     v.bits_ = bits;
     return v;
   }
@@ -160,36 +162,21 @@ class float16 {
   std::uint16_t bits_ = 0;
 };
 
+}  // namespace detail
+
+/// IEEE 754 binary16 (1 sign, 5 exponent, 10 mantissa bits): the float16 dtype on the host,
+/// bit for bit CUDA's __half. Implicit from float, double and integers (rounded to nearest
+/// even), implicit to float (exact); from_bits() and bits() give the storage.
+class float16 : public detail::SixteenBitFloat<10, float16> {
+ public:
+  using SixteenBitFloat::SixteenBitFloat;
+};
+
 /// bfloat16 (1 sign, 8 exponent, 7 mantissa bits): the bfloat16 dtype on the host, bit for bit
 /// CUDA's __nv_bfloat16; the same interface as float16.
-class bfloat16 {
+class bfloat16 : public detail::SixteenBitFloat<7, bfloat16> {
  public:
-  /// Zero.
-  constexpr bfloat16() noexcept = default;
-  /// Rounds to nearest, ties to even (a float converts exactly to double first).
-  bfloat16(float value) noexcept  // NOLINT: implicit, as CUDA's type
-      : bits_(detail::double_to_float16_format(value, 7)) {}
-  /// Rounds to nearest, ties to even, from the double directly (one rounding).
-  bfloat16(double value) noexcept  // NOLINT
-      : bits_(detail::double_to_float16_format(value, 7)) {}
-  /// Integers round once, to nearest, ties to even (large ones overflow to infinity).
-  template <class I, class = std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>>>
-  bfloat16(I value) noexcept  // NOLINT
-      : bits_(detail::integer_to_float16_format(value, 7)) {}
-  /// The exact value as a float.
-  operator float() const noexcept { return detail::float16_format_to_float(bits_, 7); }
-
-  /// The value whose bits are `bits`.
-  static constexpr bfloat16 from_bits(std::uint16_t bits) noexcept {
-    bfloat16 v;
-    v.bits_ = bits;
-    return v;
-  }
-  /// The 16 bits, as stored in device memory.
-  constexpr std::uint16_t bits() const noexcept { return bits_; }
-
- private:
-  std::uint16_t bits_ = 0;
+  using SixteenBitFloat::SixteenBitFloat;
 };
 
 static_assert(sizeof(float16) == 2 && alignof(float16) == 2 && sizeof(bfloat16) == 2 &&
