@@ -35,6 +35,23 @@ ParamUse reduction_param_use(const ReductionDefinition& def) {
   return use;
 }
 
+// A peeled specialisation as the planner makes them: rows a block each, one 16-byte vector of
+// the loaded inputs' single item size.
+bool peel_consistent(const ReductionDefinition& def, const RedSpecialization& s) {
+  if (s.strategy != RedStrategy::Rows || s.group != s.block_size || s.vec < 2 ||
+      !s.red_contiguous || s.row_loads != 0 || s.rows_per_pass != 1) {
+    return false;
+  }
+  for (std::size_t k = 0; k < def.in.size() && k < s.params.size(); ++k) {
+    const RedParam& p = s.params[k];
+    if (p.used && !p.scalar && !def.in[k].raw &&
+        dtype_size(p.dtype) * static_cast<std::size_t>(s.vec) != 16) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 ReductionDefinition make_reduction_definition(std::string in_params, std::string out_params,
@@ -190,8 +207,7 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
         s.block_size < 32 || s.block_size > 1024 || s.block_size % 32 != 0 || s.pass2_block < 0 ||
         s.pass2_block > 1024 || s.pass2_block % 32 != 0 || s.reduce_ctype.empty() ||
         s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 || s.rows_per_pass > 8 ||
-        (s.peel && (s.strategy != RedStrategy::Rows || s.group != s.block_size || s.vec < 2 ||
-                    !s.red_contiguous))) {
+        (s.peel && !peel_consistent(def, s))) {
       throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");
     }
     return {std::move(def), std::move(s)};

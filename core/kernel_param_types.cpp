@@ -86,11 +86,13 @@ bool fits(const ParamType& p, const KernelArg& arg) {
   const Kind k = arg.kind();
   const bool integer = k == Kind::SignedInt || k == Kind::UnsignedInt || k == Kind::Bool;
   switch (p.cls) {
-    case ParamClass::Pointer:
+    case ParamClass::Pointer:  // a device address travels as a 64-bit unsigned integer too
       return k == Kind::Array || k == Kind::Pointer || (k == Kind::UnsignedInt && arg.size() == 8);
     case ParamClass::Bool:
-    case ParamClass::Integer:
       return integer && arg.size() == p.size;
+    case ParamClass::Integer:  // and an 8-byte integer parameter may hold an address
+      return (integer && arg.size() == p.size) ||
+             (p.size == 8 && (k == Kind::Array || k == Kind::Pointer));
     case ParamClass::Float:
       return k == Kind::Float && arg.size() == p.size;
     case ParamClass::BFloat16:

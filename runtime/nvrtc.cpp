@@ -7,7 +7,6 @@
 
 #include <cujit/error.hpp>
 
-#include "codegen/analysis_loader.hpp"
 #include "codegen/device_support.hpp"
 #include "codegen/large_stack.hpp"
 #include "codegen/validation.hpp"
@@ -424,13 +423,14 @@ const bool kCompilerHooksInstalled = [] {
   install_compiler_hooks(
       {[] { return std::string("NVRTC ") + std::to_string(CUDA_VERSION / 1000); },
        [] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); },
+       // Only NVRTC: the snippet analyser loads on the first analysis (beside the compilation,
+       // which it rarely outlasts), so programs that never analyse a snippet never map it.
        [] {
          try {
            nvrtc();
          } catch (const Error&) {
            // Reported by the first compilation.
          }
-         analysis_table();
        }});
   return true;
 }();

@@ -123,7 +123,8 @@ struct KernelParamTypes;
 /// instantiation from a name expression or any kernel not declared extern "C", their types as
 /// the name spells them: an array or pointer (or a 64-bit unsigned device address) for a
 /// pointer parameter, an integer of the parameter's width for an integer (signedness is not
-/// checked), a float of its width for a float, `__half` or `cujit::float16` for __half and
+/// checked; an 8-byte integer parameter also takes an array or pointer, as an address), a float of
+/// its width for a float, `__half` or `cujit::float16` for __half and
 /// `__nv_bfloat16` or `cujit::bfloat16` for __nv_bfloat16. Structs, enums and other types are
 /// checked by size only, as are all parameters of extern "C" kernels (their names carry no
 /// types).

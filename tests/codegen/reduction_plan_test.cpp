@@ -152,6 +152,12 @@ TEST(ReductionPlan, PeelingSurvivesTheManifest) {
   const std::string line = reduction_manifest_entry(sum_def(), p.spec);
   EXPECT_NE(line.find("\"peel\":true"), std::string::npos);
   EXPECT_TRUE(reduction_from_manifest(line).second.peel);
+  // A hand-written entry that peels 32-byte vectors of floats is refused, never compiled.
+  std::string wide = line;
+  const std::size_t vec = wide.find("\"vec\":4");
+  ASSERT_NE(vec, std::string::npos);
+  wide.replace(vec, 7, "\"vec\":8");
+  EXPECT_THROW(reduction_from_manifest(wide), ArgumentError);
   const RedPlan q = plan_sum(pa, pa.array({4096, 50256}, DType::Float32), over({1}));
   EXPECT_EQ(reduction_manifest_entry(sum_def(), q.spec).find("peel"), std::string::npos);
 }

@@ -105,7 +105,7 @@ TEST(KernelParamTypes, SplitsOnlyTopLevelCommas) {
       "void k<(int)3, Foo<int, long> >(Foo<int, (1>2)>, void (*)(int, float), int (&) [4], int)");
   ASSERT_TRUE(params.has_value());
   EXPECT_EQ(*params, (std::vector<std::string>{"Foo<int, (1>2)>", "void (*)(int, float)",
-                                                "int (&) [4]", "int"}));
+                                               "int (&) [4]", "int"}));
   EXPECT_EQ(split_demangled_params("k()")->size(), 0u);
   EXPECT_EQ(split_demangled_params("k(void)")->size(), 0u);
   EXPECT_FALSE(split_demangled_params("k"));
@@ -121,16 +121,24 @@ TEST(KernelParamTypes, ClassifiesBuiltinsPointersAndTheRest) {
     ParamClass cls;
     std::size_t size;
   };
-  for (const Expect& e : std::vector<Expect>{
-           {"bool", C::Bool, 1},           {"char", C::Integer, 1},
-           {"unsigned int", C::Integer, 4}, {"long", C::Integer, 8},
-           {"__int128", C::Integer, 16},   {"__half", C::Float, 2},
-           {"_Float16", C::Float, 2},      {"float", C::Float, 4},
-           {"double", C::Float, 8},        {"__nv_bfloat16", C::BFloat16, 2},
-           {"float const*", C::Pointer, 8}, {"Foo<int>**", C::Pointer, 8},
-           {"int Foo::*", C::Other, 0},    {"float&", C::Other, 0},
-           {"float4", C::Other, 0},        {"long double", C::Other, 0},
-           {"__half2", C::Other, 0},       {"ns::complex<float>", C::Other, 0}}) {
+  for (const Expect& e : std::vector<Expect>{{"bool", C::Bool, 1},
+                                             {"char", C::Integer, 1},
+                                             {"unsigned int", C::Integer, 4},
+                                             {"long", C::Integer, 8},
+                                             {"__int128", C::Integer, 16},
+                                             {"__half", C::Float, 2},
+                                             {"_Float16", C::Float, 2},
+                                             {"float", C::Float, 4},
+                                             {"double", C::Float, 8},
+                                             {"__nv_bfloat16", C::BFloat16, 2},
+                                             {"float const*", C::Pointer, 8},
+                                             {"Foo<int>**", C::Pointer, 8},
+                                             {"int Foo::*", C::Other, 0},
+                                             {"float&", C::Other, 0},
+                                             {"float4", C::Other, 0},
+                                             {"long double", C::Other, 0},
+                                             {"__half2", C::Other, 0},
+                                             {"ns::complex<float>", C::Other, 0}}) {
     const ParamType p = classify_param_type(e.spelling);
     EXPECT_EQ(p.cls, e.cls) << e.spelling;
     EXPECT_EQ(p.size, e.size) << e.spelling;
@@ -191,8 +199,8 @@ TEST(CheckKernelArgs, TypesOfMangledKernels) {
             "cujit: kernel 'k': argument 1 is a 4-byte signed integer but parameter 1 is "
             "'float', which takes a 4-byte float (float) (the kernel is void "
             "scale<float>(float*, float, int))");
-  EXPECT_NE(rejection<TypeError>(&scale, sizes, {device_pointer, 2.0f, 3.0f}).find(
-                "argument 2 is a 4-byte float (float) but parameter 2 is 'int'"),
+  EXPECT_NE(rejection<TypeError>(&scale, sizes, {device_pointer, 2.0f, 3.0f})
+                .find("argument 2 is a 4-byte float (float) but parameter 2 is 'int'"),
             std::string::npos);
   // A double for the float: the width is checked too.
   EXPECT_NE(rejection<TypeError>(&scale, sizes, {device_pointer, 2.0, 3})
@@ -206,6 +214,12 @@ TEST(CheckKernelArgs, TypesOfMangledKernels) {
   EXPECT_NE(rejection<TypeError>(&scale, sizes, {device_pointer, 2.0f, device_pointer})
                 .find("argument 2 is a pointer but parameter 2 is 'int'"),
             std::string::npos);
+  // An address for an 8-byte integer parameter (a size_t or unsigned long long holding a
+  // device address, as kernels that do their own pointer arithmetic take it) is accepted.
+  const KernelParamTypes tile = types_of("_Z4tileIfLi4EEvPKT_PS0_yb");
+  EXPECT_EQ(rejection<Error>(&tile, sizes_of(tile),
+                             {device_pointer, device_pointer, device_pointer, true}),
+            "");
   // The count comes first.
   EXPECT_NE(rejection<ArgumentError>(&scale, sizes, {device_pointer, 2.0f})
                 .find("takes 3 argument(s) but 2 were given"),
@@ -279,9 +293,9 @@ TEST(CheckKernelArgs, StructsAndEnumsAreCheckedBySize) {
   enum class E : int { A };
   float* p = nullptr;
   void (*fp)(int, float) = nullptr;
-  const std::vector<KernelArg> good = {p,    1l,  2ul, 'c',          std::int8_t{1},
-                                       std::uint8_t{2}, short{3}, std::uint16_t{4}, 5ll,
-                                       E::A, Foo{1}, fp,  nullptr};
+  const std::vector<KernelArg> good = {
+      p,   1l,   2ul,    'c', std::int8_t{1}, std::uint8_t{2}, short{3}, std::uint16_t{4},
+      5ll, E::A, Foo{1}, fp,  nullptr};
   EXPECT_EQ(rejection<Error>(&plain, sizes, good), "");
   std::vector<KernelArg> bad = good;
   bad[9] = 1.0f;  // a float for the enum: same size, unknown type: accepted
