@@ -19,18 +19,10 @@ struct CompilerHooks {
   std::function<std::string()> identity;
   std::function<std::string()> version;
   std::function<std::uint64_t()> compile_count;
-  /// Loads the compiler (and whatever else a first compilation loads) ahead of a likely
-  /// compilation; never throws.
-  std::function<void()> prepare;
 };
 
 /// Installs the hooks (called once at static initialisation by the runtime). Thread-safe.
 void install_compiler_hooks(CompilerHooks hooks);
-
-/// Runs the prepare hook (KernelCache::prefetch calls it on a machine whose caches are empty:
-/// the first kernel will be compiled, so loading the compiler overlaps creating the context).
-/// Never throws.
-void prepare_compiler() noexcept;
 
 /// The identity, read from the installed hook on first use; "none" without one.
 const std::string& compiler_identity();

@@ -381,18 +381,6 @@ struct KernelCache::Impl {
     return out;
   }
 
-  // Nothing to serve a first kernel from: an empty writable database (read ahead found
-  // nothing), no deployment database, no fleet tier. Then the first kernel will be compiled,
-  // and loading the compiler now overlaps what the process does before its first call.
-  static bool cold(Layers& l, const std::shared_ptr<Store>& writable) {
-    std::lock_guard lock(l.mutex);
-    if (!writable || l.config.preload_records == 0 || !l.deployments.empty() || l.remote) {
-      return false;
-    }
-    std::lock_guard preload(l.preload_mutex);
-    return l.preloaded.empty();
-  }
-
   // Reads the writable database's most recently used kernels into l.preloaded.
   static void preload(Layers& l, const std::shared_ptr<Store>& store) {
     std::size_t limit = 0;
@@ -890,7 +878,6 @@ std::shared_future<void> KernelCache::prefetch() {
       }
       if (writable) Impl::preload(*l, writable);
       if (l->remote) l->remote->warm_up();
-      if (Impl::cold(*l, writable)) prepare_compiler();
     } catch (...) {
       // The first real lookup meets the same failure and degrades with its warning.
     }

@@ -422,16 +422,7 @@ namespace {
 const bool kCompilerHooksInstalled = [] {
   install_compiler_hooks(
       {[] { return std::string("NVRTC ") + std::to_string(CUDA_VERSION / 1000); },
-       [] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); },
-       // Only NVRTC: the snippet analyser loads on the first analysis (beside the compilation,
-       // which it rarely outlasts), so programs that never analyse a snippet never map it.
-       [] {
-         try {
-           nvrtc();
-         } catch (const Error&) {
-           // Reported by the first compilation.
-         }
-       }});
+       [] { return nvrtc_version_string(); }, [] { return nvrtc_compile_count(); }});
   return true;
 }();
 
