@@ -82,7 +82,8 @@ bool read_record(FieldReader& r, CacheRecord& rec) {
       !r.next_number(created)) {
     return false;
   }
-  rec.program.log = log_text(std::move(rec.program.log));  // older entries may end in a NUL
+  // The log as published (one entry, one encoding); a trailing NUL of an older entry is
+  // stripped when the local database reads it back (sqlite_store.cpp).
   auto decoded = decode_names(names);
   if (!decoded || codegen > 1000000 || static_cast<std::uint64_t>(source_size) > kMaxSourceSize) {
     return false;

@@ -123,6 +123,19 @@ TEST(RemoteEntry, RoundTripsAndBindsTheRequestKey) {
   EXPECT_EQ(request_key_of("cujit:1:kernel:xyz"), "");
 }
 
+// The fuzzer's property (tests/fuzz/remote_fuzz.cpp): a value decodes to an entry that encodes
+// back to the same bytes. Stripping an older log's trailing NUL while decoding broke it
+// (corpus/remote/regression_log_trailing_nul, found by the fresh-clone CI's fuzzing run).
+TEST(RemoteEntry, ALogEndingInANulKeepsItsOneEncoding) {
+  CacheRecord r = sample_record();
+  r.program.log = std::string("warning: x\0", 11);
+  const std::string key(64, 'a');
+  const std::string value = encode_remote_entry(key, r, "sig");
+  RemoteEntry e;
+  ASSERT_EQ(decode_remote_entry(value, key, &e), RemoteDecode::Ok);
+  EXPECT_EQ(encode_remote_entry(e.request_key, e.record, e.signature), value);
+}
+
 TEST(RemoteEntry, EveryTruncationAndEveryExtensionIsMalformed) {
   const std::string key(64, 'a');
   const std::string value = encode_remote_entry(key, sample_record(), "");
