@@ -1,6 +1,5 @@
 #include "cache/remote_entry.hpp"
 
-#include "cache/kernel_names.hpp"
 
 #include <cujit/error.hpp>
 

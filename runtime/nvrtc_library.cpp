@@ -46,10 +46,7 @@ Nvrtc load() {
 }  // namespace
 
 const char* nvrtc_soname() noexcept {
-  // Never destroyed, like the table below: prefetch()'s detached thread may still be loading
-  // NVRTC while the process exits.
-  static const std::string& soname =
-      *new std::string("libnvrtc.so." + std::to_string(CUJIT_CUDA_MAJOR_VALUE));
+  static const std::string soname = "libnvrtc.so." + std::to_string(CUJIT_CUDA_MAJOR_VALUE);
   return soname.c_str();
 }
 
@@ -58,11 +55,9 @@ std::vector<std::string> nvrtc_candidates() {
 }
 
 const Nvrtc& nvrtc() {
-  // Never destroyed: prefetch() loads NVRTC on a detached thread that may still be inside
-  // load() when the process exits and runs static destructors.
   static std::once_flag once;
-  static Nvrtc& loaded = *new Nvrtc;
-  static std::string& failure = *new std::string;
+  static Nvrtc loaded;
+  static std::string failure;
   std::call_once(once, [] {
     try {
       loaded = load();
