@@ -1,6 +1,5 @@
 #include "cache/remote_entry.hpp"
 
-
 #include <cujit/error.hpp>
 
 #include <cstdlib>
