@@ -13,13 +13,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 namespace cujit::detail {
 namespace {
 
+// Names the signed message's encoding (entry_digest); a signature of another encoding does
+// not verify. v3 covered only the keys, kind, target, binary and versions.
+constexpr const char* kEntrySignatureFormat = "cujit-entry-signature-v4";
 constexpr const char* kSecretTag = "cujit-ed25519-secret-v1";
 constexpr const char* kPublicTag = "cujit-ed25519-public-v1";
 constexpr std::size_t kPublicBytes = crypto_sign_ed25519_PUBLICKEYBYTES;
@@ -86,28 +91,59 @@ std::string key_id(const std::string& public_key) {
   return to_hex(sha256(public_key)).substr(0, 16);
 }
 
-// BLAKE2b-256 of a binary: as strong as SHA-256 here and three times faster in libsodium (which
-// dispatches to SIMD code after sodium_init; its SHA-256 is portable C): a kernel loaded from a
-// fleet or a signed deployment hashes its whole cubin once.
-static std::string binary_digest(const std::string& binary) {
-  ensure_sodium();
-  std::string out(crypto_generichash_blake2b_BYTES, '\0');
-  crypto_generichash_blake2b(reinterpret_cast<unsigned char*>(out.data()), out.size(),
-                             bytes(binary), binary.size(), nullptr, 0);
-  return out;
-}
+// The signed message is one BLAKE2b-256 hash over every field of the entry a reader uses, each
+// as an 8-byte little-endian length and its bytes, after a tag naming this encoding's version:
+// what the loader reads (binary, lowered names, metadata, target, kind), what tools show and
+// replay (log, options, source), the keys and versions. Only the use times (created,
+// last_used) and the checksum (derived from signed fields) are left out. BLAKE2b rather than
+// SHA-256: as strong here and about three times faster in libsodium (SIMD after sodium_init;
+// its SHA-256 is portable C), and a fleet or signed deployment hit hashes the whole cubin.
+namespace {
+
+class EntryHasher {
+ public:
+  EntryHasher() { crypto_generichash_blake2b_init(&state_, nullptr, 0, kDigestBytes); }
+  EntryHasher& field(std::string_view bytes) {
+    unsigned char length[8];
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(bytes.size() >> (8 * i));
+    crypto_generichash_blake2b_update(&state_, length, sizeof length);
+    crypto_generichash_blake2b_update(&state_, reinterpret_cast<const unsigned char*>(bytes.data()),
+                                      bytes.size());
+    return *this;
+  }
+  EntryHasher& number(std::uint64_t value) { return field(std::to_string(value)); }
+  std::string finish() {
+    std::string out(kDigestBytes, '\0');
+    crypto_generichash_blake2b_final(&state_, reinterpret_cast<unsigned char*>(out.data()),
+                                     out.size());
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t kDigestBytes = crypto_generichash_blake2b_BYTES;
+  crypto_generichash_blake2b_state state_;
+};
+
+}  // namespace
 
 std::string entry_digest(const CacheRecord& record, const std::string& request_key) {
-  Sha256 h;
-  h.field("cujit-entry-signature-v3")
+  ensure_sodium();
+  return EntryHasher()
+      .field(kEntrySignatureFormat)
       .field(request_key)
       .field(record.content_key)
       .field(record.kind)
       .field(record.program.target.name())
-      .field(binary_digest(record.program.binary))
-      .field(std::int64_t{record.codegen_version})
-      .field(record.nvrtc_version);
-  return h.finish();
+      .field(record.program.binary)
+      .field(encode_names(record.program.lowered_names))
+      .field(record.program.metadata)
+      .field(record.program.log)
+      .field(record.options)
+      .number(record.source_size)
+      .field(record.source_zstd)
+      .number(static_cast<std::uint64_t>(record.codegen_version))
+      .field(record.nvrtc_version)
+      .finish();
 }
 
 std::string sign_entry(const CacheRecord& record, const std::string& request_key,

@@ -1,8 +1,10 @@
 #pragma once
 // Ed25519 signatures over cache entries (libsodium), so that a reader can require that a
-// kernel was produced by a builder it trusts: the signature covers what the entry claims to be
-// (content key, kind, target and format, a digest of the binary, the codegen and NVRTC
-// versions), so a valid signature of another entry, or of another binary, does not verify.
+// kernel was produced by a builder it trusts: the signature covers every field of the entry a
+// reader uses (binary, lowered names, metadata, log, options, source, content key, kind,
+// target, codegen and NVRTC versions) and the request it answers, in one versioned encoding,
+// so that no field of a signed entry can be edited, and a valid signature of another entry,
+// or for another request, does not verify.
 // The fleet tier (Redis) and signed deployment databases build on this.
 
 #include "cache/record.hpp"
@@ -34,9 +36,12 @@ SigningKey generate_signing_key();
 /// 16 hex digits naming a public key (the start of its SHA-256).
 std::string key_id(const std::string& public_key);
 
-/// The 32-byte digest an entry's signature signs. `request_key` binds the signature to the
-/// request it answers (a fleet entry, a deployment database's request mapping); empty for a
-/// signature of the entry alone, found by its content key.
+/// The 32-byte digest an entry's signature signs: BLAKE2b-256 over a format tag
+/// ("cujit-entry-signature-v4") and every field of `record` but its use times and checksum,
+/// each length-prefixed, in a fixed order. `request_key` binds the signature to the request it
+/// answers (a fleet entry, a deployment database's request mapping); empty for a signature of
+/// the entry alone, found by its content key. The record must carry its compressed source
+/// (`source_zstd`): without it the digest is another one and the signature does not verify.
 std::string entry_digest(const CacheRecord& record, const std::string& request_key);
 
 /// The signature blob stored with an entry: the signer's public key (32 bytes) then the

@@ -511,16 +511,18 @@ struct KernelCache::Impl {
     return RemoteRequest{rkey, request.kind, request.target, request.name};
   }
 
-  // A kernel the fleet tier served (verified): kept in the writable database from now on,
-  // written there by the tier's thread, off the caller's path (about 1 ms of an SQLite commit).
+  // A kernel the fleet tier served (verified): kept in the writable database from now on, with
+  // the signature it was verified by (so that `cujit-cache verify --trusted-keys` can check
+  // the local copy of what came from a signed source again), written there by the tier's
+  // thread, off the caller's path (about 1 ms of an SQLite commit).
   std::shared_ptr<const CompiledProgram> from_remote(Layers& l, const std::shared_ptr<Store>& w,
-                                                     const std::string& rkey, CacheRecord record,
+                                                     const std::string& rkey, RemoteEntry entry,
                                                      CacheOutcome& outcome) {
-    record.last_used = now_ms();
-    auto program = std::make_shared<const CompiledProgram>(record.program);
+    entry.record.last_used = now_ms();
+    auto program = std::make_shared<const CompiledProgram>(entry.record.program);
     if (w) {
-      l.remote->run_later([&l, w, rkey, record = std::move(record)] {
-        guarded_write(l, w, [&](Store& s) { s.put(record, rkey); });
+      l.remote->run_later([&l, w, rkey, entry = std::move(entry)] {
+        guarded_write(l, w, [&](Store& s) { s.put(entry.record, rkey, {entry.signature, ""}); });
       });
     }
     outcome = CacheOutcome::RemoteHit;
@@ -533,8 +535,8 @@ struct KernelCache::Impl {
                                                       const std::string& rkey,
                                                       CacheOutcome& outcome) {
     if (!l.remote) return nullptr;
-    auto record = l.remote->fetch(remote_request(request, rkey));
-    return record ? from_remote(l, w, rkey, std::move(*record), outcome) : nullptr;
+    auto entry = l.remote->fetch(remote_request(request, rkey));
+    return entry ? from_remote(l, w, rkey, std::move(*entry), outcome) : nullptr;
   }
 
   // Before compiling: takes the kernel's fleet lease (`held`), or, when another host holds it,
@@ -549,11 +551,11 @@ struct KernelCache::Impl {
     held = lease == FleetLease::Held;
     if (lease == FleetLease::Unavailable) return nullptr;
     // Held: another host may have published it between the lookup and the lease.
-    auto record = held ? l.remote->recheck(remote) : l.remote->wait(remote);
-    if (!record) return nullptr;
+    auto entry = held ? l.remote->recheck(remote) : l.remote->wait(remote);
+    if (!entry) return nullptr;
     if (held) l.remote->release(rkey);
     held = false;
-    return from_remote(l, w, rkey, std::move(*record), outcome);
+    return from_remote(l, w, rkey, std::move(*entry), outcome);
   }
 
   // Signed deployments (CacheConfig::require_signed_deployments): whether the deployment

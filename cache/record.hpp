@@ -17,7 +17,9 @@ namespace cujit::detail {
 
 /// Version of the record layout; part of every key, so a change never reads old records.
 /// 2: the checksum seals the content key, kind, target, lowered names, metadata and binary.
-inline constexpr int kRecordFormatVersion = 2;
+/// 3: signatures cover every field (entry_digest v4); entries a fleet served under format 2,
+/// whose lowered names and metadata no signature covered, are never looked up again.
+inline constexpr int kRecordFormatVersion = 3;
 /// Version of cujit's source generation; bump it whenever generated code changes for equal
 /// requests, so that stale binaries are never found by request key. 5: peeled rows.
 inline constexpr int kCodegenVersion = 5;

@@ -156,7 +156,7 @@ RedisConnection& RemoteTier::connection(std::unique_ptr<RedisConnection>& slot) 
 }
 
 // The record in a value read for `request`, when every check passes.
-std::optional<CacheRecord> RemoteTier::accept(const RemoteRequest& request,
+std::optional<RemoteEntry> RemoteTier::accept(const RemoteRequest& request,
                                               const BoundedValue& value) {
   if (value.status == BoundedValue::Status::TooLarge) {
     refuse(request,
@@ -171,10 +171,7 @@ std::optional<CacheRecord> RemoteTier::accept(const RemoteRequest& request,
     refuse(request, to_string(decoded), "");
     return std::nullopt;
   }
-  if (entry.record.kind != request.kind || entry.record.program.target != request.target) {
-    refuse(request, "an entry for another kind or target", "");
-    return std::nullopt;
-  }
+  // The signature first: it covers every field, so nothing below reads an unverified one.
   std::string signer;
   const SignatureVerdict verdict =
       verify_entry(entry.record, request.request_key, entry.signature, trusted_, &signer);
@@ -185,11 +182,15 @@ std::optional<CacheRecord> RemoteTier::accept(const RemoteRequest& request,
     refuse(request, to_string(verdict), signer);
     return std::nullopt;
   }
-  return std::move(entry.record);
+  if (entry.record.kind != request.kind || entry.record.program.target != request.target) {
+    refuse(request, "an entry for another kind or target", "");
+    return std::nullopt;
+  }
+  return entry;
 }
 
 // One read of the kernel's entry (and, when `lease_exists` is not null, of its lease).
-std::optional<CacheRecord> RemoteTier::read(const RemoteRequest& request, bool* lease_exists) {
+std::optional<RemoteEntry> RemoteTier::read(const RemoteRequest& request, bool* lease_exists) {
   BoundedValue value;
   {
     std::lock_guard lock(mutex_);
@@ -210,10 +211,10 @@ std::optional<CacheRecord> RemoteTier::read(const RemoteRequest& request, bool* 
   return accept(request, value);
 }
 
-std::optional<CacheRecord> RemoteTier::fetch(const RemoteRequest& request) {
+std::optional<RemoteEntry> RemoteTier::fetch(const RemoteRequest& request) {
   if (!usable() || !can_load()) return std::nullopt;
   const auto start = Clock::now();
-  std::optional<CacheRecord> record;
+  std::optional<RemoteEntry> record;
   try {
     record = read(request, nullptr);
   } catch (const RedisError& e) {
@@ -228,9 +229,9 @@ std::optional<CacheRecord> RemoteTier::fetch(const RemoteRequest& request) {
   return record;
 }
 
-std::optional<CacheRecord> RemoteTier::recheck(const RemoteRequest& request) {
+std::optional<RemoteEntry> RemoteTier::recheck(const RemoteRequest& request) {
   if (!usable() || !can_load()) return std::nullopt;
-  std::optional<CacheRecord> record;
+  std::optional<RemoteEntry> record;
   quiet_refusals_ = true;
   try {
     record = read(request, nullptr);
@@ -274,7 +275,7 @@ FleetLease RemoteTier::lease(const RemoteRequest& request) {
   }
 }
 
-std::optional<CacheRecord> RemoteTier::wait(const RemoteRequest& request) {
+std::optional<RemoteEntry> RemoteTier::wait(const RemoteRequest& request) {
   if (!can_load()) return std::nullopt;
   counters_->lease_waits.fetch_add(1, std::memory_order_relaxed);
   const auto deadline = Clock::now() + milliseconds(config_.remote_lease_ms);

@@ -15,6 +15,7 @@
 #include "cache/record.hpp"
 #include "cache/redis_client.hpp"
 #include "cache/remote_endpoint.hpp"
+#include "cache/remote_entry.hpp"
 
 #include <cujit/cache.hpp>
 
@@ -69,17 +70,17 @@ class RemoteTier {
   RemoteTier(const RemoteTier&) = delete;
   RemoteTier& operator=(const RemoteTier&) = delete;
 
-  /// The verified record answering `request`, or nullopt (missing, refused, tier unusable).
-  /// Costs at most one operation timeout. Thread-safe; never throws.
-  std::optional<CacheRecord> fetch(const RemoteRequest& request);
+  /// The verified entry (record and signature) answering `request`, or nullopt (missing, refused,
+  /// tier unusable). Costs at most one operation timeout. Thread-safe; never throws.
+  std::optional<RemoteEntry> fetch(const RemoteRequest& request);
   /// After taking the lease: one more read, since another host may have published the kernel
   /// between fetch() and lease(). Not counted as a miss. Thread-safe; never throws.
-  std::optional<CacheRecord> recheck(const RemoteRequest& request);
+  std::optional<RemoteEntry> recheck(const RemoteRequest& request);
   /// Tries to take the fleet lease of `request`. Thread-safe; never throws.
   FleetLease lease(const RemoteRequest& request);
   /// After FleetLease::Taken: waits for the kernel's publication, at most the lease time,
   /// returning early when the holder's lease disappears without it. Thread-safe; never throws.
-  std::optional<CacheRecord> wait(const RemoteRequest& request);
+  std::optional<RemoteEntry> wait(const RemoteRequest& request);
   /// Queues `record` (compiled here) for signing and publication under `request_key`; then
   /// releases the lease when `release_lease`. Returns at once. Thread-safe; never throws.
   void publish(const std::string& request_key, CacheRecord record, bool release_lease);
@@ -109,8 +110,8 @@ class RemoteTier {
   bool can_load();
   void failed(const RedisError& e, const char* doing);
   void refuse(const RemoteRequest& request, const std::string& cause, const std::string& signer);
-  std::optional<CacheRecord> accept(const RemoteRequest& request, const BoundedValue& value);
-  std::optional<CacheRecord> read(const RemoteRequest& request, bool* lease_exists);
+  std::optional<RemoteEntry> accept(const RemoteRequest& request, const BoundedValue& value);
+  std::optional<RemoteEntry> read(const RemoteRequest& request, bool* lease_exists);
   // A re-read of an entry already refused once in this lookup is not counted again.
   static thread_local bool quiet_refusals_;
   RedisConnection& connection(std::unique_ptr<RedisConnection>& slot);

@@ -58,16 +58,22 @@ CREATE TABLE signatures(key TEXT PRIMARY KEY NOT NULL, signature BLOB NOT NULL) 
   "k.log, k.binary"
 
 // Lookups bring the signature of what they looked up along (one more primary-key probe, in
-// the same statement): of the entry by content key, of the mapping by request key.
+// the same statement): of the entry by content key, of the mapping by request key. A signature
+// covers the source, so a signed entry's source comes too; SQLite evaluates CASE lazily, so
+// an unsigned entry's source is never read.
+#define CUJIT_SIGNED_COLUMNS \
+  ", s.signature, CASE WHEN s.signature IS NULL THEN NULL ELSE k.source END"
 constexpr const char* kFindByContent =
-    "SELECT " CUJIT_RECORD_COLUMNS
-    ", s.signature FROM kernels k LEFT JOIN signatures s ON s.key = k.content_key "
+    "SELECT " CUJIT_RECORD_COLUMNS CUJIT_SIGNED_COLUMNS
+    " FROM kernels k LEFT JOIN signatures s ON s.key = k.content_key "
     "WHERE k.content_key = ?1";
 constexpr const char* kFindByRequest =
-    "SELECT " CUJIT_RECORD_COLUMNS
-    ", s.signature FROM requests r JOIN kernels k ON k.content_key = r.content_key "
+    "SELECT " CUJIT_RECORD_COLUMNS CUJIT_SIGNED_COLUMNS
+    " FROM requests r JOIN kernels k ON k.content_key = r.content_key "
     "LEFT JOIN signatures s ON s.key = r.request_key WHERE r.request_key = ?1";
+#undef CUJIT_SIGNED_COLUMNS
 constexpr int kSignatureColumn = 15;
+constexpr int kSignedSourceColumn = 16;
 constexpr const char* kAllRecords =
     "SELECT " CUJIT_RECORD_COLUMNS ", k.source FROM kernels k ORDER BY k.content_key";
 constexpr int kSourceColumn = 15;
@@ -563,6 +569,7 @@ Lookup SqliteStore::read_locked(const char* sql, const std::string& key) {
   if (!s.step()) return out;
   out.status = read_row(s, out.record) ? Lookup::Status::Hit : Lookup::Status::Damaged;
   out.signature = s.column_bytes(kSignatureColumn);
+  out.record.source_zstd = s.column_bytes(kSignedSourceColumn);
   return out;
 }
 
@@ -1029,7 +1036,7 @@ SqliteStore::SignOutcome SqliteStore::sign_all(const Signer& signer) {
   // before the first write.
   std::vector<std::pair<std::string, std::string>> signed_keys;
   {
-    Statement s = db_->prepare("SELECT " CUJIT_RECORD_COLUMNS " FROM kernels k");
+    Statement s = db_->prepare(kAllRecords);  // with the source: a signature covers it
     Statement r = db_->prepare("SELECT request_key FROM requests WHERE content_key = ?1");
     while (s.step()) {
       CacheRecord record;
@@ -1037,6 +1044,7 @@ SqliteStore::SignOutcome SqliteStore::sign_all(const Signer& signer) {
         ++outcome.damaged;
         continue;
       }
+      record.source_zstd = s.column_bytes(kSourceColumn);
       signed_keys.emplace_back(record.content_key, signer(record, ""));
       ++outcome.entries;
       r.bind_text(1, record.content_key);

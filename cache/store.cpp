@@ -10,10 +10,13 @@ Lookup MemoryStore::find_locked(const std::string& content_key, const std::strin
   auto it = records_.find(content_key);
   if (it == records_.end()) return out;
   out.record = it->second;
-  out.record.source_zstd.clear();
   out.status = out.record.checksum_ok() ? Lookup::Status::Hit : Lookup::Status::Damaged;
   auto signature = signatures_.find(signed_key);
-  if (signature != signatures_.end()) out.signature = signature->second;
+  if (signature != signatures_.end()) {
+    out.signature = signature->second;
+  } else {
+    out.record.source_zstd.clear();  // as SqliteStore: only a signed entry's source comes along
+  }
   return out;
 }
 

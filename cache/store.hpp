@@ -24,7 +24,9 @@ struct Lookup {
               ///< names it
   };
   Status status = Status::Miss;
-  CacheRecord record;  ///< without the source: load it separately when needed
+  /// Without the source (load it separately when needed), unless `signature` is not empty:
+  /// a signature covers the source, so verifying it needs the compressed source too.
+  CacheRecord record;
   /// The stored signature (a sign_entry blob) of what was looked up: of the request mapping
   /// for find_by_request, of the entry alone for find_by_content; empty when unsigned.
   std::string signature;
