@@ -4,8 +4,6 @@
 #include <cujit/error.hpp>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 namespace cujit {
 namespace {
@@ -72,49 +70,6 @@ const std::string& CompiledProgram::lowered_name(const std::string& expression) 
     if (entry.first == expression) return entry.second;
   }
   return expression;
-}
-
-}  // namespace cujit
-
-namespace cujit {
-
-const char* to_string(LinkInput::Kind kind) noexcept {
-  switch (kind) {
-    case LinkInput::Kind::LtoIr:
-      return "ltoir";
-    case LinkInput::Kind::Cubin:
-      return "cubin";
-    case LinkInput::Kind::Fatbin:
-      return "fatbin";
-    case LinkInput::Kind::Ptx:
-      return "ptx";
-  }
-  return "ltoir";
-}
-
-LinkInput LinkInput::from_file(const std::string& path) {
-  const std::size_t dot = path.rfind('.');
-  const std::string extension = dot == std::string::npos ? "" : path.substr(dot + 1);
-  LinkInput input;
-  bool known = false;
-  for (auto kind : {Kind::LtoIr, Kind::Cubin, Kind::Fatbin, Kind::Ptx}) {
-    if (extension == to_string(kind)) {
-      input.kind = kind;
-      known = true;
-    }
-  }
-  if (!known) {
-    throw ArgumentError("cujit: link input " + path +
-                        ": expected a .ltoir, .cubin, .fatbin or .ptx file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  if (!in || !(bytes << in.rdbuf())) {
-    throw ArgumentError("cujit: link input " + path + " cannot be read");
-  }
-  input.name = path.substr(path.rfind('/') + 1);
-  input.bytes = bytes.str();
-  return input;
 }
 
 }  // namespace cujit

@@ -2,6 +2,8 @@
 
 #include "runtime/nvjitlink_library.hpp"
 
+#include "core/link_input.hpp"
+
 #include <cujit/error.hpp>
 
 #include <memory>
@@ -59,6 +61,11 @@ std::string error_log(nvJitLinkHandle handle) {
 
 std::string link_device_code(const std::string& ltoir, const SourceProgram& program,
                              const Target& target) {
+  // Inputs may come from a manifest or a struct the caller filled in: nvJitLink sees only a
+  // kind that exists and bytes that start as that kind's files do.
+  for (const LinkInput& input : program.link_inputs) {
+    check_link_input(input, "cujit: " + program.name);
+  }
   const NvJitLink& link = nvjitlink();
   const std::vector<std::string> options = {
       "-arch=sm_" + std::to_string(target.arch) + (target.arch_specific ? "a" : ""), "-lto"};

@@ -6,6 +6,7 @@
 #include "cache/raw_replay.hpp"
 #include "codegen/validation.hpp"
 #include "core/kernel_param_types.hpp"
+#include "core/link_input.hpp"
 #include "core/nvtx.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
@@ -107,12 +108,7 @@ RawModule::RawModule(std::string source, std::vector<std::string> options,
 RawModule::RawModule(std::string source, std::vector<std::string> options,
                      std::vector<std::string> name_expressions, std::vector<LinkInput> link)
     : RawModule(std::move(source), std::move(options), std::move(name_expressions)) {
-  for (const LinkInput& input : link) {
-    if (input.bytes.empty()) {
-      throw ArgumentError("cujit: RawModule: link input '" + detail::printable(input.name) +
-                          "' is empty");
-    }
-  }
+  for (const LinkInput& input : link) detail::check_link_input(input, "cujit: RawModule");
   state_->source.link_inputs = std::move(link);
 }
 

@@ -52,8 +52,10 @@ struct LinkInput {
   Kind kind = Kind::LtoIr;
   std::string name;   ///< for messages ("mathlib.ltoir")
   std::string bytes;  ///< the code itself: part of every cache key of programs that link it
-  /// Reads `path`; the kind from its extension (.ltoir, .cubin, .fatbin, .ptx). Throws
-  /// ArgumentError naming the file when it cannot be read or its extension is none of those.
+  /// Reads the regular file `path` (at most 1 GiB; a FIFO, device or directory is refused
+  /// without blocking); the kind from its extension (.ltoir, .cubin, .fatbin, .ptx). Throws
+  /// ArgumentError naming the file when it cannot be read, its extension is none of those, or
+  /// its bytes do not start as that kind's files do (RawModule and every link check the same).
   static LinkInput from_file(const std::string& path);
 };
 

@@ -14,8 +14,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <future>
+#include <memory>
+#include <thread>
 
 #include "support/gpu.hpp"
 
@@ -115,6 +121,85 @@ TEST(DeviceLink, InputsAreReadFromFilesByExtension) {
   EXPECT_THROW(LinkInput::from_file(std::string(dir) + "/scale.o"), ArgumentError);
   EXPECT_THROW(LinkInput::from_file(std::string(dir) + "/missing.cubin"), ArgumentError);
   std::remove(path.c_str());
+  ::rmdir(dir);
+}
+
+// Issue 29, item 7: link inputs are checked before nvJitLink sees them, and from_file reads only
+// regular files of a bounded size. Before the fix an out-of-range kind with ELF bytes crashed
+// inside nvJitLink, a FIFO named x.cubin blocked from_file forever and a link to /dev/zero read
+// until memory ran out.
+TEST(DeviceLink, InputsThatAreNotTheirKindAreArgumentErrorsBeforeTheLinker) {
+  SourceProgram lib;
+  lib.name = "mathlib.cu";
+  lib.source = kLibrary;
+  const LinkInput good = compile_to_lto_ir(lib, Target::parse("sm_90"));
+  std::string elf =
+      "\x7f"
+      "ELF";
+  elf += std::string("\x02\x01\x01", 3) + std::string(57, '\0');
+  elf[18] = static_cast<char>(190);
+  std::string far_sections = elf;
+  far_sections[47] = 0x10;  // e_shoff far past the end
+  far_sections[58] = 64, far_sections[60] = 3;
+  const std::vector<LinkInput> bad = {
+      {static_cast<LinkInput::Kind>(7), "odd.cubin", elf},
+      {static_cast<LinkInput::Kind>(255), "odd.ltoir", good.bytes},
+      {LinkInput::Kind::Cubin, "ltoir-as.cubin", good.bytes},
+      {LinkInput::Kind::Cubin, "far.cubin", far_sections},
+      {LinkInput::Kind::Fatbin, "short.fatbin", std::string("\x50\xed\x55\xba\x01\x00\x10\x00", 8)},
+      {LinkInput::Kind::LtoIr, "elf-as.ltoir", elf},
+      {LinkInput::Kind::LtoIr, "cut.ltoir", good.bytes.substr(0, 3)},
+      {LinkInput::Kind::Ptx, "binary.ptx", std::string("\x00\x01.version 8.0\n.target sm_90", 27)},
+      {LinkInput::Kind::Ptx, "prose.ptx", "not ptx at all"},
+  };
+  for (const LinkInput& input : bad) {
+    try {
+      RawModule module(kKernel, {}, {}, {input});
+      ADD_FAILURE() << input.name << ": accepted";
+    } catch (const ArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(input.name), std::string::npos) << e.what();
+    }
+    // The same input reaching the linker another way (a manifest, a snippet kernel's options).
+    SourceProgram p;
+    p.name = "linked.cu";
+    p.source = kKernel;
+    p.link_inputs = {input};
+    EXPECT_THROW(compile(p, Target::parse("sm_90")), ArgumentError) << input.name;
+  }
+  EXPECT_NO_THROW(RawModule(kKernel, {}, {}, {good}));
+}
+
+TEST(DeviceLink, FromFileReadsOnlyRegularFilesWithoutBlocking) {
+  char dir[] = "/tmp/cujit-link-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/x.cubin";
+  const std::string zero = std::string(dir) + "/zero.ltoir";
+  const std::string folder = std::string(dir) + "/folder.ptx";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("/dev/zero", zero.c_str()), 0);
+  ASSERT_EQ(::mkdir(folder.c_str(), 0700), 0);
+  for (const std::string& path : {fifo, zero, folder}) {
+    // On a thread, so that a read that blocks fails the test instead of hanging the suite.
+    auto done = std::make_shared<std::promise<std::string>>();
+    std::future<std::string> result = done->get_future();
+    std::thread([done, path] {
+      try {
+        LinkInput::from_file(path);
+        done->set_value("accepted");
+      } catch (const ArgumentError& e) {
+        done->set_value(e.what());
+      } catch (const std::exception& e) {
+        done->set_value(std::string("foreign exception: ") + e.what());
+      }
+    }).detach();
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready)
+        << path << ": from_file blocked";
+    const std::string message = result.get();
+    EXPECT_NE(message.find("not a regular file"), std::string::npos) << path << ": " << message;
+  }
+  std::remove(fifo.c_str());
+  std::remove(zero.c_str());
+  ::rmdir(folder.c_str());
   ::rmdir(dir);
 }
 
