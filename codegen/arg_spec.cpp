@@ -13,7 +13,23 @@ std::string argument(const Who& who, const ParamList& params, std::size_t k) {
   return who.text() + ": argument '" + params[k].name + "'";
 }
 
+// A described value is plain data a caller may fill in from anywhere (a file, a cast): every
+// enum is checked before it selects code or a table row.
+void check_dtype(const Who& who, const ParamList& params, std::size_t k, const ArgSpec& a) {
+  if (static_cast<int>(a.dtype) >= kDTypeCount) {
+    throw TypeError(argument(who, params, k) + ": dtype " +
+                    std::to_string(static_cast<int>(a.dtype)) + " is not a DType (0 to " +
+                    std::to_string(kDTypeCount - 1) + ")");
+  }
+}
+
 void check_array(const Who& who, const ParamList& params, std::size_t k, const ArgSpec& a) {
+  if (a.layout != ArrayLayout::CContiguous && a.layout != ArrayLayout::FContiguous &&
+      a.layout != ArrayLayout::Strided) {
+    throw ArgumentError(argument(who, params, k) + ": layout " +
+                        std::to_string(static_cast<int>(a.layout)) +
+                        " is not an ArrayLayout (CContiguous, FContiguous or Strided)");
+  }
   for (std::int64_t extent : a.shape) {
     if (extent < 0) {
       throw ShapeError(argument(who, params, k) + ": negative extent in shape " +
@@ -25,6 +41,11 @@ void check_array(const Who& who, const ParamList& params, std::size_t k, const A
                      " do not match shape " + shape_text(a.shape) + " (one stride per dimension)");
   }
   const std::uint64_t item = dtype_size(a.dtype);
+  const std::string overflow =
+      shape_overflow(a.shape, a.layout == ArrayLayout::Strided ? a.strides : Shape{}, item);
+  if (!overflow.empty()) {
+    throw ShapeError(argument(who, params, k) + ": shape " + shape_text(a.shape) + ": " + overflow);
+  }
   if (a.alignment < item || (a.alignment & (a.alignment - 1)) != 0) {
     throw ArgumentError(argument(who, params, k) + ": alignment " + std::to_string(a.alignment) +
                         " is not a power of two of at least " + std::to_string(item) + " bytes (" +
@@ -51,6 +72,7 @@ SpecDescs::SpecDescs(const Who& who, const ParamList& params, const std::vector<
     : descs_(params.size()) {
   for (std::size_t k = 0; k < args.size() && k < params.size(); ++k) {
     const ArgSpec& a = args[k];
+    check_dtype(who, params, k, a);
     if (!a.is_array) {
       descs_[k].dtype = a.dtype;
       continue;

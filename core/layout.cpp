@@ -1,5 +1,7 @@
 #include "core/layout.hpp"
 
+#include <cstdint>
+
 namespace cujit {
 
 Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize) {
@@ -47,6 +49,31 @@ std::int64_t shape_product(const Shape& shape) {
   std::int64_t n = 1;
   for (std::int64_t e : shape) n *= e;
   return n;
+}
+
+std::string shape_overflow(const Shape& shape, const Shape& strides, std::size_t itemsize) {
+  for (std::int64_t e : shape) {
+    if (e == 0) return {};
+  }
+  std::int64_t count = 1, bytes = 0, span = 0;
+  for (std::int64_t e : shape) {
+    if (__builtin_mul_overflow(count, e, &count)) return "its element count overflows int64";
+  }
+  if (__builtin_mul_overflow(count, static_cast<std::int64_t>(itemsize), &bytes)) {
+    return "its size in bytes overflows int64";
+  }
+  for (std::size_t d = 0; d < shape.size() && d < strides.size(); ++d) {
+    std::int64_t reach = 0;
+    const std::int64_t stride = strides[d] < 0 ? -strides[d] : strides[d];
+    if (strides[d] == INT64_MIN || __builtin_mul_overflow(shape[d] - 1, stride, &reach) ||
+        __builtin_add_overflow(span, reach, &span)) {
+      return "the bytes its strides span overflow int64";
+    }
+  }
+  if (__builtin_add_overflow(span, static_cast<std::int64_t>(itemsize), &span)) {
+    return "the bytes its strides span overflow int64";
+  }
+  return {};
 }
 
 CollapsedLayout collapse_dims(const Shape& shape, const std::vector<Shape>& strides, bool merge) {

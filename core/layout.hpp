@@ -18,6 +18,12 @@ std::string shape_text(const Shape& shape);
 /// The number of elements of `shape` (1 for a scalar shape).
 std::int64_t shape_product(const Shape& shape);
 
+/// Why a view of `shape` (extents >= 0) with byte `strides` (one per dimension) of
+/// `itemsize`-byte elements cannot be described in 64-bit arithmetic: its element count, its
+/// bytes, or the bytes between its lowest and highest element overflow int64. Empty when it
+/// can. A shape with an extent 0 has no elements and always fits.
+std::string shape_overflow(const Shape& shape, const Shape& strides, std::size_t itemsize);
+
 /// Strides that view an array of (shape, strides) with `new_shape` without copying, as
 /// NumPy computes them; nullopt when a copy would be needed. Sizes must already agree.
 std::optional<Shape> reshape_strides(const Shape& shape, const Shape& strides, std::size_t itemsize,

@@ -94,6 +94,14 @@ void Array::check_host_type(DType requested) const {
 
 Array Array::empty(const Shape& shape, DType dtype, const Device& device, const Stream& stream) {
   check_extents(shape);
+  if (static_cast<int>(dtype) >= kDTypeCount) {
+    throw TypeError("cujit: Array::empty: dtype " + std::to_string(static_cast<int>(dtype)) +
+                    " is not a DType");
+  }
+  const std::string overflow = detail::shape_overflow(shape, {}, dtype_size(dtype));
+  if (!overflow.empty()) {
+    throw ShapeError("cujit: Array::empty: shape " + shape_text(shape) + ": " + overflow);
+  }
   Array a;
   a.shape_ = shape;
   a.strides_ = c_contiguous_strides(shape, dtype_size(dtype));

@@ -163,6 +163,67 @@ TEST_F(Specialize, BadArgumentsAreTypedErrorsNamingKernelAndArgument) {
   EXPECT_EQ(cache_stats().misses, 0u);
 }
 
+// Issue 29, item 6: out-of-range enums and element counts that overflow are typed errors
+// naming the kernel and the argument. Before the fix ArrayLayout 7 crashed, DType 200 let
+// std::bad_alloc escape, DType 15 compiled a kernel with an empty type name, and shapes whose
+// element count overflows int64 wrapped to 0 ("has no elements").
+TEST_F(Specialize, OutOfRangeValuesAreTypedErrorsNamingTheArgument) {
+  auto expect_error = [](auto&& call, const std::string& what, const std::string& expected) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": no exception";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("squared_diff"), std::string::npos) << what << ": " << message;
+      EXPECT_NE(message.find("'x'"), std::string::npos) << what << ": " << message;
+      EXPECT_NE(message.find(expected), std::string::npos) << what << ": " << message;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << ": a foreign exception: " << e.what();
+    }
+  };
+  const ArgSpec y = ArgSpec::array(DType::Float32, {4});
+  for (int layout : {3, 7, 255}) {
+    ArgSpec x = ArgSpec::array(DType::Float32, {4});
+    x.layout = static_cast<ArrayLayout>(layout);
+    expect_error(
+        [&] {
+          squared_diff().specialize({x, y}, kSm90);
+        },
+        "layout " + std::to_string(layout), "layout");
+  }
+  for (int dtype : {15, 200, 255}) {
+    const DType bad = static_cast<DType>(dtype);
+    expect_error(
+        [&] {
+          squared_diff().specialize({ArgSpec::array(bad, {4}), y}, kSm90);
+        },
+        "array dtype " + std::to_string(dtype), "dtype");
+    expect_error(
+        [&] {
+          squared_diff().specialize({ArgSpec::scalar(bad), y}, kSm90);
+        },
+        "scalar dtype " + std::to_string(dtype), "dtype");
+  }
+  const std::int64_t big = std::int64_t{1} << 32;
+  expect_error(
+      [&] {
+        squared_diff().specialize({ArgSpec::array(DType::Float32, {big, big}), y}, kSm90);
+      },
+      "2^32 x 2^32", "overflow");
+  expect_error(
+      [&] {
+        squared_diff().specialize({ArgSpec::array(DType::Float32, Shape(64, 2)), y}, kSm90);
+      },
+      "64 dimensions of 2", "overflow");
+  expect_error(
+      [&] {
+        squared_diff().specialize({ArgSpec::strided(DType::Float32, {big, 4}, {big * 8, 4}), y},
+                                  kSm90);
+      },
+      "a byte span over int64", "overflow");
+  EXPECT_EQ(cache_stats().misses, 0u);
+}
+
 // With a GPU: kernels specialised offline for this GPU are what its first calls find.
 TEST_F(Specialize, FirstCallsOnAGpuFindTheOfflineKernelsOnDisk) {
   CUJIT_REQUIRE_GPU();
