@@ -112,17 +112,24 @@ void free_after_synchronising(const Blocks& blocks) noexcept {
   }
 }
 
+// Returns memory through the hook that gave it. Allocator documents that deallocate must not
+// throw and that an exception is swallowed (the memory is then lost): callers here are a
+// destructor and an error path that is already throwing its own error.
+void give_back(const Allocator& hook, void* pointer, std::size_t bytes, int device,
+               CUstream stream) noexcept {
+  try {
+    hook.deallocate(pointer, bytes, device, stream);
+  } catch (...) {
+  }
+}
+
 }  // namespace
 
 DeviceBuffer::~DeviceBuffer() {
   if (address == 0) return;
   if (hook) {
-    try {
-      hook->deallocate(reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), bytes, device,
-                       stream);
-    } catch (...) {
-      // Destructors never throw (Allocator documents that the memory is then lost).
-    }
+    give_back(*hook, reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), bytes, device,
+              stream);
     return;
   }
   if (!driver_available()) return;
@@ -203,7 +210,7 @@ std::shared_ptr<DeviceBuffer> allocate_through(std::shared_ptr<const Allocator> 
   }
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   if (address % 16 != 0) {
-    hook->deallocate(pointer, bytes, device, stream);
+    give_back(*hook, pointer, bytes, device, stream);
     throw ArgumentError(
         "cujit: the allocator set with cujit::set_allocator returned an address "
         "not aligned to 16 bytes for " +

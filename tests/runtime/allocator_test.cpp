@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace cujit::detail {
@@ -149,6 +150,24 @@ TEST_F(AllocatorHook, AThrowingDeallocateDoesNotEscapeTheDestructor) {
                             throw std::runtime_error("pool closed");
                           }});
   EXPECT_NO_THROW(allocate_through(installed_allocator(), 0, 32, nullptr).reset());
+  EXPECT_EQ(calls, 1);
+}
+
+// Issue 29, item 11: the misaligned-address path gives the memory back through deallocate too;
+// a deallocate that throws there must not replace the ArgumentError (before the fix the
+// hook's runtime_error escaped).
+TEST_F(AllocatorHook, AThrowingDeallocateOfMisalignedMemoryStillGivesTheArgumentError) {
+  int calls = 0;
+  set_allocator(
+      Allocator{[](std::size_t bytes, int, CUstream_st*) -> void* {
+                  return static_cast<char*>(::operator new (bytes + 64, std::align_val_t{64})) + 8;
+                },
+                [&calls](void* p, std::size_t, int, CUstream_st*) {
+                  ++calls;
+                  ::operator delete (static_cast<char*>(p) - 8, std::align_val_t{64});
+                  throw std::runtime_error("pool closed");
+                }});
+  EXPECT_THROW(allocate_through(installed_allocator(), 0, 64, nullptr), ArgumentError);
   EXPECT_EQ(calls, 1);
 }
 
