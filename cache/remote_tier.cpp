@@ -296,6 +296,19 @@ std::optional<RemoteEntry> RemoteTier::wait(const RemoteRequest& request) {
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, milliseconds(50));
   }
+  if (Clock::now() < deadline) return std::nullopt;  // the tier went down meanwhile
+  // The lease outlived the wait: a holder slower than the lease, or a lease someone stored
+  // without a TTL, which would make every process wait this long for each kernel: say so.
+  std::lock_guard lock(mutex_);
+  if (warned_.insert("lease outlived the wait").second) {
+    warn("fleet cache " + endpoint_->display() + ": waited " +
+         std::to_string(config_.remote_lease_ms) + " ms for another host to publish kernel" +
+         (request.name.empty() ? "" : " '" + request.name + "'") + " (" +
+         remote_lease_key(request.request_key) +
+         ") and its lease is still there (a compilation slower than the lease, or a lease "
+         "stored without a TTL); compiling it here (further such waits are counted in "
+         "CacheStats::remote_lease_waits)");
+  }
   return std::nullopt;
 }
 
