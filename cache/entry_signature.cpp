@@ -1,5 +1,6 @@
 #include "cache/entry_signature.hpp"
 
+#include "cache/checked_file.hpp"
 #include "cache/sha256.hpp"
 
 #include <cujit/error.hpp>
@@ -15,7 +16,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string_view>
 
@@ -39,10 +39,34 @@ const unsigned char* bytes(const std::string& s) {
   throw CacheError("cujit: key file " + path + ": " + what);
 }
 
-// The one line "<tag> <hex>" of a key file, decoded to `size` bytes.
-std::string read_key_line(const std::string& path, const char* tag, std::size_t size) {
-  std::ifstream in(path);
-  if (!in) fail(path, std::string("cannot be read (") + std::strerror(errno) + ")");
+// A key file is one short line; anything much longer is not one (and is not read to its end).
+constexpr std::size_t kMaxKeyFileBytes = 4096;
+
+// The content of key file `path`, opened once and checked through that descriptor (a name
+// checked and then opened again can be swapped for a link in between): a regular file (never a
+// link, and a FIFO is not waited on), owned by this user (or root when `root_ok`), with none of
+// the `forbidden` mode bits (`why` says which).
+std::string read_key_file(const std::string& path, bool root_ok, mode_t forbidden,
+                          const char* why) {
+  struct stat st {};
+  const FileDescriptor fd = open_and_stat(path, false, st);
+  if (!fd.valid() && errno == ELOOP) fail(path, "is not a regular file (a symbolic link)");
+  if (!fd.valid()) fail(path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
+  if (st.st_uid != ::geteuid() && !(root_ok && st.st_uid == 0)) {
+    fail(path, "is owned by another user");
+  }
+  if ((st.st_mode & forbidden) != 0) fail(path, why);
+  std::optional<std::string> text = read_bounded(fd.get(), kMaxKeyFileBytes);
+  if (!text && errno == EFBIG) fail(path, "is too long to be a key file");
+  if (!text) fail(path, std::string("cannot be read (") + std::strerror(errno) + ")");
+  return *text;
+}
+
+// The one line "<tag> <hex>" of key file `path` (its `text`), decoded to `size` bytes.
+std::string read_key_line(const std::string& path, const std::string& text, const char* tag,
+                          std::size_t size) {
+  std::istringstream in(text);
   std::string found_tag, hex;
   in >> found_tag >> hex;
   if (found_tag != tag) fail(path, std::string("does not start with '") + tag + "'");
@@ -206,13 +230,10 @@ void write_key_pair(const std::string& prefix, const SigningKey& key, bool force
 }
 
 SigningKey read_signing_key(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) fail(path, std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
-  if (st.st_uid != ::geteuid()) fail(path, "is owned by another user");
-  if ((st.st_mode & 077) != 0) fail(path, "is accessible by group or others (chmod 600 it)");
+  const std::string text =
+      read_key_file(path, false, 077, "is accessible by group or others (chmod 600 it)");
   SigningKey key;
-  key.secret = read_key_line(path, kSecretTag, kSecretBytes);
+  key.secret = read_key_line(path, text, kSecretTag, kSecretBytes);
   key.public_key.resize(kPublicBytes);
   crypto_sign_ed25519_sk_to_pk(reinterpret_cast<unsigned char*>(key.public_key.data()),
                                bytes(key.secret));
@@ -226,13 +247,9 @@ std::vector<TrustedKey> read_trusted_keys(const std::string& paths) {
     if (path.empty()) continue;
     // Whoever can rewrite a trusted key file chooses whose code is loaded: the same rule as
     // for deployment databases.
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) fail(path, std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file");
-    if (st.st_uid != ::geteuid() && st.st_uid != 0) fail(path, "is owned by another user");
-    if ((st.st_mode & 022) != 0) fail(path, "is writable by group or others");
+    const std::string text = read_key_file(path, true, 022, "is writable by group or others");
     TrustedKey key;
-    key.public_key = read_key_line(path, kPublicTag, kPublicBytes);
+    key.public_key = read_key_line(path, text, kPublicTag, kPublicBytes);
     key.id = key_id(key.public_key);
     out.push_back(std::move(key));
   }

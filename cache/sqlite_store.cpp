@@ -1,5 +1,6 @@
 #include "cache/sqlite_store.hpp"
 
+#include "cache/checked_file.hpp"
 #include "cache/compiler_identity.hpp"
 #include "cache/kernel_names.hpp"
 
@@ -8,6 +9,7 @@
 
 #include <cujit/error.hpp>
 
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -235,16 +237,15 @@ void map_request(Database& db, const std::string& request_key, const std::string
   store_signature(db, request_key, signature);
 }
 
-// Throws CacheError unless `path` (`what`: "cache database", "cache directory") is owned by
-// this user (or by root when `root_ok`) and not writable by group or others.
-void check_owner_and_mode(const std::string& what, const std::string& path, bool root_ok) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    throw CacheError("cujit: " + what + " " + path + ": cannot stat: " + std::strerror(errno));
-  }
-  const std::string refused =
-      "; not used (set CUJIT_CACHE_ALLOW_FOREIGN=1 or CacheConfig::allow_foreign_owner to use it "
-      "anyway)";
+constexpr const char* kForeignRemedy =
+    "; not used (set CUJIT_CACHE_ALLOW_FOREIGN=1 or CacheConfig::allow_foreign_owner to use it "
+    "anyway)";
+
+// Throws CacheError unless `st` (of `path`; `what`: "cache database", "cache directory") is
+// owned by this user (or by root when `root_ok`) and not writable by group or others;
+// `refused` ends the message.
+void check_owner_and_mode(const std::string& what, const std::string& path, const struct stat& st,
+                          bool root_ok, const std::string& refused = kForeignRemedy) {
   if (st.st_uid != ::geteuid() && !(root_ok && st.st_uid == 0)) {
     throw CacheError("cujit: " + what + " " + path + " is owned by uid " +
                      std::to_string(st.st_uid) + ", not by this user (uid " +
@@ -256,6 +257,68 @@ void check_owner_and_mode(const std::string& what, const std::string& path, bool
   }
 }
 
+// check_owner_and_mode of what `path` names now (following links).
+void check_owner_and_mode(const std::string& what, const std::string& path, bool root_ok) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw CacheError("cujit: " + what + " " + path + ": cannot stat: " + std::strerror(errno));
+  }
+  check_owner_and_mode(what, path, st, root_ok);
+}
+
+// The /proc/self/fd path this thread is opening through checked_descriptor_vfs, if any.
+thread_local const char* t_descriptor_path = nullptr;
+sqlite3_syscall_ptr g_sqlite_open = nullptr;
+
+// SQLite's unix VFS opens every file with O_NOFOLLOW, and /proc/self/fd/N is a (magic) link:
+// the one path this thread opens through checked_descriptor_vfs goes through without it;
+// every other open is SQLite's own.
+int open_checked_descriptor(const char* path, int flags, int mode) {
+  if (t_descriptor_path != nullptr && std::strcmp(path, t_descriptor_path) == 0) {
+    flags &= ~O_NOFOLLOW;
+  }
+  return reinterpret_cast<int (*)(const char*, int, int)>(g_sqlite_open)(path, flags, mode);
+}
+
+// SQLite's unix VFS, except that a file name is taken as given: its xFullPathname resolves
+// symbolic links, which would turn /proc/self/fd/N back into the name that descriptor was
+// opened by, and SQLite would open that name again, whatever it names by then. Null when
+// SQLite has no unix VFS.
+const char* checked_descriptor_vfs() {
+  static const char* name = []() -> const char* {
+    sqlite3_vfs* unix_vfs = sqlite3_vfs_find("unix");
+    if (unix_vfs == nullptr || unix_vfs->iVersion < 3) return nullptr;
+    g_sqlite_open = unix_vfs->xGetSystemCall(unix_vfs, "open");
+    if (g_sqlite_open == nullptr ||
+        unix_vfs->xSetSystemCall(unix_vfs, "open",
+                                 reinterpret_cast<sqlite3_syscall_ptr>(open_checked_descriptor)) !=
+            SQLITE_OK) {
+      return nullptr;
+    }
+    static sqlite3_vfs vfs = *unix_vfs;
+    vfs.zName = "cujit-checked-descriptor";
+    vfs.pNext = nullptr;
+    vfs.xFullPathname = [](sqlite3_vfs*, const char* path, int size, char* out) {
+      if (static_cast<int>(std::strlen(path)) >= size) return SQLITE_CANTOPEN;
+      sqlite3_snprintf(size, out, "%s", path);
+      return SQLITE_OK;
+    };
+    return sqlite3_vfs_register(&vfs, 0) == SQLITE_OK ? vfs.zName : nullptr;
+  }();
+  return name;
+}
+
+// The name under which SQLite opens the file open on `fd` itself: /proc/self/fd/N reopens that
+// file (not a name), so that what was checked through `fd` is what SQLite reads. Empty where
+// there is no /proc or no unix VFS (SQLite then opens the checked name).
+std::string descriptor_uri(const FileDescriptor& fd, const std::string& query) {
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd.get());
+  struct stat st {};
+  const char* vfs = checked_descriptor_vfs();
+  if (vfs == nullptr || ::stat(proc.c_str(), &st) != 0) return {};
+  return file_uri(proc, query + "&vfs=" + vfs);
+}
+
 }  // namespace
 
 void check_file_owner(const std::string& path, bool read_only, bool allow_foreign_owner) {
@@ -265,6 +328,11 @@ void check_file_owner(const std::string& path, bool read_only, bool allow_foreig
 void check_cache_directory(const std::string& directory, bool allow_foreign_owner) {
   // Whoever may write the directory may plant a -wal SQLite would replay, or a link.
   if (!allow_foreign_owner) check_owner_and_mode("cache directory", directory, false);
+}
+
+void check_private_directory(const std::string& what, const std::string& directory,
+                             const struct stat& st) {
+  check_owner_and_mode(what, directory, st, false, "; not used");
 }
 
 void check_cache_files(const std::string& path, bool allow_foreign_owner) {
@@ -385,16 +453,34 @@ std::unique_ptr<SqliteStore> SqliteStore::open_writable(const std::string& path,
   return store;
 }
 
+// Opened once (a link is followed: what it names is checked), checked through the descriptor,
+// and read by SQLite through that descriptor: the file checked is the file read, and a FIFO
+// is refused before anything waits on it.
 std::unique_ptr<SqliteStore> SqliteStore::open_read_only(const std::string& path,
                                                          const StoreOptions& options) {
-  if (!file_exists(path)) {
+  struct stat st {};
+  FileDescriptor fd = open_and_stat(path, true, st);
+  if (!fd.valid() && errno == ENOENT) {
     throw CacheError("cujit: deployment cache database " + path + " does not exist");
   }
-  check_file_owner(path, true, options.allow_foreign_owner);
+  if (!fd.valid()) {
+    throw CacheError("cujit: deployment cache database " + path +
+                     " cannot be opened: " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw CacheError("cujit: deployment cache database " + path +
+                     " is not a regular file (a directory, device or pipe); not used");
+  }
+  if (!options.allow_foreign_owner) check_owner_and_mode("cache database", path, st, true);
   std::unique_ptr<SqliteStore> store(new SqliteStore(path, true, options));
   std::lock_guard lock(store->mutex_);
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd.get());
+  struct Opening {  // SQLite opens the file during open_locked, on this thread
+    explicit Opening(const std::string& p) { t_descriptor_path = p.c_str(); }
+    ~Opening() { t_descriptor_path = nullptr; }
+  } opening(proc);
   try {
-    store->open_locked();
+    store->open_locked(descriptor_uri(fd, "immutable=1"));
   } catch (const SqliteError& e) {
     throw CacheError("cujit: deployment cache database " + path + " cannot be used: " + e.what());
   }
@@ -431,10 +517,10 @@ void SqliteStore::check_schema_locked() {
   }
 }
 
-void SqliteStore::open_locked() {
+void SqliteStore::open_locked(const std::string& read_only_uri) {
   statements_.clear();
   if (read_only_) {
-    db_.emplace(file_uri(path_, "immutable=1"),
+    db_.emplace(read_only_uri.empty() ? file_uri(path_, "immutable=1") : read_only_uri,
                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, path_);
     check_schema_locked();
     prepare_lookups_locked();

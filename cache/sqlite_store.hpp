@@ -5,6 +5,8 @@
 #include "cache/sqlite.hpp"
 #include "cache/store.hpp"
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -97,8 +99,11 @@ class SqliteStore final : public Store {
   /// naming the path when the database cannot be used (then the caller stays in memory).
   static std::unique_ptr<SqliteStore> open_writable(const std::string& path,
                                                     const StoreOptions& options);
-  /// Opens a deployment database immutable and read-only. Accepts files owned by this user
-  /// or by root, not writable by group/others (unless allowed). Throws CacheError naming the
+  /// Opens a deployment database immutable and read-only. Accepts regular files only (a FIFO
+  /// or device is refused without waiting on it), owned by this user or by root, not writable
+  /// by group/others (unless allowed); a link is followed and what it names is checked. The
+  /// file is opened once, checked through that descriptor, and SQLite reads that same file
+  /// (/proc/self/fd), whatever its name names later. Throws CacheError naming the
   /// path when it is missing, damaged, not a cujit database or of another schema version.
   static std::unique_ptr<SqliteStore> open_read_only(const std::string& path,
                                                      const StoreOptions& options);
@@ -205,7 +210,8 @@ class SqliteStore final : public Store {
 
  private:
   SqliteStore(std::string path, bool read_only, StoreOptions options);
-  void open_locked();
+  // `read_only_uri`: what a read-only store opens instead of its path (descriptor_uri).
+  void open_locked(const std::string& read_only_uri = {});
   void check_schema_locked();
   void prepare_lookups_locked();
   void create_schema_locked();
@@ -247,6 +253,13 @@ void check_file_owner(const std::string& path, bool read_only, bool allow_foreig
 /// plant `kernels.db`, `-wal`, `-shm` or lock files in it. No-op when `allow_foreign_owner`.
 /// Throws CacheError explaining the refusal.
 void check_cache_directory(const std::string& directory, bool allow_foreign_owner);
+
+/// Checks a directory cujit writes private files to (the source dump directory), from `st`
+/// (fstat of a descriptor open on it): check_cache_directory's rule, owned by this user and
+/// not writable by group or others, with no exception. `what` names it in the message. Throws
+/// CacheError explaining the refusal.
+void check_private_directory(const std::string& what, const std::string& directory,
+                             const struct stat& st);
 
 /// Checks the database `path` and its `-wal`, `-shm` and `-journal` files, where they exist,
 /// without following links: each must be a regular file (never a symbolic link) that

@@ -1,7 +1,11 @@
 #include "runtime/source_dump.hpp"
 
+#include "cache/checked_file.hpp"
 #include "cache/sha256.hpp"
+#include "cache/sqlite_store.hpp"
 #include "cache/warning.hpp"
+
+#include <cujit/error.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,6 +14,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 
 namespace cujit::detail {
 namespace {
@@ -44,10 +49,25 @@ std::string command_text(const SourceProgram& program, const std::vector<std::st
   return out + "\n";
 }
 
-// Writes `bytes` to `path` through a fresh temporary file (O_EXCL, 0600) renamed into place.
-bool write_file(const std::string& path, const std::string& bytes, std::string& error) {
-  std::string temp = path + ".XXXXXX";
-  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+// A name no file in the directory has yet, most likely: `name` and six random characters.
+std::string temporary_name(const std::string& name) {
+  static constexpr char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  std::string out = name + ".";
+  for (int k = 0; k < 6; ++k) out += kChars[random() % (sizeof kChars - 1)];
+  return out;
+}
+
+// Writes `bytes` as `name` in the directory open on `dir`, through a fresh temporary file
+// (O_EXCL, 0600) renamed into place: a link planted at either name is never followed.
+bool write_file(int dir, const std::string& name, const std::string& bytes, std::string& error) {
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    temp = temporary_name(name);
+    fd = ::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) {
     error = std::strerror(errno);
     return false;
@@ -62,25 +82,36 @@ bool write_file(const std::string& path, const std::string& bytes, std::string& 
   const int write_errno = errno;
   const bool written = done == bytes.size();
   const bool closed = ::close(fd) == 0;  // always closed, whatever failed before
-  const bool ok = written && closed && ::rename(temp.c_str(), path.c_str()) == 0;
+  const bool ok = written && closed && ::renameat(dir, temp.c_str(), dir, name.c_str()) == 0;
   if (!ok) {
     error = std::strerror(written ? errno : write_errno);
-    ::unlink(temp.c_str());
+    ::unlinkat(dir, temp.c_str(), 0);
   }
   return ok;
 }
 
-bool prepare_directory(const std::string& directory, std::string& error) {
+// The dump directory, created (0700) when missing, opened once and checked through that
+// descriptor by the cache directory's rule: a directory another user owns or may write (a
+// link planted to a shared one) could have the dumps replaced. Files are then written relative
+// to the descriptor, whatever the name names later.
+FileDescriptor open_directory(const std::string& directory, std::string& error) {
   if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
     error = std::strerror(errno);
-    return false;
+    return {};
   }
+  FileDescriptor dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   struct stat st {};
-  if (::stat(directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    error = "not a directory";
-    return false;
+  if (!dir.valid() || ::fstat(dir.get(), &st) != 0) {
+    error = errno == ENOTDIR ? "not a directory" : std::strerror(errno);
+    return {};
   }
-  return true;
+  try {
+    check_private_directory("source dump directory", directory, st);
+  } catch (const CacheError& e) {
+    error = e.what();
+    return {};
+  }
+  return dir;
 }
 
 }  // namespace
@@ -111,14 +142,13 @@ std::string dump_program(const std::string& directory, const SourceProgram& prog
   try {
     std::string error;
     const std::string stem = dump_name(program, options);
-    const std::string base = directory + "/" + stem;
-    bool ok =
-        prepare_directory(directory, error) && write_file(base + ".cu", program.source, error);
+    const FileDescriptor dir = open_directory(directory, error);
+    bool ok = dir.valid() && write_file(dir.get(), stem + ".cu", program.source, error);
     for (std::size_t k = 0; ok && k < program.headers.size(); ++k) {
-      ok = write_file(base + ".h" + std::to_string(k), program.headers[k].second, error);
+      ok = write_file(dir.get(), stem + ".h" + std::to_string(k), program.headers[k].second, error);
     }
-    ok = ok && write_file(base + ".cmd", command_text(program, options, stem), error);
-    if (ok) return base;
+    ok = ok && write_file(dir.get(), stem + ".cmd", command_text(program, options, stem), error);
+    if (ok) return directory + "/" + stem;
     warn("cannot write the source of " + program.name + " to " + directory + " (" + error +
          "); CUJIT_DUMP_SOURCE skipped it");
   } catch (const std::exception& e) {
@@ -131,7 +161,9 @@ void dump_log(const std::string& base, const std::string& log) noexcept {
   if (base.empty() || log.empty()) return;
   try {
     std::string error;
-    if (!write_file(base + ".log", log, error)) {
+    const std::size_t slash = base.rfind('/');
+    const FileDescriptor dir = open_directory(base.substr(0, slash), error);
+    if (!dir.valid() || !write_file(dir.get(), base.substr(slash + 1) + ".log", log, error)) {
       warn("cannot write " + base + ".log (" + error + ")");
     }
   } catch (const std::exception& e) {

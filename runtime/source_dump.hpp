@@ -9,8 +9,11 @@
 // options and name expressions, and the files holding the program's headers), .hN (header N),
 // and .log (NVRTC's log, when it wrote one). Files are created with mode 0600 under a temporary
 // name (O_EXCL) and renamed into place, so a symbolic link planted at a final name is
-// replaced, never followed. A dump that cannot be written costs one warning, never the
-// compilation.
+// replaced, never followed. The directory (or what a link at its name names) must be owned
+// by this user and not writable by group or others, the cache directory's rule: another user
+// who could write it could replace the dumps. It is opened and checked once per dump, and the
+// files are written relative to that descriptor. A dump that cannot be written (or a directory
+// refused) costs one warning, never the compilation.
 
 #include <cujit/program.hpp>
 
@@ -29,7 +32,8 @@ std::string dump_on_error_directory();
 std::string dump_name(const SourceProgram& program, const std::vector<std::string>& options);
 
 /// Writes the source, headers and command of `program` compiled with `options` to `directory`
-/// (created, mode 0700, when missing); returns the base path written ("DIR/<stem>-<key>"), or
+/// (created, mode 0700, when missing; refused unless owned by this user and not writable by
+/// group or others); returns the base path written ("DIR/<stem>-<key>"), or
 /// empty after a warning. Never throws.
 std::string dump_program(const std::string& directory, const SourceProgram& program,
                          const std::vector<std::string>& options) noexcept;

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 namespace cujit::detail {
 namespace {
@@ -592,6 +593,35 @@ TEST_F(ToolDatabase, ErrorsNameTheDatabase) {
   EXPECT_NE(junk.parsed()["error"].get<std::string>().find("junk.db"), std::string::npos);
   EXPECT_NE(tool("--db " + db_ + " show zz").status, 0);
   EXPECT_NE(tool("bogus-command").status, 0);
+}
+
+// Issue 29, item 3: two precompiles into one new path. Before the fix (d3d7b1e) one of them
+// said "0 compiled, 4 already present" while the other failed ("database is locked") and removed
+// the file, or left it empty; now both succeed and every entry either reports is in the file.
+TEST_F(ToolDatabase, ConcurrentPrecompilesIntoOneNewPathBothLand) {
+  for (int round = 0; round < 4; ++round) {
+    const std::string out = dir_.file("race" + std::to_string(round) + ".db");
+    ToolRun runs[2];
+    std::thread first([&] {
+      runs[0] =
+          tool("precompile " + dir_.file("m.jsonl") + " --arch sm_80 --ptx -j 2 --json -o " + out);
+    });
+    runs[1] =
+        tool("precompile " + dir_.file("m.jsonl") + " --arch sm_80 --ptx -j 2 --json -o " + out);
+    first.join();
+    for (const ToolRun& run : runs) {
+      ASSERT_EQ(run.status, 0) << "round " << round << ": " << run.out;
+      const json r = run.parsed();
+      EXPECT_EQ(r["compiled"].get<int>() + r["already_present"].get<int>(), 4) << run.out;
+    }
+    ToolRun ls = tool("--db " + out + " ls --json");
+    ASSERT_EQ(ls.status, 0) << "round " << round << ": " << ls.out;
+    EXPECT_EQ(ls.parsed().size(), 4u) << "round " << round << ": " << ls.out;
+    // No temporary file is left beside the output.
+    for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
+      EXPECT_EQ(e.path().filename().string().find(".precompile"), std::string::npos) << e.path();
+    }
+  }
 }
 
 }  // namespace

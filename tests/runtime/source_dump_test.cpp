@@ -165,6 +165,33 @@ TEST(SourceDump, PlantedLinksAreReplacedNeverFollowed) {
   EXPECT_FALSE(fs::is_symlink(dir.dumps() / (stem + ".cmd")));
 }
 
+// Issue 29, item 9: a dump directory is held to the cache directory's rule (owned by this
+// user, not writable by group or others). Before the fix (d3d7b1e) the dumps went through the
+// planted link into the shared directory without a warning.
+TEST(SourceDump, ALinkToASharedDirectoryIsRefusedWithAWarning) {
+  for (const char* variable : {"CUJIT_DUMP_SOURCE", "CUJIT_DUMP_SOURCE_ON_ERROR"}) {
+    DumpDir dir(variable);
+    const fs::path shared = dir.root() / "shared";
+    fs::create_directories(shared);
+    ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+    if (::geteuid() == 0) ASSERT_EQ(::chown(shared.c_str(), 65534, 65534), 0);
+    fs::create_symlink(shared, dir.dumps());
+    std::vector<std::string> warnings;
+    const auto previous = set_warning_sink([&](const std::string& m) { warnings.push_back(m); });
+    SourceProgram p = good_program();
+    if (std::string(variable) == "CUJIT_DUMP_SOURCE_ON_ERROR") p.source += "this is not CUDA";
+    try {
+      compile(p, Target::parse("sm_80"));
+    } catch (const CompileError&) {
+    }
+    set_warning_sink(previous);
+    EXPECT_TRUE(fs::is_empty(shared)) << variable;
+    ASSERT_EQ(warnings.size(), 1u) << variable;
+    EXPECT_NE(warnings[0].find("dump directory " + dir.dumps().string()), std::string::npos)
+        << warnings[0];
+  }
+}
+
 TEST(SourceDump, AnUnwritableDirectoryCostsAWarningNotTheCompilation) {
   DumpDir dir("CUJIT_DUMP_SOURCE");
   std::ofstream(dir.dumps()) << "a file, not a directory";

@@ -11,6 +11,7 @@
 //   Redis server: remote_commands.hpp)
 // Every command takes --json for machine-readable output.
 
+#include "cache/checked_file.hpp"
 #include "cache/compiler_identity.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/json_text.hpp"
@@ -32,6 +33,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -434,6 +436,105 @@ std::string sign_text(const std::string& path, const SqliteStore::SignOutcome& s
   return out;
 }
 
+// Removes a database with SQLite's side files and its leases folder.
+void remove_database(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
+  ::rmdir((path + ".leases").c_str());  // only when empty
+}
+
+// Copies every intact entry of `from`, with its request keys and signatures, into `to`; an
+// entry or request `to` has already is kept as it is.
+void copy_entries(SqliteStore& from, SqliteStore& to) {
+  const std::map<std::string, std::string> signatures = from.signatures();
+  from.for_each_record([&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
+    to.import_record(r, keys, signatures);
+  });
+}
+
+// Precompiles into a database that only this process writes, beside the output, so that
+// concurrent precompiles into one path neither lock each other out nor report entries another
+// process removes. It starts as a copy of the output when there is one (what is present is not
+// compiled again) and is published at the end: renamed into place when the output does not
+// exist, else merged into it. Seeding and publishing hold an flock on the output's directory
+// (between precompiles only, held for the copy alone, and leaving no lock file behind).
+// Removed with its side files when destroyed.
+class PrivateDatabase {
+ public:
+  PrivateDatabase(std::string output, detail::StoreOptions options)
+      : output_(std::move(output)), options_(std::move(options)) {
+    const std::size_t slash = output_.find_last_of('/');
+    directory_ = slash == std::string::npos ? "." : slash == 0 ? "/" : output_.substr(0, slash);
+    detail::create_private_directories(directory_);
+    path_ = directory_ + "/." + output_.substr(slash + 1) + ".precompile-XXXXXX";
+    const int fd = ::mkostemp(path_.data(), O_CLOEXEC);
+    if (fd < 0) {
+      throw CacheError("cujit-cache: cannot create a database beside " + output_ + ": " +
+                       std::strerror(errno));
+    }
+    ::close(fd);
+    try {
+      const DirectoryLock lock(directory_);
+      auto work = SqliteStore::open_writable(path_, options_);
+      struct stat st {};
+      if (::stat(output_.c_str(), &st) == 0)
+        copy_entries(*SqliteStore::open_writable(output_, options_), *work);
+    } catch (...) {
+      remove_database(path_);
+      throw;
+    }
+  }
+  PrivateDatabase(const PrivateDatabase&) = delete;
+  PrivateDatabase& operator=(const PrivateDatabase&) = delete;
+  ~PrivateDatabase() { remove_database(path_); }
+
+  const std::string& path() const { return path_; }
+
+  // Signs (with `key`, when given) and finalises what the output will hold, and publishes it;
+  // returns what signing did.
+  SqliteStore::SignOutcome publish(const detail::SigningKey* key) {
+    const DirectoryLock lock(directory_);
+    struct stat st {};
+    const bool merge = ::lstat(output_.c_str(), &st) == 0;
+    SqliteStore::SignOutcome signed_entries;
+    {
+      auto out = SqliteStore::open_writable(merge ? output_ : path_, options_);
+      if (merge) copy_entries(*SqliteStore::open_writable(path_, options_), *out);
+      if (key != nullptr) signed_entries = sign_database(*out, *key);  // what was there too
+      out->finalize_for_deployment();
+    }
+    if (!merge) {
+      // mkostemp made it 0600; a deployment database is read by others, as SQLite creates it.
+      const mode_t mask = ::umask(0);
+      ::umask(mask);
+      if (::chmod(path_.c_str(), 0666 & ~mask) != 0 ||
+          std::rename(path_.c_str(), output_.c_str()) != 0) {
+        throw CacheError("cujit-cache: cannot move the new database to " + output_ + ": " +
+                         std::strerror(errno));
+      }
+    }
+    return signed_entries;
+  }
+
+ private:
+  // An exclusive flock on a directory while alive (none where the filesystem has no flock).
+  class DirectoryLock {
+   public:
+    explicit DirectoryLock(const std::string& directory)
+        : fd_(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+      while (fd_.valid() && ::flock(fd_.get(), LOCK_EX) != 0 && errno == EINTR) {
+      }
+    }
+
+   private:
+    detail::FileDescriptor fd_;  // closing it releases the lock
+  };
+
+  std::string output_;
+  detail::StoreOptions options_;
+  std::string directory_;
+  std::string path_;
+};
+
 // `stored`: whether any kernel was compiled into the output.
 int precompile_into(const Options& o, const PrecompileArgs& a, bool& stored) {
   auto started = std::chrono::steady_clock::now();
@@ -444,14 +545,11 @@ int precompile_into(const Options& o, const PrecompileArgs& a, bool& stored) {
   std::optional<detail::SigningKey> key;
   if (!a.sign_key.empty()) key = detail::read_signing_key(a.sign_key);
   std::vector<Target> targets = targets_of(a);
+  PrivateDatabase work(a.output, store_options(o));
   CacheConfig config;
-  config.database_path = a.output;
+  config.database_path = work.path();
   config.max_size = 0;
   config.allow_foreign_owner = o.allow_foreign;
-  detail::StoreOptions store_opts = store_options(o);
-  // Created (or checked) before any worker starts, so that a failure is reported once; and
-  // closed again: an SQLite connection must not be carried across fork().
-  SqliteStore::open_writable(a.output, store_opts).reset();
 
   const std::size_t total = entries.size() * targets.size();
   unsigned jobs = a.jobs != 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -464,12 +562,6 @@ int precompile_into(const Options& o, const PrecompileArgs& a, bool& stored) {
   } else {
     run_in_processes(config, entries, targets, jobs, tally);
   }
-  std::optional<SqliteStore::SignOutcome> signed_entries;
-  {
-    auto out = SqliteStore::open_writable(a.output, store_opts);
-    if (key) signed_entries = sign_database(*out, *key);  // what was there before included
-    out->finalize_for_deployment();
-  }
   std::vector<Failure>& failures = tally.failures();
   std::sort(failures.begin(), failures.end(), [](const Failure& x, const Failure& y) {
     return std::tie(x.entry, x.target) < std::tie(y.entry, y.target);
@@ -477,6 +569,9 @@ int precompile_into(const Options& o, const PrecompileArgs& a, bool& stored) {
   std::size_t compiled = tally.compiled();
   std::size_t present = tally.present();
   stored = compiled > 0;
+  std::optional<SqliteStore::SignOutcome> signed_entries;
+  // A run that failed and compiled nothing has nothing to add: the output stays as it was.
+  if (stored || failures.empty()) signed_entries = work.publish(key ? &*key : nullptr);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
@@ -485,7 +580,7 @@ int precompile_into(const Options& o, const PrecompileArgs& a, bool& stored) {
               {"jobs", jobs},         {"compiled", compiled},     {"already_present", present},
               {"seconds", seconds},   {"targets", json::array()}, {"failed", json::array()}};
     for (const auto& t : targets) j["targets"].push_back(t.name());
-    if (signed_entries) j["signed"] = sign_json(*signed_entries, *key);
+    if (key && signed_entries) j["signed"] = sign_json(*signed_entries, *key);
     for (const auto& f : failures) {
       j["failed"].push_back({{"entry", f.entry},
                              {"line", f.line},
@@ -502,7 +597,7 @@ int precompile_into(const Options& o, const PrecompileArgs& a, bool& stored) {
         "compiled, {} already present, {} failed\n",
         entries.size(), targets.size(), names, a.output, jobs, seconds, compiled, present,
         failures.size());
-    if (signed_entries) std::cout << sign_text(a.output, *signed_entries, *key);
+    if (key && signed_entries) std::cout << sign_text(a.output, *signed_entries, *key);
     for (const auto& f : failures) {
       std::cerr << fmt::format("cujit-cache: failed: line {} ({}) for {}: {}\n", f.line, f.kind,
                                f.target, first_lines(f.error, 4));
@@ -511,28 +606,15 @@ int precompile_into(const Options& o, const PrecompileArgs& a, bool& stored) {
   return failures.empty() ? 0 : 1;
 }
 
-// Removes a database this command created, with SQLite's side files and the leases folder.
-void remove_database(const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
-  ::rmdir((path + ".leases").c_str());  // only when empty
-}
-
-// A precompile that fails leaves no new file behind: an output it created is removed when the
-// command ends with an error, or with failures and nothing compiled into it.
+// A precompile that fails leaves no new file behind: nothing is written at the output before
+// its database is published, and a run with failures and nothing compiled publishes nothing.
 int precompile(const Options& o, const PrecompileArgs& a) {
   struct stat st {};
   const bool existed = ::lstat(a.output.c_str(), &st) == 0;
   bool stored = false;
-  int rc = 2;
-  try {
-    rc = precompile_into(o, a, stored);
-  } catch (...) {
-    if (!existed) remove_database(a.output);
-    throw;
-  }
+  const int rc = precompile_into(o, a, stored);
   if (!existed && rc != 0 && !stored) {
-    remove_database(a.output);
-    std::cerr << "cujit-cache: nothing was compiled; removed " << a.output << "\n";
+    std::cerr << "cujit-cache: nothing was compiled; " << a.output << " was not created\n";
   }
   return rc;
 }
