@@ -1,5 +1,7 @@
 #include "cache/redis_client.hpp"
 
+#include "cache/server_text.hpp"
+
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 
@@ -47,6 +49,28 @@ std::string describe_args(const std::vector<std::string>& args) {
   if (args.empty()) return "";
   if (args[0] == "AUTH") return "AUTH";
   return args.size() > 1 ? args[0] + " " + args[1].substr(0, 80) : args[0];
+}
+
+// What a reply is, for a message that must not quote it.
+const char* reply_kind(const redisReply& r) {
+  switch (r.type) {
+    case REDIS_REPLY_STRING:
+      return "a string";
+    case REDIS_REPLY_ARRAY:
+      return "an array";
+    case REDIS_REPLY_INTEGER:
+      return "an integer";
+    case REDIS_REPLY_NIL:
+      return "a nil";
+    case REDIS_REPLY_STATUS:
+      return "a status other than OK";
+    default:
+      return "an error";
+  }
+}
+
+bool is_ok(const redisReply& r) {
+  return r.type == REDIS_REPLY_STATUS && std::string_view(r.str, r.len) == "OK";
 }
 
 // hiredis allocates an array's element pointers as soon as it reads the count (a reply of
@@ -114,7 +138,8 @@ RedisConnection::RedisConnection(RedisConnection&&) noexcept = default;
 RedisConnection& RedisConnection::operator=(RedisConnection&&) noexcept = default;
 
 void RedisConnection::fail(RedisFailure failure, const std::string& what) const {
-  throw RedisError(failure, "cujit: fleet cache " + endpoint_.display() + ": " + what);
+  // `what` may quote an error reply or a key the server chose: escaped, never printed raw.
+  throw RedisError(failure, "cujit: fleet cache " + server_text(endpoint_.display() + ": " + what));
 }
 
 void RedisConnection::fail_io(const std::string& what, const std::string& cause) {
@@ -196,7 +221,13 @@ bool RedisConnection::set(const std::string& key, const std::string& value, std:
   }
   if (only_if_absent) args.emplace_back("NX");
   Reply reply = command(args);
-  return as_reply(reply.get()).type == REDIS_REPLY_STATUS;  // NX not met: a nil reply
+  const redisReply& r = as_reply(reply.get());
+  if (only_if_absent && r.type == REDIS_REPLY_NIL) return false;  // NX: the key is there
+  if (!is_ok(r)) {
+    fail(RedisFailure::Reply,
+         describe_args(args) + ": the server answered with " + reply_kind(r) + ", not +OK");
+  }
+  return true;
 }
 
 void RedisConnection::append(const std::vector<std::string_view>& args) {
@@ -255,17 +286,20 @@ void RedisConnection::set_many(const std::vector<std::pair<std::string, std::str
   for (const auto& [key, value] : entries) append({"SET", key, value});
   // Every reply is read, even after an error reply, so that the connection stays in step.
   std::string first_error;
+  bool denied = false;
   for (const auto& entry : entries) {
     Reply reply = next_reply("SET " + entry.first.substr(0, 80));
     const redisReply& r = as_reply(reply.get());
-    if (r.type == REDIS_REPLY_ERROR && first_error.empty()) {
-      first_error = std::string(r.str, r.len);
-      if (first_error.empty()) first_error = "ERR";
+    if (is_ok(r) || !first_error.empty()) continue;
+    if (r.type == REDIS_REPLY_ERROR) {
+      first_error = r.len > 0 ? std::string(r.str, r.len).substr(0, 200) : "ERR";
+      denied = is_denial(first_error);
+    } else {
+      first_error = std::string("the server answered with ") + reply_kind(r) + ", not +OK";
     }
   }
   if (!first_error.empty()) {
-    fail(is_denial(first_error) ? RedisFailure::Denied : RedisFailure::Reply,
-         "SET (pipelined): " + first_error.substr(0, 200));
+    fail(denied ? RedisFailure::Denied : RedisFailure::Reply, "SET (pipelined): " + first_error);
   }
 }
 

@@ -61,7 +61,8 @@ struct BoundedValue {
 /// ends within `operation_timeout` of its start, or throws RedisError (Io, "timed out after N
 /// ms"), however slowly the server answers; a reply over kMaxRedisReplyBytes (or an array over
 /// kMaxRedisReplyElements) throws RedisError (Io) too. After a RedisFailure::Io the connection
-/// is unusable; connect a new one. Messages never quote a value or a password.
+/// is unusable; connect a new one. Messages never quote a value or a password, and show the
+/// server's bytes escaped (server_text()).
 class RedisConnection {
  public:
   /// Connects, logs in (AUTH [user] password) and selects the database (one operation after
@@ -76,14 +77,15 @@ class RedisConnection {
   /// `max_size`, so a huge or growing value is never transferred). Throws RedisError (Reply:
   /// not a string).
   BoundedValue get_bounded(const std::string& key, std::uint64_t max_size);
-  /// SET key value [PX ttl_ms] [NX]; false when NX found the key present.
+  /// SET key value [PX ttl_ms] [NX]; false when NX found the key present. Any reply but +OK (or
+  /// NX's nil) throws RedisError (Reply).
   bool set(const std::string& key, const std::string& value, std::int64_t ttl_ms = 0,
            bool only_if_absent = false);
   /// SET of every (key, value) pair in one pipeline: all commands are sent, then every reply
   /// is read, so a batch costs about one round trip (one operation: the timeout bounds the
   /// batch). Throws RedisError: Io when the connection failed (then some pairs may be stored),
-  /// else the first refusal among the replies (Denied: no permission, out of memory) after
-  /// reading them all, the connection still usable.
+  /// else the first failure among the replies (Denied: no permission, out of memory; Reply: an
+  /// error or any reply but +OK) after reading them all, the connection still usable.
   void set_many(const std::vector<std::pair<std::string, std::string>>& entries);
   /// STRLEN of each key in one pipeline: 0 for a missing key, -1 for a key that holds no
   /// string. Throws RedisError (Io; Denied when STRLEN is not permitted).
