@@ -1,13 +1,15 @@
 #pragma once
 // A blocking connection to a Redis server (hiredis), with connect and operation timeouts, for
-// the fleet tier and `cujit-cache push/pull`. Every command that can return a value an
-// attacker chose is bounded: values are read with a size limit, never whole.
+// the fleet tier and `cujit-cache push/pull`. Whoever runs the server is not trusted: every
+// operation is bounded in time as a whole (not per read), every reply in bytes and array
+// elements, and values are read with a size limit, never whole.
 
 #include "cache/remote_endpoint.hpp"
 
 #include <cujit/error.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -19,6 +21,15 @@
 struct redisContext;
 
 namespace cujit::detail {
+
+/// The most bytes one reply may take (a value read by get_bounded: its limit plus a small
+/// header allowance instead); a server sending more fails the operation (RedisFailure::Io).
+inline constexpr std::size_t kMaxRedisReplyBytes = std::size_t{1} << 20;
+/// The most array elements one reply may hold, nested arrays included.
+inline constexpr std::size_t kMaxRedisReplyElements = std::size_t{1} << 16;
+
+/// What the reply being read may still hold (private to RedisConnection and its reader).
+struct RedisReplyBudget;
 
 /// What went wrong talking to Redis, for the caller's fallback.
 enum class RedisFailure : unsigned char {
@@ -46,11 +57,16 @@ struct BoundedValue {
   std::string value;       ///< when Found
 };
 
-/// One connection. Not thread-safe: one user at a time. After a RedisFailure::Io the
-/// connection is unusable; connect a new one.
+/// One connection. Not thread-safe: one user at a time. Each public call is one operation: it
+/// ends within `operation_timeout` of its start, or throws RedisError (Io, "timed out after N
+/// ms"), however slowly the server answers; a reply over kMaxRedisReplyBytes (or an array over
+/// kMaxRedisReplyElements) throws RedisError (Io) too. After a RedisFailure::Io the connection
+/// is unusable; connect a new one. Messages never quote a value or a password, and show the
+/// server's bytes escaped (server_text()).
 class RedisConnection {
  public:
-  /// Connects, logs in (AUTH [user] password) and selects the database. Throws RedisError.
+  /// Connects, logs in (AUTH [user] password) and selects the database (one operation after
+  /// the connect timeout). Throws RedisError.
   RedisConnection(const RemoteEndpoint& endpoint, std::chrono::milliseconds connect_timeout,
                   std::chrono::milliseconds operation_timeout);
   ~RedisConnection();
@@ -61,13 +77,15 @@ class RedisConnection {
   /// `max_size`, so a huge or growing value is never transferred). Throws RedisError (Reply:
   /// not a string).
   BoundedValue get_bounded(const std::string& key, std::uint64_t max_size);
-  /// SET key value [PX ttl_ms] [NX]; false when NX found the key present.
+  /// SET key value [PX ttl_ms] [NX]; false when NX found the key present. Any reply but +OK (or
+  /// NX's nil) throws RedisError (Reply).
   bool set(const std::string& key, const std::string& value, std::int64_t ttl_ms = 0,
            bool only_if_absent = false);
   /// SET of every (key, value) pair in one pipeline: all commands are sent, then every reply
-  /// is read, so a batch costs about one round trip. Throws RedisError: Io when the connection
-  /// failed (then some pairs may be stored), else the first refusal among the replies (Denied:
-  /// no permission, out of memory) after reading them all, the connection still usable.
+  /// is read, so a batch costs about one round trip (one operation: the timeout bounds the
+  /// batch). Throws RedisError: Io when the connection failed (then some pairs may be stored),
+  /// else the first failure among the replies (Denied: no permission, out of memory; Reply: an
+  /// error or any reply but +OK) after reading them all, the connection still usable.
   void set_many(const std::vector<std::pair<std::string, std::string>>& entries);
   /// STRLEN of each key in one pipeline: 0 for a missing key, -1 for a key that holds no
   /// string. Throws RedisError (Io; Denied when STRLEN is not permitted).
@@ -93,14 +111,21 @@ class RedisConnection {
     void operator()(void* reply) const noexcept;
   };
   using Reply = std::unique_ptr<void, ReplyDeleter>;
-  Reply command(const std::vector<std::string>& args);
+  void start_operation();
+  Reply command(const std::vector<std::string>& args, std::size_t max_bytes = kMaxRedisReplyBytes);
   // Pipelining: queue commands in the output buffer, then read one reply per command.
   void append(const std::vector<std::string_view>& args);
-  Reply next_reply(const std::string& what);
-  [[noreturn]] void io_failure(const std::string& what) const;
+  Reply next_reply(const std::string& what, std::size_t max_bytes = kMaxRedisReplyBytes);
+  void flush_output(const std::string& what);
+  void arm_timeout(const std::string& what);
+  [[noreturn]] void io_failure(const std::string& what);
+  [[noreturn]] void fail_io(const std::string& what, const std::string& cause);
   [[noreturn]] void fail(RedisFailure failure, const std::string& what) const;
 
   RemoteEndpoint endpoint_;
+  std::chrono::milliseconds timeout_;
+  std::chrono::steady_clock::time_point deadline_;  // of the operation under way
+  std::unique_ptr<RedisReplyBudget> budget_;        // the reader's private data
   struct ContextDeleter {
     void operator()(redisContext* c) const noexcept;
   };

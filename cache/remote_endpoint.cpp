@@ -110,6 +110,27 @@ std::string RemoteEndpoint::display() const {
          (db != 0 ? "/" + std::to_string(db) : "");
 }
 
+std::string redacted_remote_url(const std::string& url) {
+  std::string out = url;
+  const std::size_t scheme = out.find("://");
+  const std::size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  // The last '@', as parse_tcp takes it: a password may itself hold '@', ':' or '/'.
+  const std::size_t at = out.rfind('@');
+  if (at != std::string::npos && at >= start) {
+    const std::size_t colon = out.find(':', start);
+    const std::size_t secret = colon < at ? colon + 1 : start;  // "password@": all of it
+    out.replace(secret, at - secret, "***");
+  }
+  // Not a form cujit reads, but one other clients do: a malformed URL may well use it.
+  for (std::size_t p = out.find("password="); p != std::string::npos;
+       p = out.find("password=", p + 1)) {
+    const std::size_t value = p + 9;
+    const std::size_t end = out.find('&', value);
+    out.replace(value, end == std::string::npos ? end : end - value, "***");
+  }
+  return out;
+}
+
 std::optional<RemoteEndpoint> parse_remote_url(const std::string& url, std::string* why) {
   RemoteEndpoint e;
   bool ok = false;

@@ -24,4 +24,10 @@ struct RemoteEndpoint {
 /// percent-encoded user or password (%XX) is decoded.
 std::optional<RemoteEndpoint> parse_remote_url(const std::string& url, std::string* why);
 
+/// `url` fit to print whether it parses or not: the password before the last '@'
+/// ("redis://user:***@host", "rediss://***@host") and any "password=" query value replaced
+/// by "***". For the messages about a URL that parse_remote_url refused (a well-formed one
+/// prints as RemoteEndpoint::display()).
+std::string redacted_remote_url(const std::string& url);
+
 }  // namespace cujit::detail

@@ -46,7 +46,7 @@ RemoteTier::RemoteTier(const CacheConfig& config, std::shared_ptr<RemoteCounters
   std::string why;
   endpoint_ = parse_remote_url(config.remote_url, &why);
   if (!endpoint_)
-    warn("fleet cache URL '" + config.remote_url + "' is not usable: " + why +
+    warn("fleet cache URL '" + redacted_remote_url(config.remote_url) + "' is not usable: " + why +
          "; the fleet tier is off");
 }
 

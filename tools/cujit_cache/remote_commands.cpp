@@ -4,6 +4,7 @@
 #include "cache/redis_client.hpp"
 #include "cache/remote_endpoint.hpp"
 #include "cache/remote_entry.hpp"
+#include "cache/server_text.hpp"
 #include "cache/units.hpp"
 #include "tools/cujit_cache/tool_util.hpp"
 
@@ -36,6 +37,11 @@ using Args = RemoteCommands::Args;
 constexpr std::size_t kBatchEntries = 64;
 constexpr std::size_t kBatchBytes = std::size_t{8} << 20;
 constexpr int kScanCount = 1000;
+// Bounds on one SCAN walk. A hostile server can answer with cursors that never come back to 0
+// and new keys each time; a real walk of even a huge fleet ends far below these.
+constexpr std::size_t kMaxScanSteps = 100000;
+constexpr std::size_t kMaxScanKeys = std::size_t{1} << 20;
+constexpr std::size_t kMaxScanKeyBytes = std::size_t{256} << 20;
 
 std::string env(const char* name) {
   const char* value = std::getenv(name);
@@ -59,15 +65,39 @@ RedisConnection connect(const Args& a) {
   return RedisConnection(*endpoint, std::min(op, std::chrono::milliseconds(2000)), op);
 }
 
-// Every key matching `pattern`, sorted (SCAN may return a key twice).
+[[noreturn]] void scan_failed(const RedisConnection& c, const std::string& pattern,
+                              const std::string& why) {
+  throw CacheError("cujit-cache: the SCAN of " + c.endpoint().display() + " for " + pattern +
+                   " did not finish: " + why + " (a misbehaving server?)");
+}
+
+// Every key matching `pattern`, sorted (SCAN may return a key twice). Throws CacheError when
+// the walk does not end within the bounds above or a cursor comes back (it would never end).
 std::vector<std::string> scan_all(RedisConnection& c, const std::string& pattern) {
   std::set<std::string> keys;
+  std::set<std::uint64_t> cursors;
+  std::size_t key_bytes = 0;
   std::uint64_t cursor = 0;
-  do {
+  for (std::size_t step = 1;; ++step) {
     std::vector<std::string> batch;
     cursor = c.scan(cursor, pattern, kScanCount, batch);
-    keys.insert(batch.begin(), batch.end());
-  } while (cursor != 0);
+    for (auto& key : batch) {
+      const std::size_t size = key.size();
+      if (keys.insert(std::move(key)).second) key_bytes += size;
+    }
+    if (cursor == 0) break;
+    if (keys.size() > kMaxScanKeys || key_bytes > kMaxScanKeyBytes) {
+      scan_failed(c, pattern,
+                  fmt::format("{} keys ({} of names) after {} steps, over the bound of {} keys "
+                              "or {}",
+                              keys.size(), detail::format_bytes(key_bytes), step, kMaxScanKeys,
+                              detail::format_bytes(kMaxScanKeyBytes)));
+    }
+    if (step == kMaxScanSteps) scan_failed(c, pattern, fmt::format("no end after {} steps", step));
+    if (!cursors.insert(cursor).second) {
+      scan_failed(c, pattern, fmt::format("cursor {} came back after {} steps", cursor, step));
+    }
+  }
   return {keys.begin(), keys.end()};
 }
 
@@ -392,23 +422,27 @@ json listing_json(const std::string& key, const Fetched& f, const Trust& trust) 
   return j;
 }
 
+// A string field of a listing, escaped: keys and entries are whatever the server holds.
+std::string field(const json& j, const char* name) {
+  return detail::server_text(j[name].get<std::string>());
+}
+
 void print_listing_row(const json& j, bool with_trust) {
-  const std::string request = j["request_key"].get<std::string>().substr(0, 16);
+  const std::string request = field(j, "request_key").substr(0, 16);
   if (j.contains("error")) {
     std::cout << fmt::format(
-        "{:<16}  {:>10}  ({})\n", request.empty() ? j["redis_key"].get<std::string>() : request,
-        detail::format_bytes(j["value_size"].get<std::uint64_t>()), j["error"].get<std::string>());
+        "{:<16}  {:>10}  ({})\n", request.empty() ? field(j, "redis_key") : request,
+        detail::format_bytes(j["value_size"].get<std::uint64_t>()), field(j, "error"));
     return;
   }
-  const std::string signer = j["signer"].is_string()   ? j["signer"].get<std::string>()
+  const std::string signer = j["signer"].is_string()   ? field(j, "signer")
                              : j["signed"].get<bool>() ? "malformed"
                                                        : "unsigned";
-  std::cout << fmt::format("{:<16}  {:<12}  {:<11}  {:>10}  {:<20}  {:<16}  {}{}\n", request,
-                           j["kind"].get<std::string>(), j["target"].get<std::string>(),
-                           detail::format_bytes(j["binary_size"].get<std::uint64_t>()),
-                           j["created"].get<std::string>(), signer,
-                           with_trust ? (j["valid"].get<bool>() ? "valid  " : "REFUSED  ") : "",
-                           j["name"].get<std::string>());
+  std::cout << fmt::format(
+      "{:<16}  {:<12}  {:<11}  {:>10}  {:<20}  {:<16}  {}{}\n", request, field(j, "kind"),
+      field(j, "target"), detail::format_bytes(j["binary_size"].get<std::uint64_t>()),
+      field(j, "created"), signer,
+      with_trust ? (j["valid"].get<bool>() ? "valid  " : "REFUSED  ") : "", field(j, "name"));
 }
 
 int remote_ls(const ToolContext& ctx, const Args& a) {
@@ -535,8 +569,9 @@ int remote_info(const ToolContext& ctx, const Args& a) {
       c.endpoint().display(), kernels.size(), detail::format_bytes(bytes), leases, keys,
       optional_bytes(m.used_memory),
       m.maxmemory && *m.maxmemory == 0 ? "0 (no limit)" : optional_bytes(m.maxmemory),
-      m.policy.value_or("unknown"));
-  for (const auto& w : warnings) std::cout << "warning: " << w << "\n";
+      detail::server_text(m.policy.value_or("unknown")));
+  // The policy, in a warning too, is the server's text.
+  for (const auto& w : warnings) std::cout << "warning: " << detail::server_text(w) << "\n";
   return 0;
 }
 
