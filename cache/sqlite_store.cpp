@@ -1,6 +1,6 @@
 #include "cache/sqlite_store.hpp"
 
-#include "cache/checked_file.hpp"
+#include "core/checked_file.hpp"
 #include "cache/compiler_identity.hpp"
 #include "cache/kernel_names.hpp"
 

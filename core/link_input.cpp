@@ -1,15 +1,16 @@
 // LinkInput: its kinds' names, reading one from a file, and the checks of its bytes.
 #include "core/link_input.hpp"
 
+#include "core/checked_file.hpp"
+
 #include <cujit/error.hpp>
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace cujit {
 namespace detail {
@@ -136,29 +137,16 @@ std::string read_regular_file(const std::string& path) {
   auto fail = [&](const std::string& why) {
     throw ArgumentError("cujit: link input " + path + " cannot be read: " + why);
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) fail(std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) fail(std::strerror(errno));
+  const detail::FileDescriptor fd = detail::open_and_stat(path, true, st);
+  if (!fd.valid()) fail(std::strerror(errno));
   if (!S_ISREG(st.st_mode)) fail("not a regular file");
-  if (static_cast<std::uint64_t>(st.st_size) > detail::kMaxLinkInputBytes) {
-    fail("larger than " + std::to_string(detail::kMaxLinkInputBytes) + " bytes");
+  auto bytes = detail::read_bounded(fd.get(), detail::kMaxLinkInputBytes);
+  if (!bytes) {
+    fail(errno == EFBIG ? "larger than " + std::to_string(detail::kMaxLinkInputBytes) + " bytes"
+                        : std::string(std::strerror(errno)));
   }
-  std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(std::strerror(errno));
-    if (n == 0) break;  // shrank while read: what was there
-    done += static_cast<std::size_t>(n);
-  }
-  bytes.resize(done);
-  return bytes;
+  return std::move(*bytes);
 }
 
 }  // namespace

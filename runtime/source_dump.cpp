@@ -1,6 +1,6 @@
 #include "runtime/source_dump.hpp"
 
-#include "cache/checked_file.hpp"
+#include "core/checked_file.hpp"
 #include "cache/sha256.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/warning.hpp"

@@ -54,6 +54,21 @@ inline int free_port() {
   return port;
 }
 
+/// A socket listening on a free loopback TCP port; sets `port` (0 when it failed).
+inline int listen_on_loopback(int& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof a;
+  port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd, 64) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  return fd;
+}
+
 inline bool port_answers(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -147,17 +162,7 @@ class RedisServer {
 /// A TCP listener that accepts connections (the kernel completes them) and never answers.
 class SilentServer {
  public:
-  SilentServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof a;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd_, 64) == 0 &&
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &length) == 0) {
-      port_ = ntohs(a.sin_port);
-    }
-  }
+  SilentServer() { fd_ = listen_on_loopback(port_); }
   ~SilentServer() { ::close(fd_); }
   SilentServer(const SilentServer&) = delete;
   SilentServer& operator=(const SilentServer&) = delete;

@@ -5,6 +5,8 @@
 // the wrong type, escape sequences. Everything stops, and every thread is joined, with the
 // object.
 
+#include "support/redis_server.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -107,16 +109,8 @@ class ScriptedRedis {
   using Script = std::function<bool(ScriptedSession&, const std::vector<std::string>&)>;
 
   explicit ScriptedRedis(Script script) : script_(std::move(script)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof a;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd_, 64) == 0 &&
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &length) == 0) {
-      port_ = ntohs(a.sin_port);
-      acceptor_ = std::thread([this] { accept_loop(); });
-    }
+    fd_ = listen_on_loopback(port_);
+    if (port_ != 0) acceptor_ = std::thread([this] { accept_loop(); });
   }
   ~ScriptedRedis() {
     stopping_ = true;

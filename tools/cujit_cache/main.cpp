@@ -11,7 +11,7 @@
 //   Redis server: remote_commands.hpp)
 // Every command takes --json for machine-readable output.
 
-#include "cache/checked_file.hpp"
+#include "core/checked_file.hpp"
 #include "cache/compiler_identity.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/json_text.hpp"

@@ -1,4 +1,4 @@
-#include "cache/checked_file.hpp"
+#include "core/checked_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

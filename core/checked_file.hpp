@@ -1,8 +1,8 @@
 #pragma once
-// Files whose owner and mode decide whether they are trusted (trusted keys, signing keys,
-// deployment databases, dump directories) are opened once and checked through that descriptor:
-// checking a name and then opening it again lets whoever can change the name between the two
-// choose what is read.
+// Files whose owner, mode or type decide whether they are trusted or read (trusted keys, signing
+// keys, deployment databases, dump directories, link inputs) are opened once and checked through
+// that descriptor: checking a name and then opening it again lets whoever can change the name
+// between the two choose what is read.
 
 #include <sys/stat.h>
 
