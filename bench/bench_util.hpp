@@ -321,6 +321,7 @@ struct Record {
   double ratio = std::numeric_limits<double>::quiet_NaN();
   std::string shape;  ///< e.g. "8192x8192"; empty for 1-d sizes
   std::string note;   ///< what the numbers count, or a failed check
+  int devices = 0;    ///< GPUs the case ran on at once; 0: one (the field is left out)
 };
 
 /// A record for `stats` of a case that moves `bytes` per call (0: no GB/s).
@@ -356,7 +357,9 @@ class JsonLines {
          << ", \"gbps\": " << number(r.gbps) << ", \"us\": " << number(r.us)
          << ", \"us_min\": " << number(r.us_min) << ", \"us_max\": " << number(r.us_max)
          << ", \"ratio\": " << number(r.ratio) << ", \"shape\": " << quote(r.shape)
-         << ", \"note\": " << quote(r.note) << ", \"device\": " << quote(device_) << "}\n";
+         << ", \"note\": " << quote(r.note) << ", \"device\": " << quote(device_);
+    if (r.devices > 0) out_ << ", \"devices\": " << r.devices;
+    out_ << "}\n";
     out_.flush();
   }
 

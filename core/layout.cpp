@@ -51,6 +51,16 @@ std::int64_t shape_product(const Shape& shape) {
   return n;
 }
 
+std::pair<std::int64_t, std::int64_t> byte_span(const Shape& shape, const Shape& strides,
+                                                std::size_t itemsize) {
+  std::int64_t low = 0, high = 0;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const std::int64_t reach = (shape[i] - 1) * strides[i];
+    (reach < 0 ? low : high) += reach;
+  }
+  return {low, high + static_cast<std::int64_t>(itemsize)};
+}
+
 std::string shape_overflow(const Shape& shape, const Shape& strides, std::size_t itemsize) {
   for (std::int64_t e : shape) {
     if (e == 0) return {};

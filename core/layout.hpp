@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cujit::detail {
@@ -17,6 +18,11 @@ std::string shape_text(const Shape& shape);
 
 /// The number of elements of `shape` (1 for a scalar shape).
 std::int64_t shape_product(const Shape& shape);
+
+/// Byte offsets, relative to a view's first element, of the lowest byte it touches and one past
+/// the highest (a view of `shape` with byte `strides` of `itemsize`-byte elements, non-empty).
+std::pair<std::int64_t, std::int64_t> byte_span(const Shape& shape, const Shape& strides,
+                                                std::size_t itemsize);
 
 /// Why a view of `shape` (extents >= 0) with byte `strides` (one per dimension) of
 /// `itemsize`-byte elements cannot be described in 64-bit arithmetic: its element count, its

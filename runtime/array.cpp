@@ -28,16 +28,7 @@ void check_extents(const Shape& shape) {
   }
 }
 
-// Byte offsets (relative to data()) of the lowest and one past the highest byte a view touches.
-std::pair<std::int64_t, std::int64_t> byte_span(const Shape& shape, const Shape& strides,
-                                                std::size_t itemsize) {
-  std::int64_t low = 0, high = 0;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    const std::int64_t reach = (shape[i] - 1) * strides[i];
-    (reach < 0 ? low : high) += reach;
-  }
-  return {low, high + static_cast<std::int64_t>(itemsize)};
-}
+using detail::byte_span;
 
 // Calls f(byte offset of element) for every element in C order.
 template <class F>
@@ -115,6 +106,7 @@ Array Array::empty(const Shape& shape, DType dtype, const Device& device, const 
 }
 
 Array Array::zeros(const Shape& shape, DType dtype, const Device& device, const Stream& stream) {
+  const detail::ScopedContext context(device.id());
   Array a = empty(shape, dtype, device, stream);
   if (a.nbytes() > 0) {
     detail::check(detail::driver().cuMemsetD8Async(a.data_, 0, a.nbytes(), stream.handle()),
@@ -124,6 +116,7 @@ Array Array::zeros(const Shape& shape, DType dtype, const Device& device, const 
 }
 
 Array Array::from_host(const void* data, const Shape& shape, DType dtype, const Device& device) {
+  const detail::ScopedContext context(device.id());
   Array a = empty(shape, dtype, device);
   if (a.nbytes() > 0) {
     if (data == nullptr) throw ArgumentError("cujit: from_host: data is null");
@@ -169,7 +162,7 @@ void Array::to_host(void* destination, const Stream& stream) const {
   if (!valid()) throw ArgumentError("cujit: to_host on a null array");
   const std::size_t bytes = nbytes();
   if (bytes == 0) return;
-  detail::ensure_context(device_);
+  const detail::ScopedContext context(device_);
   const detail::Driver& d = detail::driver();
   if (is_c_contiguous()) {
     detail::check(d.cuMemcpyDtoHAsync(destination, data_, bytes, stream.handle()),
@@ -194,7 +187,7 @@ void Array::to_host(void* destination, const Stream& stream) const {
 void Array::fill_bytes(const void* element, const Stream& stream) const {
   if (!valid()) throw ArgumentError("cujit: fill on a null array");
   if (size() == 0) return;
-  detail::ensure_context(device_);
+  const detail::ScopedContext context(device_);
   const detail::Driver& d = detail::driver();
   const std::size_t item = itemsize();
   const auto* bytes = static_cast<const unsigned char*>(element);

@@ -8,9 +8,36 @@
 
 namespace cujit::detail {
 
-/// Makes a context of `device` current on the calling thread and returns it. Cheap when one
-/// already is (one cuCtxGetCurrent plus a thread-local comparison).
+/// Makes a context of `device` current on the calling thread and returns it, leaving it current
+/// (Device::make_current; every other operation uses ScopedContext). Cheap when one already is
+/// (one cuCtxGetCurrent plus a thread-local comparison).
 CUcontext ensure_context(int device);
+
+/// The device rule (README, "Devices"): an operation works in a context of its device (the
+/// application's current one when it belongs to that device, else the device's primary
+/// context) and leaves the calling thread's current context as it found it. A ScopedContext
+/// makes a context of `device` current for its lifetime and, when it had to change the
+/// thread's current context, restores the one before when destroyed. A thread with no current
+/// context keeps device 0's primary context after an operation on device 0, as the CUDA
+/// runtime gives such a thread device 0 (so a one-GPU program pays the switch once); after an
+/// operation on another device it has none again. Cheap when a context of `device` already is
+/// current (one cuCtxGetCurrent plus a thread-local comparison). Throws CudaError when the
+/// context cannot be made current; the destructor never throws.
+class ScopedContext {
+ public:
+  explicit ScopedContext(int device);
+  ~ScopedContext();
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+  /// The context current while the guard lives.
+  CUcontext get() const noexcept { return context_; }
+
+ private:
+  CUcontext context_ = nullptr;
+  CUcontext previous_ = nullptr;  // restored when restore_
+  int previous_device_ = -1;      // the device of previous_, -1 when unknown or none
+  bool restore_ = false;
+};
 
 /// Cached properties of one device.
 struct DeviceProperties {
@@ -30,6 +57,9 @@ const DeviceProperties& device_properties(int device);
 /// preload of recently used modules. Called by Device::get and ensure_context; reading a
 /// property starts nothing.
 void start_background_work(int device);
+
+/// The primary context of `device` (retained once per process). Throws CudaError.
+CUcontext primary_context(int device);
 
 /// The device of the calling thread's current context, or -1 when none is current.
 int current_device() noexcept;

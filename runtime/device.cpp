@@ -76,6 +76,8 @@ thread_local int t_last_device = -1;
 
 const DeviceProperties& device_properties(int device) { return state(device).properties; }
 
+CUcontext primary_context(int device) { return state(device).primary; }
+
 // The first use of a device (its context made current) opens the kernel cache's databases and
 // reads its recently used kernels in the background while the application sets up, then loads
 // their modules (runtime/module_preload.hpp): the first call of a kernel used before then finds
@@ -103,27 +105,60 @@ int current_device() noexcept {
   return static_cast<int>(dev);
 }
 
-CUcontext ensure_context(int device) {
+namespace {
+
+// What making a context of a device current found and did.
+struct Entered {
+  CUcontext context = nullptr;   // current now
+  CUcontext previous = nullptr;  // current before
+  int previous_device = -1;      // its device, when known
+  bool changed = false;          // context != previous
+};
+
+Entered enter_context(int device) {
   const Driver& d = driver();
-  CUcontext ctx = nullptr;
-  check(d.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
-  if (ctx != nullptr && ctx == t_last_context && t_last_device == device) return ctx;
-  if (ctx != nullptr) {
+  Entered e;
+  check(d.cuCtxGetCurrent(&e.previous), "cuCtxGetCurrent");
+  e.context = e.previous;
+  if (e.previous != nullptr && e.previous == t_last_context) {
+    e.previous_device = t_last_device;
+  } else if (e.previous != nullptr) {
     CUdevice dev = -1;
-    if (d.cuCtxGetDevice(&dev) == CUDA_SUCCESS && static_cast<int>(dev) == device) {
-      // The application's (or our primary) context for this device is current: use it.
-      start_background_work(device);
-      t_last_context = ctx;
-      t_last_device = device;
-      return ctx;
-    }
+    if (d.cuCtxGetDevice(&dev) == CUDA_SUCCESS) e.previous_device = static_cast<int>(dev);
+  }
+  if (e.previous != nullptr && e.previous_device == device) {
+    // The application's (or our primary) context for this device is current: use it.
+    if (e.previous != t_last_context) start_background_work(device);
+    t_last_context = e.previous;
+    t_last_device = device;
+    return e;
   }
   start_background_work(device);
-  CUcontext primary = state(device).primary;
-  check(d.cuCtxSetCurrent(primary), "cuCtxSetCurrent", "device " + std::to_string(device));
-  t_last_context = primary;
+  e.context = state(device).primary;
+  check(d.cuCtxSetCurrent(e.context), "cuCtxSetCurrent", "device " + std::to_string(device));
+  e.changed = true;
+  t_last_context = e.context;
   t_last_device = device;
-  return primary;
+  return e;
+}
+
+}  // namespace
+
+CUcontext ensure_context(int device) { return enter_context(device).context; }
+
+ScopedContext::ScopedContext(int device) {
+  const Entered e = enter_context(device);
+  context_ = e.context;
+  previous_ = e.previous;
+  previous_device_ = e.previous_device;
+  restore_ = e.changed && !(e.previous == nullptr && device == 0);
+}
+
+ScopedContext::~ScopedContext() {
+  if (!restore_) return;
+  if (driver().cuCtxSetCurrent(previous_) != CUDA_SUCCESS) return;  // never throws
+  t_last_context = previous_device_ >= 0 ? previous_ : nullptr;
+  t_last_device = previous_device_;
 }
 
 }  // namespace detail
@@ -156,7 +191,7 @@ int Device::max_threads_per_block() const {
 }
 
 std::pair<std::size_t, std::size_t> Device::memory_info() const {
-  detail::ensure_context(id_);
+  const detail::ScopedContext context(id_);
   std::size_t free = 0, total = 0;
   detail::check(detail::driver().cuMemGetInfo(&free, &total), "cuMemGetInfo");
   return {free, total};
@@ -167,7 +202,7 @@ void Device::release_cached_memory() const { detail::release_device_memory(id_);
 void Device::make_current() const { detail::ensure_context(id_); }
 
 void Device::synchronize() const {
-  detail::ensure_context(id_);
+  const detail::ScopedContext context(id_);
   detail::check(detail::driver().cuCtxSynchronize(), "cuCtxSynchronize",
                 "device " + std::to_string(id_));
 }

@@ -56,6 +56,10 @@ namespace cujit::detail {
   X(cuMemcpyHtoDAsync) \
   X(cuMemcpyDtoHAsync) \
   X(cuMemcpyDtoDAsync) \
+  X(cuMemcpyAsync) \
+  X(cuDeviceCanAccessPeer) \
+  X(cuCtxEnablePeerAccess) \
+  X(cuMemPoolSetAccess) \
   X(cuMemsetD8Async) \
   X(cuMemsetD16Async) \
   X(cuMemsetD32Async) \

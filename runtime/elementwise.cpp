@@ -136,6 +136,9 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   Shape sized;
   const Shape& shape = detail::elementwise_shape(who, scan, options.size, sized);
   const int device = scan.device >= 0 ? scan.device : Device::current().id();
+  // The whole call (outputs, specialisation, launch) in the device's context; the caller's
+  // current context is restored after it (the device rule, runtime/context.hpp).
+  const detail::ScopedContext context(device);
   const bool outputs_given = count == params.size();
   std::vector<Array> allocated;
   if (outputs_given) {

@@ -192,7 +192,7 @@ CUfunction kernel_function(const LoadedModule& module, const std::string& symbol
 void launch_function(CUfunction function, const LaunchShape& shape, CUstream stream, void** params,
                      int device, bool dependent, const char* what, const std::string& kernel) {
   NvtxRange range(NvtxKind::Launch, kernel.c_str());
-  ensure_context(device);
+  const ScopedContext context(device);
   const Driver& drv = driver();
   CUresult result;
   if (dependent) {

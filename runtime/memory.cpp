@@ -100,7 +100,7 @@ void free_after_synchronising(const Blocks& blocks) noexcept {
   std::vector<int> synchronised;
   for (const auto& [key, addresses] : blocks) {
     try {
-      ensure_context(key.device);
+      const ScopedContext context(key.device);
       if (std::find(synchronised.begin(), synchronised.end(), key.device) == synchronised.end()) {
         driver().cuCtxSynchronize();
         synchronised.push_back(key.device);
@@ -147,7 +147,7 @@ DeviceBuffer::~DeviceBuffer() {
     // No host memory to remember the block: free it instead.
   }
   try {
-    ensure_context(device);
+    const ScopedContext context(device);
     driver().cuMemFreeAsync(address, stream);
   } catch (...) {
     // Destructors never throw; at process exit the driver may already be gone.
@@ -169,7 +169,7 @@ void release_cached_blocks(CUstream stream) noexcept {
     // The stream is alive (its owner is about to destroy it): free in its order.
     for (const auto& [key, addresses] :
          take_where([id](const BlockKey& key) { return key.stream_id == id; })) {
-      ensure_context(key.device);
+      const ScopedContext context(key.device);
       for (CUdeviceptr block : addresses) driver().cuMemFreeAsync(block, stream);
     }
   } catch (...) {
@@ -186,7 +186,7 @@ std::size_t cached_block_bytes() noexcept {
 void release_device_memory(int device) {
   free_after_synchronising(
       take_where([device](const BlockKey& key) { return key.device == device; }));
-  ensure_context(device);
+  const ScopedContext context(device);
   check(driver().cuCtxSynchronize(), "cuCtxSynchronize", "device " + std::to_string(device));
   CUmemoryPool pool = nullptr;
   check(driver().cuDeviceGetDefaultMemPool(&pool, device), "cuDeviceGetDefaultMemPool",
@@ -224,7 +224,7 @@ std::shared_ptr<DeviceBuffer> allocate_through(std::shared_ptr<const Allocator> 
 std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream stream) {
   if (bytes != 0) {
     if (auto hook = installed_allocator()) {
-      ensure_context(device);
+      const ScopedContext context(device);
       return allocate_through(std::move(hook), device, bytes, stream);
     }
   }
@@ -234,7 +234,7 @@ std::shared_ptr<DeviceBuffer> allocate(int device, std::size_t bytes, CUstream s
   buffer->stream = stream;
   if (bytes == 0) return buffer;
   buffer->capacity = size_class(bytes);
-  ensure_context(device);
+  const ScopedContext context(device);
   // Memory taken while the application captures the stream into a graph belongs to the graph
   // (an allocation node; the matching free is captured too): a cached block would be handed to
   // other calls while the graph, replayed on any stream, still uses it. Asked first, because

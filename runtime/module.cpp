@@ -9,7 +9,7 @@ namespace cujit::detail {
 LoadedModule::~LoadedModule() {
   if (module != nullptr && driver_available()) {
     try {
-      ensure_context(device);
+      const ScopedContext context(device);
       driver().cuModuleUnload(module);
     } catch (...) {
       // Destructors never throw.
@@ -19,8 +19,8 @@ LoadedModule::~LoadedModule() {
 
 std::shared_ptr<const LoadedModule> load_module(std::shared_ptr<const CompiledProgram> program,
                                                 int device) {
-  CUcontext context = ensure_context(device);
-  if (auto ahead = take_preloaded_module(program.get(), context)) return ahead;
+  const ScopedContext context(device);
+  if (auto ahead = take_preloaded_module(program.get(), context.get())) return ahead;
   return load_module_in_current_context(std::move(program), device);
 }
 

@@ -18,7 +18,7 @@ struct LinkDeleter {
 }  // namespace
 
 CompiledProgram jit_ptx_to_cubin(const CompiledProgram& ptx, const Target& target, int device) {
-  ensure_context(device);
+  const ScopedContext context(device);
   const Driver& d = driver();
   char log[4096] = {};
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};

@@ -130,7 +130,7 @@ void RawKernel::launch_config(const LaunchConfig& config, const KernelArg* args,
                               const Stream& stream) const {
   std::vector<void*> params(count);
   pack(args, count, params.data());
-  detail::ensure_context(device_);
+  const detail::ScopedContext context(device_);
   LaunchLimits limits = device_limits(device_);
   limits.max_threads_per_block = max_threads_;
   limits.static_shared = static_cast<std::size_t>(attributes().shared_size_bytes);

@@ -160,6 +160,7 @@ RawKernel RawModule::get_function(const std::string& name, const Device& device)
                           "' contains a control character");
     }
   }
+  const detail::ScopedContext context(device.id());  // restored after: the device rule
   std::shared_ptr<const detail::LoadedModule> loaded;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
@@ -232,7 +233,7 @@ void RawKernel::launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::si
                         " threads exceeds the kernel's limit of " + std::to_string(limit));
   }
   detail::NvtxRange range(detail::NvtxKind::Launch, name_.c_str());
-  detail::ensure_context(device_);
+  const detail::ScopedContext context(device_);
   detail::check(detail::driver().cuLaunchKernel(function_, grid.x, grid.y, grid.z, block.x, block.y,
                                                 block.z, static_cast<unsigned>(shared_mem),
                                                 stream.handle(), params, nullptr),
@@ -250,6 +251,7 @@ void RawKernel::operator()(const LaunchConfig& config, std::initializer_list<Ker
 }
 
 KernelAttributes RawKernel::attributes() const {
+  const detail::ScopedContext context(device_);
   KernelAttributes a;
   auto get = [&](CUfunction_attribute attribute) {
     int value = 0;
@@ -268,6 +270,7 @@ KernelAttributes RawKernel::attributes() const {
 }
 
 void RawKernel::set_max_dynamic_shared_memory(int bytes) const {
+  const detail::ScopedContext context(device_);
   detail::check(detail::driver().cuFuncSetAttribute(
                     function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
                 "cuFuncSetAttribute", "kernel '" + name_ + "'");

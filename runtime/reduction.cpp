@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace cujit {
@@ -209,6 +210,7 @@ std::shared_ptr<const detail::KnownCall> ReductionKernel::Impl::plan_call(
   const Shape& shape = detail::reduction_input_shape(who, scan);
   const detail::RedAxes axes = detail::reduction_axes(who, shape, reduce);
   device = scan.device >= 0 ? scan.device : Device::current().id();
+  const detail::ScopedContext context(device);  // planning queries the compiled kernel
   auto call = std::make_shared<detail::KnownCall>();
   call->out_shape = axes.out_shape;
   if (count == params.size()) {
@@ -243,6 +245,11 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   detail::check_argument_count({"reduction kernel", im.def->name}, params, count);
   thread_local std::string call_key;
   int device = detail::call_signature(call_key, args, count, options, reduce);
+  // The whole call in the arrays' device's context; the caller's current context is restored
+  // after it (the device rule, runtime/context.hpp). Without arrays, plan_call and execute
+  // take the current device's.
+  std::optional<detail::ScopedContext> context;
+  if (device >= 0) context.emplace(device);
   std::vector<Array> outputs;
   outputs.reserve(params.n_out());
   std::shared_ptr<const detail::KnownCall> call = im.calls.find(call_key);
@@ -273,6 +280,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
 void ReductionKernel::Impl::execute(const detail::KnownCall& call, const Arg* args,
                                     const std::vector<Array>& outputs, CUstream stream,
                                     int device) const {
+  const detail::ScopedContext context(device);
   const detail::RedPlan& plan = call.plan;
   const detail::ParamList params(def->in, def->out);
   const Array* arrays[detail::kMaxCallArgs];

@@ -4,12 +4,13 @@
 #include "runtime/driver.hpp"
 #include "runtime/memory.hpp"
 
+#include <optional>
 #include <utility>
 
 namespace cujit {
 
 Stream::Stream(const Device& device) : device_(device.id()) {
-  detail::ensure_context(device_);
+  const detail::ScopedContext context(device_);
   CUstream stream = nullptr;
   detail::check(detail::driver().cuStreamCreate(&stream, CU_STREAM_DEFAULT), "cuStreamCreate",
                 "device " + std::to_string(device_));
@@ -30,12 +31,13 @@ void Stream::Release::operator()(CUstream_st* stream) const noexcept {
 }
 
 void Stream::synchronize() const {
-  if (device_ >= 0) detail::ensure_context(device_);
+  std::optional<detail::ScopedContext> context;
+  if (device_ >= 0) context.emplace(device_);
   detail::check(detail::driver().cuStreamSynchronize(handle()), "cuStreamSynchronize");
 }
 
-Event::Event(const Device& device) {
-  detail::ensure_context(device.id());
+Event::Event(const Device& device) : device_(device.id()) {
+  const detail::ScopedContext context(device_);
   CUevent event = nullptr;
   detail::check(detail::driver().cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
   event_ = detail::UniqueHandle<CUevent_st*, Release>(event);
@@ -46,14 +48,17 @@ void Event::Release::operator()(CUevent_st* event) const noexcept {
 }
 
 void Event::record(const Stream& stream) const {
+  const detail::ScopedContext context(stream.device_id() >= 0 ? stream.device_id() : device_);
   detail::check(detail::driver().cuEventRecord(event_.get(), stream.handle()), "cuEventRecord");
 }
 
 void Event::synchronize() const {
+  const detail::ScopedContext context(device_);
   detail::check(detail::driver().cuEventSynchronize(event_.get()), "cuEventSynchronize");
 }
 
 void Event::wait_on(const Stream& stream) const {
+  const detail::ScopedContext context(stream.device_id() >= 0 ? stream.device_id() : device_);
   detail::check(detail::driver().cuStreamWaitEvent(stream.handle(), event_.get(), 0),
                 "cuStreamWaitEvent");
 }

@@ -15,9 +15,10 @@
 #       toolkit at /usr/local/cuda for libnvrtc; python3 with CuPy, PyTorch, matplotlib):
 #       prints nvidia-smi; runs every test binary (--gtest_brief=1, XML reports into $OUT);
 #       runs every sample; runs every benchmark with --json $OUT/bench.jsonl; runs
-#       bench/compare.py (CuPy and PyTorch, same file); draws bench/elementwise_throughput.png
-#       and copies it to $OUT; prints a summary table last (tests per binary, the other steps,
-#       key GB/s figures and ratios). Logs of every step are in $OUT (default ./out).
+#       bench/compare.py and bench/multi_device.py (CuPy and PyTorch, same file); draws
+#       bench/elementwise_throughput.png and copies it to $OUT; prints a summary table last
+#       (tests per binary, the other steps, key GB/s figures and ratios, multi-device figures).
+#       Logs of every step are in $OUT (default ./out).
 #       Keeps going when a step fails or times out; the whole run stays under
 #       GPU_RUN_BUDGET_S seconds (default 510). Exit status: 1 if a test binary failed or
 #       timed out, else 2 if another step failed, else 0. --quick: smaller sizes, fewer
@@ -254,6 +255,9 @@ run() {
   if ((benchmarks)); then
     step "compare.py (CuPy, PyTorch)" 240 "$OUT/compare.log" \
       python3 bench/compare.py --json "$OUT/bench.jsonl" "${quick[@]}"
+    # Several GPUs from one process (exits 0 with one line on a host with fewer than 2).
+    step "multi_device.py (CuPy, PyTorch)" 240 "$OUT/multi_device_py.log" \
+      python3 bench/multi_device.py --json "$OUT/bench.jsonl" "${quick[@]}"
   fi
 
   [[ -n $redis_pid ]] && kill "$redis_pid" 2>/dev/null
@@ -284,6 +288,8 @@ run() {
   echo
   if [[ -s "$OUT/bench.jsonl" ]]; then
     python3 bench/compare.py --summary --json "$OUT/bench.jsonl" || other_failed=1
+    echo
+    python3 bench/multi_device.py --summary --json "$OUT/bench.jsonl" || other_failed=1
   else
     echo "no benchmark records ($OUT/bench.jsonl is empty)"
   fi
@@ -408,7 +414,7 @@ case "${1:-}" in
   stage-fuzz) shift && stage_fuzz "$@" ;;
   fuzz) fuzz "$2" "$3" "$4" ;;
   *)
-    sed -n '2,44p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,45p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

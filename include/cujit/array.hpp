@@ -101,6 +101,16 @@ class Array {
       return result;
     }
   }
+  /// This array on `device`: the array itself (no copy) when it is there already, else a copy
+  /// made peer to peer (directly where the GPUs can access each other's memory, which is
+  /// enabled once per pair; staged through host memory, synchronously, where they cannot). A view
+  /// spanning no more bytes than its elements (C- or F-contiguous, transposed, broadcast) keeps
+  /// its strides; a sparser one (a slice with steps) is gathered to C order. The copy is ordered on
+  /// `stream` (a stream of `device`; default: its default stream) after all work already submitted
+  /// to this array's device on its blocking streams (every cujit Stream is one); it returns without
+  /// waiting. Never changes the calling thread's current device. Throws ArgumentError for a null
+  /// array, DeviceError when `stream` belongs to another device, CudaError when the copy fails.
+  Array to(const Device& device, const Stream& stream = Stream()) const;
   /// Sets every element to the value whose bytes are at `element` (itemsize() bytes).
   void fill_bytes(const void* element, const Stream& stream = Stream()) const;
   /// Sets every element to `value` converted to dtype() (complex: real part).

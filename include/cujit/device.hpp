@@ -122,7 +122,7 @@ class Event {
   Event& operator=(const Event&) = delete;
   ~Event() = default;
 
-  /// Records the event on `stream`.
+  /// Records the event on `stream` (a default Stream(): the event's device's default stream).
   void record(const Stream& stream = Stream()) const;
   /// Waits until the work recorded before the event has finished.
   void synchronize() const;
@@ -138,6 +138,7 @@ class Event {
     void operator()(CUevent_st* event) const noexcept;
   };
   detail::UniqueHandle<CUevent_st*, Release> event_;
+  int device_ = -1;  // the device it was created on
 };
 
 }  // namespace cujit
