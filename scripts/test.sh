@@ -14,7 +14,7 @@ cat <<BANNER
 == scripts/test.sh: the whole suite, about 10 minutes on two cores:
    1. scripts/install_deps.sh (Debian packages; nothing to do when they are installed)
    2. build cujit with its tests, samples and benchmarks in $build (about 3 min)
-   3. ctest: about 580 tests (1-2 min); GPU tests skip without a device, and one line per
+   3. ctest: about 690 tests (1-2 min); GPU tests skip without a device, and one line per
       reason sums the skips up at the end
    4. fuzzing: $fuzz_plan; CUJIT_CI_FUZZ_SECONDS=N sets the seconds, 0 skips it
 BANNER
