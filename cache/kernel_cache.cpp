@@ -7,6 +7,7 @@
 #include "cache/manifest.hpp"
 #include "cache/record.hpp"
 #include "cache/remote_tier.hpp"
+#include "cache/server_text.hpp"
 #include "cache/signature_policy.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
@@ -354,8 +355,8 @@ struct KernelCache::Impl {
           return;
         }
       }
-      warn("cache entry " + lookup.record.content_key + " in deployment database " + store->name() +
-           " failed its checksum or field checks; ignored");
+      warn("cache entry " + server_text(lookup.record.content_key) + " in deployment database " +
+           store->name() + " failed its checksum or field checks; ignored");
       return;
     }
     bool first = false;
@@ -365,7 +366,7 @@ struct KernelCache::Impl {
     }
     // One warning per database and process: a damaged file tends to have many damaged entries.
     if (first) {
-      warn("cache entry " + lookup.record.content_key + " in " + store->name() +
+      warn("cache entry " + server_text(lookup.record.content_key) + " in " + store->name() +
            " failed its checksum or field checks; deleted it, recompiling (further damaged "
            "entries of this database are deleted without a warning)");
     }

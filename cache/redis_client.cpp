@@ -156,8 +156,13 @@ void RedisConnection::io_failure(const std::string& what) {
                           : std::string(context_->errstr));
 }
 
-// The operation timeout bounds everything from here to the end of the public call.
-void RedisConnection::start_operation() { deadline_ = Clock::now() + timeout_; }
+// The operation timeout bounds everything from here to the end of the public call, plus the
+// time `payload_bytes` take at kMinRedisBytesPerMs: a multi-megabyte entry on a slow link is
+// not a dead server, while a server trickling bytes is still stopped (a 64 MiB entry gets 8 s).
+void RedisConnection::start_operation(std::uint64_t payload_bytes) {
+  deadline_ =
+      Clock::now() + timeout_ + std::chrono::milliseconds(payload_bytes / kMinRedisBytesPerMs);
+}
 
 // Gives the next read or write the operation's remaining time: SO_RCVTIMEO and SO_SNDTIMEO
 // bound one system call each, so a server trickling a byte at a time would never trip them.
@@ -193,6 +198,8 @@ BoundedValue RedisConnection::get_bounded(const std::string& key, std::uint64_t 
     out.status = BoundedValue::Status::TooLarge;
     return out;
   }
+  // The transfer's time on top of the timeout, for the size the server declared (bounded).
+  start_operation(out.size);
   // Bounded again: the value may have grown since STRLEN, and a hostile server may answer
   // GETRANGE with far more than it asked for; the reply's bytes are bounded as they arrive.
   const std::size_t reply_limit =
@@ -213,7 +220,7 @@ BoundedValue RedisConnection::get_bounded(const std::string& key, std::uint64_t 
 
 bool RedisConnection::set(const std::string& key, const std::string& value, std::int64_t ttl_ms,
                           bool only_if_absent) {
-  start_operation();
+  start_operation(key.size() + value.size());
   std::vector<std::string> args{"SET", key, value};
   if (ttl_ms > 0) {
     args.emplace_back("PX");
@@ -282,7 +289,9 @@ RedisConnection::Reply RedisConnection::next_reply(const std::string& what, std:
 }
 
 void RedisConnection::set_many(const std::vector<std::pair<std::string, std::string>>& entries) {
-  start_operation();
+  std::uint64_t payload = 0;
+  for (const auto& [key, value] : entries) payload += key.size() + value.size();
+  start_operation(payload);
   for (const auto& [key, value] : entries) append({"SET", key, value});
   // Every reply is read, even after an error reply, so that the connection stays in step.
   std::string first_error;

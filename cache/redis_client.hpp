@@ -27,6 +27,9 @@ namespace cujit::detail {
 inline constexpr std::size_t kMaxRedisReplyBytes = std::size_t{1} << 20;
 /// The most array elements one reply may hold, nested arrays included.
 inline constexpr std::size_t kMaxRedisReplyElements = std::size_t{1} << 16;
+/// The slowest transfer an operation allows for a value's bytes (8 MiB/s, in bytes per ms),
+/// on top of its timeout: a 64 MiB entry gets 8 s more, a 16 KiB one 2 ms.
+inline constexpr std::uint64_t kMinRedisBytesPerMs = 8 * 1024 * 1024 / 1000;
 
 /// What the reply being read may still hold (private to RedisConnection and its reader).
 struct RedisReplyBudget;
@@ -58,8 +61,9 @@ struct BoundedValue {
 };
 
 /// One connection. Not thread-safe: one user at a time. Each public call is one operation: it
-/// ends within `operation_timeout` of its start, or throws RedisError (Io, "timed out after N
-/// ms"), however slowly the server answers; a reply over kMaxRedisReplyBytes (or an array over
+/// ends within `operation_timeout` of its start (plus the time the values it reads or writes
+/// take at kMinRedisBytesPerMs), or throws RedisError (Io, "timed out after N ms"), however
+/// slowly the server answers; a reply over kMaxRedisReplyBytes (or an array over
 /// kMaxRedisReplyElements) throws RedisError (Io) too. After a RedisFailure::Io the connection
 /// is unusable; connect a new one. Messages never quote a value or a password, and show the
 /// server's bytes escaped (server_text()).
@@ -111,7 +115,7 @@ class RedisConnection {
     void operator()(void* reply) const noexcept;
   };
   using Reply = std::unique_ptr<void, ReplyDeleter>;
-  void start_operation();
+  void start_operation(std::uint64_t payload_bytes = 0);
   Reply command(const std::vector<std::string>& args, std::size_t max_bytes = kMaxRedisReplyBytes);
   // Pipelining: queue commands in the output buffer, then read one reply per command.
   void append(const std::vector<std::string_view>& args);

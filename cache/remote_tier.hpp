@@ -71,7 +71,10 @@ class RemoteTier {
   RemoteTier& operator=(const RemoteTier&) = delete;
 
   /// The verified entry (record and signature) answering `request`, or nullopt (missing, refused,
-  /// tier unusable). Costs at most one operation timeout. Thread-safe; never throws.
+  /// tier unusable). Costs at most a connection (a connect and a login operation, on the first
+  /// use or after a failure) and one lookup operation (each bounded: RedisConnection), done
+  /// again once when a reused connection turns out to be dead; lookups of several threads
+  /// take their turns on one connection. Thread-safe; never throws.
   std::optional<RemoteEntry> fetch(const RemoteRequest& request);
   /// After taking the lease: one more read, since another host may have published the kernel
   /// between fetch() and lease(). Not counted as a miss. Thread-safe; never throws.

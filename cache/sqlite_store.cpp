@@ -1,8 +1,8 @@
 #include "cache/sqlite_store.hpp"
 
-#include "core/checked_file.hpp"
 #include "cache/compiler_identity.hpp"
 #include "cache/kernel_names.hpp"
+#include "core/checked_file.hpp"
 
 #include "cache/sha256.hpp"
 #include "cache/warning.hpp"
@@ -190,6 +190,23 @@ void delete_entry(Database& db, const std::string& content_key) {
 }
 
 // `stamp`, when given, replaces the record's created and last-used times.
+// Whether the stored entry of `r`'s content key equals `r` in every field a signature covers.
+bool stored_as(Database& db, const CacheRecord& r) {
+  Statement s = db.prepare(
+      "SELECT count(*) FROM kernels WHERE content_key = ?1 AND checksum = ?2 AND options = ?3 "
+      "AND log = ?4 AND source = ?5 AND source_size = ?6 AND nvrtc_version = ?7 AND "
+      "codegen_version = ?8");
+  s.bind_text(1, r.content_key)
+      .bind_blob(2, r.checksum)
+      .bind_text(3, r.options)  // the storage classes insert_record binds: equal only so
+      .bind_text(4, r.program.log)
+      .bind_blob(5, r.source_zstd)
+      .bind(6, static_cast<std::int64_t>(r.source_size))
+      .bind_text(7, r.nvrtc_version)
+      .bind(8, std::int64_t{r.codegen_version});
+  return s.step() && s.column_int(0) > 0;
+}
+
 void insert_record(Database& db, const CacheRecord& r, std::optional<std::int64_t> stamp) {
   Statement s = db.prepare(
       "INSERT OR IGNORE INTO kernels(content_key, kind, target, record_size, binary_size, "
@@ -772,11 +789,16 @@ void SqliteStore::put(const CacheRecord& record, const std::string& request_key,
     Transaction t(*db_, true);
     insert_record(*db_, record, now());
     bool inserted = db_->query_int("SELECT changes()") > 0;
-    if (!signatures.content.empty()) {
+    // A signature vouches for `record`: it is kept only with an entry that is `record` in
+    // every signed field (an entry of this content key stored earlier may differ, in its
+    // options' program name for one, and would then fail its verification).
+    const bool same = inserted || (signatures.content.empty() && signatures.request.empty()) ||
+                      stored_as(*db_, record);
+    if (!signatures.content.empty() && same) {
       store_signature(*db_, record.content_key, signatures.content);
     }
     if (!request_key.empty()) {
-      map_request(*db_, request_key, record.content_key, signatures.request);
+      map_request(*db_, request_key, record.content_key, same ? signatures.request : "");
     }
     if (inserted) add_counter(*db_, "misses", 1);
     write_touches_locked();

@@ -34,11 +34,18 @@ Lookup MemoryStore::find_by_content(const std::string& content_key) {
 void MemoryStore::put(const CacheRecord& record, const std::string& request_key,
                       const EntrySignatures& signatures) {
   std::lock_guard lock(mutex_);
-  records_.emplace(record.content_key, record);
-  if (!signatures.content.empty()) signatures_[record.content_key] = signatures.content;
+  const auto [it, inserted] = records_.emplace(record.content_key, record);
+  // As SqliteStore: a signature stays only with an entry equal to `record` where it is signed.
+  const CacheRecord& s = it->second;
+  const bool same =
+      inserted || (s.checksum == record.checksum && s.options == record.options &&
+                   s.program.log == record.program.log && s.source_zstd == record.source_zstd &&
+                   s.source_size == record.source_size && s.nvrtc_version == record.nvrtc_version &&
+                   s.codegen_version == record.codegen_version);
+  if (!signatures.content.empty() && same) signatures_[record.content_key] = signatures.content;
   if (request_key.empty()) return;
   requests_[request_key] = record.content_key;
-  if (signatures.request.empty()) {
+  if (signatures.request.empty() || !same) {
     signatures_.erase(request_key);
   } else {
     signatures_[request_key] = signatures.request;

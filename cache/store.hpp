@@ -60,8 +60,9 @@ class Store {
   virtual Lookup find_by_content(const std::string& content_key) = 0;
   /// Inserts `record` unless its content key is present, and maps `request_key` (when not
   /// empty) to it, in one transaction with `signatures`: a non-empty one replaces the stored
-  /// signature of the entry or of the request; mapping a request without one drops the
-  /// request's old signature (it signed another mapping). May evict least recently used
+  /// signature of the entry or of the request, when the stored entry is `record` in every
+  /// signed field (else it is dropped: it signed another record); mapping a request without one
+  /// drops the request's old signature (it signed another mapping). May evict least recently used
   /// entries. (Overrides repeat the default argument.)
   virtual void put(const CacheRecord& record, const std::string& request_key,
                    const EntrySignatures& signatures = {}) = 0;

@@ -57,6 +57,16 @@ void scan_arrays(ArrayScan& scan, const Who& who, const ParamList& params, const
   scan.shape = &scan.broadcast;
 }
 
+int call_device(const Who& who, int array_device, int stream_device) {
+  if (array_device >= 0 && stream_device >= 0 && array_device != stream_device) {
+    throw DeviceError(who.text() + ": the stream belongs to device " +
+                      std::to_string(stream_device) + " but the arrays are on device " +
+                      std::to_string(array_device) + "; launch on a stream of device " +
+                      std::to_string(array_device));
+  }
+  return array_device >= 0 ? array_device : stream_device;
+}
+
 void check_output_shapes(const Who& who, const ParamList& params, const ArgDesc* args,
                          const Shape& shape, const char* what) {
   for (std::size_t k = params.n_in(); k < params.size(); ++k) {

@@ -105,6 +105,11 @@ struct ArrayScan {
 void scan_arrays(ArrayScan& scan, const Who& who, const ParamList& params, const ArgDesc* args,
                  std::size_t count, std::size_t shape_args);
 
+/// The device a call runs on: its arrays' (`array_device`), else its stream's
+/// (`stream_device`), else -1 (the caller takes the current device). Throws DeviceError naming
+/// both when the stream belongs to another device than the arrays.
+int call_device(const Who& who, int array_device, int stream_device);
+
 /// Throws ShapeError when a given non-raw output's shape is not `shape` ("... but `what` is").
 void check_output_shapes(const Who& who, const ParamList& params, const ArgDesc* args,
                          const Shape& shape, const char* what);

@@ -20,7 +20,8 @@ Array Array::to(const Device& device, const Stream& stream) const {
                       "; pass a stream of the destination device");
   }
   if (device.id() == device_) return *this;
-  const detail::ScopedContext context(device.id());
+  // No guard for the destination here: the copy takes the source's context first, so that
+  // an application's own context of the source device is the one it is ordered after.
   if (size() == 0) return empty(shape_, dtype_, device, stream);
   // The bytes the view spans are copied as they lie, so that any strides carry over. A view
   // spanning no more bytes than its elements (dense, transposed, broadcast) needs nothing more;

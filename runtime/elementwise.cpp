@@ -135,7 +135,8 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   detail::scan_arrays(scan, who, params, descs.data(), count, count);
   Shape sized;
   const Shape& shape = detail::elementwise_shape(who, scan, options.size, sized);
-  const int device = scan.device >= 0 ? scan.device : Device::current().id();
+  int device = detail::call_device(who, scan.device, options.stream_device);
+  if (device < 0) device = Device::current().id();
   // The whole call (outputs, specialisation, launch) in the device's context; the caller's
   // current context is restored after it (the device rule, runtime/context.hpp).
   const detail::ScopedContext context(device);

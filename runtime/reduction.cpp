@@ -209,7 +209,8 @@ std::shared_ptr<const detail::KnownCall> ReductionKernel::Impl::plan_call(
   detail::scan_arrays(scan, who, params, descs.data(), count, params.n_in());
   const Shape& shape = detail::reduction_input_shape(who, scan);
   const detail::RedAxes axes = detail::reduction_axes(who, shape, reduce);
-  device = scan.device >= 0 ? scan.device : Device::current().id();
+  device = detail::call_device(who, scan.device, options.stream_device);
+  if (device < 0) device = Device::current().id();
   const detail::ScopedContext context(device);  // planning queries the compiled kernel
   auto call = std::make_shared<detail::KnownCall>();
   call->out_shape = axes.out_shape;
@@ -244,10 +245,12 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   const detail::ParamList params(im.def->in, im.def->out);
   detail::check_argument_count({"reduction kernel", im.def->name}, params, count);
   thread_local std::string call_key;
-  int device = detail::call_signature(call_key, args, count, options, reduce);
+  int device = detail::call_device({"reduction kernel", im.def->name},
+                                   detail::call_signature(call_key, args, count, options, reduce),
+                                   options.stream_device);
   // The whole call in the arrays' device's context; the caller's current context is restored
-  // after it (the device rule, runtime/context.hpp). Without arrays, plan_call and execute
-  // take the current device's.
+  // after it (the device rule, runtime/context.hpp). Without arrays or a stream's device,
+  // plan_call and execute take the current device's.
   std::optional<detail::ScopedContext> context;
   if (device >= 0) context.emplace(device);
   std::vector<Array> outputs;

@@ -52,6 +52,9 @@ struct LaunchOptions {
   std::int64_t size = -1;         ///< number of elements; required when only raw arrays are passed
   int block_size = 0;             ///< threads per block; 0 chooses
   CUstream_st* stream = nullptr;  ///< the stream to launch on (default: legacy default stream)
+  /// The device `stream` belongs to, when known (cujit::on sets it); -1: unknown. A call with
+  /// arrays of another device throws DeviceError; a call with no arrays runs on it.
+  int stream_device = -1;
 };
 
 /// Option tags for the variadic call syntax. Tag of cujit::size.
@@ -65,13 +68,16 @@ struct BlockSizeOption {
 /// Tag of cujit::on.
 struct StreamOption {
   CUstream_st* value;  ///< the stream to launch on
+  int device = -1;     ///< its device; -1: unknown
 };
 /// `kernel(x, y, cujit::size(n))`: the element count when only raw arrays are passed.
 inline SizeOption size(std::int64_t n) noexcept { return {n}; }
 /// `kernel(x, y, cujit::block_size(128))`.
 inline BlockSizeOption block_size(int threads) noexcept { return {threads}; }
 /// `kernel(x, y, cujit::on(stream))`: launch on `stream` (outputs are allocated on it too).
-inline StreamOption on(const Stream& stream) noexcept { return {stream.handle()}; }
+inline StreamOption on(const Stream& stream) noexcept {
+  return {stream.handle(), stream.device_id()};
+}
 
 /// The axes a reduction reduces, written inline in a call: `norm(x, cujit::axis{1})`,
 /// `norm(x, cujit::axis{0, 2})`; negative axes count from the end. `cujit::axis{}` reduces no
@@ -159,7 +165,10 @@ class CallArgs {
   }
   void add(SizeOption o) noexcept { options.size = o.value; }
   void add(BlockSizeOption o) noexcept { options.block_size = o.value; }
-  void add(StreamOption o) noexcept { options.stream = o.value; }
+  void add(StreamOption o) noexcept {
+    options.stream = o.value;
+    options.stream_device = o.device;
+  }
   void add(const LaunchOptions& o) noexcept { options = o; }
   void add(const Axes& a) noexcept {
     reduce.axes = a;

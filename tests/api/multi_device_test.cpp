@@ -172,11 +172,20 @@ TEST(MultiDevice, ArraysMoveBetweenDevicesWithTheirValuesAndLayout) {
   EXPECT_EQ(Array::zeros({0, 3}, DType::Float32, d0).to(d1).shape(), (Shape{0, 3}));
   // Ordered after work on the source device: a kernel's output copied at once is complete.
   Array big = Array::from_host(host, {1 << 20}, d0);
-  Array doubled = axpb()(big, 2.0f, 0.0f).to(d1, Stream(d1));
+  const Stream s1(d1);
+  Array doubled = axpb()(big, 2.0f, 0.0f).to(d1, s1);
+  // The temporary's memory goes back to device 0's pool at once: zeroing arrays that reuse it
+  // must wait for the copy.
+  for (int k = 0; k < 4; ++k) Array::zeros({1 << 20}, DType::Float32, d0);
   std::vector<float> expected(host.size());
   for (std::size_t i = 0; i < host.size(); ++i) expected[i] = 2.0f * host[i];
   EXPECT_EQ(doubled.to_host<float>(), expected);
   EXPECT_THROW(x.to(d1, Stream(d0)), DeviceError);
+  // A stream of another device than the array is refused, not used to allocate or copy.
+  EXPECT_THROW(Array::empty({16}, DType::Float32, d0, s1), DeviceError);
+  EXPECT_THROW(Array::zeros({16}, DType::Float32, d0, s1), DeviceError);
+  EXPECT_THROW(x.to_host(expected.data(), s1), DeviceError);
+  EXPECT_THROW(x.fill(1.0, s1), DeviceError);
 }
 
 TEST(MultiDevice, OneKernelObjectServesEveryDeviceFromItsOwnThreadWithOneCompilation) {
@@ -237,6 +246,35 @@ TEST(MultiDevice, ArraysOfTwoDevicesInOneCallAreRefusedNamingTheArgument) {
     EXPECT_NE(std::string(e.what()).find("'y'"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(axpb()(a, 2.0f, 1.0f, b.to(Device::get(0))));
+}
+
+// A stream of another device than the arrays (or the raw kernel) is a DeviceError naming both
+// devices, not the driver's invalid-handle error from inside the launch.
+TEST(MultiDevice, AStreamOfAnotherDeviceIsRefusedNamingBothDevices) {
+  CUJIT_REQUIRE_TWO_GPUS();
+  const Stream s1(Device::get(1));
+  Array a = Array::from_host(iota(16), {16}, Device::get(0));
+  auto expect_refused = [](const std::function<void()>& call, const std::string& what) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": accepted";
+    } catch (const DeviceError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("device 1"), std::string::npos) << what << ": " << message;
+      EXPECT_NE(message.find("device 0"), std::string::npos) << what << ": " << message;
+    }
+  };
+  expect_refused([&] { axpb()(a, 2.0f, 1.0f, on(s1)); }, "elementwise");
+  expect_refused([&] { total()(a, on(s1)); }, "reduction");
+  expect_refused([&] { total()(a, on(s1)); }, "reduction, a call signature seen before");
+  const RawKernel k = raw_module().get_function("md_scale", Device::get(0));
+  expect_refused([&] { k(Dim3(1), Dim3(32), {a, 2.0f, 16}, 0, s1); }, "raw kernel");
+  // The same calls on the arrays' device's stream run.
+  const Stream s0(Device::get(0));
+  EXPECT_NO_THROW(axpb()(a, 2.0f, 1.0f, on(s0)));
+  EXPECT_NO_THROW(total()(a, on(s0)));
+  EXPECT_NO_THROW(k(Dim3(1), Dim3(32), {a, 2.0f, 16}, 0, s0));
+  s0.synchronize();
 }
 
 }  // namespace

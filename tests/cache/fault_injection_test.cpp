@@ -329,10 +329,22 @@ TEST(FaultInjection, WriterKilledAtRandomPointsLeavesAnIntactDatabase) {
               .count();
       ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the writer failed";
     } else {
-      std::uniform_real_distribution<double> when(0.0, full_run_ms);
-      std::this_thread::sleep_until(start + std::chrono::duration<double, std::milli>(when(rng)));
-      ::kill(pid, SIGKILL);
-      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      // A random write, then a random moment within it (a write takes about full_run_ms /
+      // kWrites): the kill lands while writing however much faster or slower this run goes
+      // than run 0 (a fixed moment of run 0's length missed most runs on a loaded machine).
+      const int target = std::uniform_int_distribution<int>(0, kWrites - 2)(rng);
+      bool reaped = false;  // the writer ended on its own (it failed): checked below
+      while (!reaped && done->load() < target) {
+        reaped = ::waitpid(pid, &status, WNOHANG) == pid;
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+      if (!reaped) {
+        const double write_ms = full_run_ms / kWrites;
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(
+            std::uniform_real_distribution<double>(0.0, write_ms)(rng)));
+        ::kill(pid, SIGKILL);
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      }
       // Finished before the signal arrived: not a killed run, but still checked.
       killed_runs += WIFSIGNALED(status) ? 1 : 0;
     }

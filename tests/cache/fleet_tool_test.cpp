@@ -196,6 +196,22 @@ TEST(FleetTool, PullBuildsADeploymentDatabaseFromWhatTheFleetCompiled) {
     EXPECT_EQ(where, CacheOutcome::DeploymentHit) << name;
   }
   EXPECT_EQ(compiler.calls, 0);
+  // The fleet's signatures come along: the pulled database serves a reader that requires them,
+  // and verify checks every mapping again (before the fix it was unsigned: every kernel refused).
+  CacheConfig required = deployed;
+  required.require_signed_deployments = true;
+  required.trusted_keys_path = keys.pub();
+  KernelCache strict(required);
+  for (const auto& name : kernels) {
+    const auto k = fake_kernel(name);
+    CacheOutcome where{};
+    strict.get_or_compile(k.request, k.generator(), compiler.fn(k.request.target), &where);
+    EXPECT_EQ(where, CacheOutcome::DeploymentHit) << name;
+  }
+  EXPECT_EQ(strict.stats().deployment_refused, 0u);
+  const json verified =
+      tool("--db " + out + " verify --trusted-keys " + keys.pub() + " --json", kCleanEnv).parsed();
+  EXPECT_EQ(verified["signatures"]["valid"], 4) << verified.dump();
   run = tool(args, kCleanEnv);  // again: nothing new
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_EQ(run.parsed()["pulled"], 0);

@@ -11,7 +11,6 @@
 //   Redis server: remote_commands.hpp)
 // Every command takes --json for machine-readable output.
 
-#include "core/checked_file.hpp"
 #include "cache/compiler_identity.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/json_text.hpp"
@@ -21,6 +20,7 @@
 #include "cache/sha256.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/units.hpp"
+#include "core/checked_file.hpp"
 #include "core/version.hpp"
 #include "tools/cujit_cache/remote_commands.hpp"
 #include "tools/cujit_cache/signing.hpp"
@@ -476,7 +476,7 @@ class PrivateDatabase {
       const DirectoryLock lock(directory_);
       auto work = SqliteStore::open_writable(path_, options_);
       struct stat st {};
-      if (::stat(output_.c_str(), &st) == 0)
+      if (::lstat(output_.c_str(), &st) == 0)
         copy_entries(*SqliteStore::open_writable(output_, options_), *work);
     } catch (...) {
       remove_database(path_);

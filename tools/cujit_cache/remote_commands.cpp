@@ -327,7 +327,11 @@ void pull_one(RedisConnection& c, const std::string& key, const Trust& trust,
   const SignatureVerdict verdict =
       verify_entry(f.entry.record, f.entry.request_key, f.entry.signature, trust.keys, &signer);
   if (!trust.accepts(verdict)) return t.refuse(key, to_string(verdict), signer);
-  const auto outcome = store.import_record(f.entry.record, {f.entry.request_key});
+  // The signature comes along (stored only where this import writes the mapping), so that the
+  // pulled database can be required signed and verified again.
+  std::map<std::string, std::string> signatures;
+  if (!f.entry.signature.empty()) signatures.emplace(f.entry.request_key, f.entry.signature);
+  const auto outcome = store.import_record(f.entry.record, {f.entry.request_key}, signatures);
   ++(outcome.inserted ? t.pulled : t.present);
   t.kept += outcome.kept_requests;
 }
