@@ -44,7 +44,13 @@ const bool kLevelFromEnvironment = [] {
 }  // namespace
 
 void log_message(LogLevel level, const std::string& message) noexcept {
-  if (!log_enabled(level)) return;
+  if (log_enabled(level)) log_always(level, message);
+}
+
+void log_always(LogLevel level, const std::string& message) noexcept {
+  if (g_log_level.load(std::memory_order_relaxed) == static_cast<std::uint8_t>(LogLevel::Off)) {
+    return;  // CUJIT_LOG=off: nothing at all
+  }
   try {
     LogSink current;
     {

@@ -27,6 +27,12 @@ inline bool log_enabled(LogLevel level) noexcept {
 /// Thread-safe; never throws.
 void log_message(LogLevel level, const std::string& message) noexcept;
 
+/// Hands `message` to the log sink whatever the level, unless it is LogLevel::Off: for the
+/// diagnostics a user asked for by other means (CUJIT_TRACE_SPECIALIZE, CUJIT_RED_DEBUG) and the
+/// one line a process prints when it analyses snippets without the analyser. Thread-safe;
+/// never throws.
+void log_always(LogLevel level, const std::string& message) noexcept;
+
 /// Parses a CUJIT_LOG value (off, warn, info, debug; also none/0, warning, 1..3; any case);
 /// false for anything else, leaving `out` as it was.
 bool parse_log_level(std::string_view text, LogLevel& out) noexcept;

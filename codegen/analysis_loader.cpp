@@ -2,6 +2,8 @@
 
 #include <cujit/log.hpp>
 
+#include "cache/log.hpp"
+
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -34,10 +36,8 @@ std::string module_path() {
 
 // The one line a process prints when it analyses without the module.
 void tell(const std::string& path, const std::string& why) {
-  if (log_level() == LogLevel::Off) return;  // CUJIT_LOG=off: nothing at all
-  std::fprintf(stderr,
-               "cujit: info: the snippet analyser (%s) %s; snippet errors come from NVRTC's log\n",
-               path.c_str(), why.c_str());
+  log_always(LogLevel::Info, "the snippet analyser (" + path + ") " + why +
+                                 "; snippet errors come from NVRTC's log");
 }
 
 const AnalysisTable* load() {

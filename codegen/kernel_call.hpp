@@ -3,8 +3,8 @@
 // no driver handles, and the checks every kernel family makes on them before planning. Pure;
 // CI tests it without a GPU.
 
-#include <cujit/array.hpp>
 #include <cujit/dtype.hpp>
+#include <cujit/shape.hpp>
 
 #include "codegen/signature.hpp"
 #include "core/layout.hpp"

@@ -1,10 +1,10 @@
 #pragma once
 // Pure shape and stride arithmetic, shared by Array and the planners; no GPU needed.
-// (cujit::broadcast_shapes and cujit::c_contiguous_strides, declared in <cujit/array.hpp>, are
+// (cujit::broadcast_shapes and cujit::c_contiguous_strides, declared in <cujit/shape.hpp>, are
 // implemented here too.)
 
-#include <cujit/array.hpp>
 #include <cujit/error.hpp>
+#include <cujit/shape.hpp>
 
 #include <optional>
 #include <string>

@@ -5,6 +5,7 @@
 #include "core/link_input.hpp"
 
 #include <cujit/error.hpp>
+#include <cujit/unique_handle.hpp>
 
 #include <memory>
 #include <vector>
@@ -12,12 +13,10 @@
 namespace cujit::detail {
 namespace {
 
-struct HandleDeleter {
-  void operator()(nvJitLinkHandle handle) const noexcept {
-    if (handle != nullptr) nvjitlink().nvJitLinkDestroy(&handle);
-  }
+struct LinkRelease {
+  void operator()(nvJitLinkHandle handle) const noexcept { nvjitlink().nvJitLinkDestroy(&handle); }
 };
-using Handle = std::unique_ptr<std::remove_pointer_t<nvJitLinkHandle>, HandleDeleter>;
+using Handle = UniqueHandle<nvJitLinkHandle, LinkRelease>;
 
 nvJitLinkInputType input_type(LinkInput::Kind kind) {
   switch (kind) {

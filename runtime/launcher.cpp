@@ -119,9 +119,10 @@ void trace_specialize(const std::string& kernel, std::chrono::steady_clock::time
   auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
-  std::fprintf(stderr,
-               "cujit: specialised '%s': target %.3f ms, cache/compile %.3f ms, load %.3f ms\n",
-               kernel.c_str(), ms(t0, t1), ms(t1, t2), ms(t2, std::chrono::steady_clock::now()));
+  char text[160];
+  std::snprintf(text, sizeof text, "target %.3f ms, cache/compile %.3f ms, load %.3f ms",
+                ms(t0, t1), ms(t1, t2), ms(t2, std::chrono::steady_clock::now()));
+  log_always(LogLevel::Info, "specialised '" + kernel + "': " + text);
 }
 
 }  // namespace

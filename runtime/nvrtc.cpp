@@ -6,6 +6,7 @@
 #include "cache/log.hpp"
 
 #include <cujit/error.hpp>
+#include <cujit/unique_handle.hpp>
 
 #include "codegen/device_support.hpp"
 #include "codegen/large_stack.hpp"
@@ -36,12 +37,12 @@ void check(nvrtcResult result, const char* what) {
   }
 }
 
-struct ProgramDeleter {
-  void operator()(_nvrtcProgram* program) const noexcept {
+struct ProgramRelease {
+  void operator()(nvrtcProgram program) const noexcept {
     detail::nvrtc().nvrtcDestroyProgram(&program);
   }
 };
-using ProgramHandle = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
+using ProgramHandle = detail::UniqueHandle<nvrtcProgram, ProgramRelease>;
 
 std::string numbered(const std::string& source) {
   std::ostringstream out;

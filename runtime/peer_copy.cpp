@@ -4,6 +4,7 @@
 #include "runtime/driver.hpp"
 
 #include <cujit/error.hpp>
+#include <cujit/unique_handle.hpp>
 
 #include <map>
 #include <memory>
@@ -22,10 +23,10 @@ std::string pair_text(int device, int peer) {
 
 // An event that is destroyed with its owner (the driver keeps what a recorded event needs
 // until the waits it was given to are done).
-struct EventDeleter {
+struct EventRelease {
   void operator()(CUevent event) const noexcept { driver().cuEventDestroy(event); }
 };
-using Event = std::unique_ptr<CUevent_st, EventDeleter>;
+using Event = UniqueHandle<CUevent, EventRelease>;
 
 // An event recorded now on the default stream of the current context.
 Event record_on(CUstream stream, const std::string& where) {

@@ -1,5 +1,7 @@
 #include "runtime/ptx_jit.hpp"
 
+#include <cujit/unique_handle.hpp>
+
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 
@@ -11,8 +13,8 @@
 namespace cujit::detail {
 namespace {
 
-struct LinkDeleter {
-  void operator()(CUlinkState_st* state) const noexcept { driver().cuLinkDestroy(state); }
+struct LinkRelease {
+  void operator()(CUlinkState state) const noexcept { driver().cuLinkDestroy(state); }
 };
 
 }  // namespace
@@ -27,7 +29,7 @@ CompiledProgram jit_ptx_to_cubin(const CompiledProgram& ptx, const Target& targe
                            " on device " + std::to_string(device);
   CUlinkState raw = nullptr;
   check(d.cuLinkCreate(2, options, values, &raw), "cuLinkCreate", what);
-  std::unique_ptr<CUlinkState_st, LinkDeleter> state(raw);
+  const UniqueHandle<CUlinkState, LinkRelease> state(raw);
   std::string image = ptx.binary;
   image.push_back('\0');  // the driver reads PTX as a C string
   const CUresult added = d.cuLinkAddData(raw, CU_JIT_INPUT_PTX, image.data(), image.size(),

@@ -2,6 +2,7 @@
 
 #include <cujit/error.hpp>
 
+#include "cache/log.hpp"
 #include "codegen/reduction_codegen.hpp"
 #include "codegen/reduction_manifest.hpp"
 #include "codegen/reduction_plan.hpp"
@@ -92,22 +93,23 @@ int call_signature(std::string& key, const Arg* args, std::size_t count,
   return device;
 }
 
-// CUJIT_RED_DEBUG=1 prints each new plan (strategy, vector width, grids) to stderr.
+// CUJIT_RED_DEBUG=1 reports each new plan (strategy, vector width, grids) to the log sink.
 void debug_plan(const std::string& kernel, const RedPlan& plan, int blocks_per_sm) {
   static const bool enabled = std::getenv("CUJIT_RED_DEBUG") != nullptr;
   if (!enabled) return;
   static const char* const names[] = {"segments", "rows", "columns"};
   const RedSpecialization& spec = plan.spec;
-  std::fprintf(stderr,
-               "cujit: reduction '%s': n_out %lld n_red %lld -> %s vec %d group %d%s, grid "
-               "(%lld, %lld) x %d, nsplit %lld, chunk %lld, pass 2 grid %lld, occupancy %d "
-               "blocks/SM\n",
-               kernel.c_str(), static_cast<long long>(plan.n_out),
-               static_cast<long long>(plan.n_red), names[static_cast<int>(spec.strategy)], spec.vec,
-               spec.group, spec.red_contiguous ? " contiguous" : "",
-               static_cast<long long>(plan.grid_x), static_cast<long long>(plan.grid_y),
-               plan.block1, static_cast<long long>(plan.nsplit), static_cast<long long>(plan.chunk),
-               static_cast<long long>(spec.two_pass ? plan.grid2 : 0), blocks_per_sm);
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "n_out %lld n_red %lld -> %s vec %d group %d%s, grid (%lld, %lld) x %d, nsplit "
+                "%lld, chunk %lld, pass 2 grid %lld, occupancy %d blocks/SM",
+                static_cast<long long>(plan.n_out), static_cast<long long>(plan.n_red),
+                names[static_cast<int>(spec.strategy)], spec.vec, spec.group,
+                spec.red_contiguous ? " contiguous" : "", static_cast<long long>(plan.grid_x),
+                static_cast<long long>(plan.grid_y), plan.block1,
+                static_cast<long long>(plan.nsplit), static_cast<long long>(plan.chunk),
+                static_cast<long long>(spec.two_pass ? plan.grid2 : 0), blocks_per_sm);
+  detail::log_always(LogLevel::Info, "reduction '" + kernel + "': " + text);
 }
 
 DeviceLimits limits_of(int device) {

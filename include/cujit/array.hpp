@@ -4,6 +4,7 @@
 
 #include <cujit/device.hpp>
 #include <cujit/dtype.hpp>
+#include <cujit/shape.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -13,9 +14,6 @@
 struct DLManagedTensor;
 
 namespace cujit {
-
-/// Extents or strides of an array. Strides are in bytes (NumPy's convention).
-using Shape = std::vector<std::int64_t>;
 
 /// An N-d device array: a device address, a shape, byte strides and a dtype, plus a shared
 /// owner that keeps the memory alive. Copying an Array copies the view, not the data (like a
@@ -176,10 +174,5 @@ class Array {
   DType dtype_ = DType::Float32;
   int device_ = -1;
 };
-
-/// Byte strides of a C-contiguous array of `shape` and item size `itemsize`.
-Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize);
-/// The NumPy broadcast of several shapes; throws ShapeError naming both shapes otherwise.
-Shape broadcast_shapes(const std::vector<Shape>& shapes);
 
 }  // namespace cujit

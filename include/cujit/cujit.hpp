@@ -18,6 +18,7 @@
 #include <cujit/program.hpp>
 #include <cujit/raw_module.hpp>
 #include <cujit/reduction.hpp>
+#include <cujit/shape.hpp>
 #include <cujit/specialize.hpp>
 #include <cujit/unique_handle.hpp>
 #include <cujit/version.hpp>

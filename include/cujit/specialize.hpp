@@ -13,9 +13,9 @@
 ///          cujit::ArgSpec::array(cujit::DType::Float32, {1024})},
 ///         cujit::Target::parse("sm_90"));
 
-#include <cujit/array.hpp>
 #include <cujit/dtype.hpp>
 #include <cujit/program.hpp>
+#include <cujit/shape.hpp>
 
 #include <cstddef>
 #include <cstdint>
