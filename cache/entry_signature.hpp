@@ -44,6 +44,10 @@ std::string key_id(const std::string& public_key);
 /// (`source_zstd`): without it the digest is another one and the signature does not verify.
 std::string entry_digest(const CacheRecord& record, const std::string& request_key);
 
+/// True when a signature of `a` vouches for `b` too: they agree in every field entry_digest
+/// covers. Throws CacheError when libsodium cannot initialise.
+bool signs_alike(const CacheRecord& a, const CacheRecord& b);
+
 /// The signature blob stored with an entry: the signer's public key (32 bytes) then the
 /// Ed25519 signature of entry_digest(record, request_key) (64 bytes).
 std::string sign_entry(const CacheRecord& record, const std::string& request_key,

@@ -1,6 +1,7 @@
 #include "cache/sqlite_store.hpp"
 
 #include "cache/compiler_identity.hpp"
+#include "cache/entry_signature.hpp"
 #include "cache/kernel_names.hpp"
 #include "core/checked_file.hpp"
 
@@ -190,21 +191,15 @@ void delete_entry(Database& db, const std::string& content_key) {
 }
 
 // `stamp`, when given, replaces the record's created and last-used times.
-// Whether the stored entry of `r`'s content key equals `r` in every field a signature covers.
+// Whether the stored entry of `r`'s content key is `r` in every field a signature covers.
 bool stored_as(Database& db, const CacheRecord& r) {
-  Statement s = db.prepare(
-      "SELECT count(*) FROM kernels WHERE content_key = ?1 AND checksum = ?2 AND options = ?3 "
-      "AND log = ?4 AND source = ?5 AND source_size = ?6 AND nvrtc_version = ?7 AND "
-      "codegen_version = ?8");
-  s.bind_text(1, r.content_key)
-      .bind_blob(2, r.checksum)
-      .bind_text(3, r.options)  // the storage classes insert_record binds: equal only so
-      .bind_text(4, r.program.log)
-      .bind_blob(5, r.source_zstd)
-      .bind(6, static_cast<std::int64_t>(r.source_size))
-      .bind_text(7, r.nvrtc_version)
-      .bind(8, std::int64_t{r.codegen_version});
-  return s.step() && s.column_int(0) > 0;
+  Statement s = db.prepare("SELECT " CUJIT_RECORD_COLUMNS
+                           ", k.source FROM kernels k WHERE k.content_key = ?1");
+  s.bind_text(1, r.content_key);
+  CacheRecord stored;
+  if (!s.step() || !read_row(s, stored)) return false;
+  stored.source_zstd = s.column_bytes(kSourceColumn);
+  return signs_alike(stored, r);
 }
 
 void insert_record(Database& db, const CacheRecord& r, std::optional<std::int64_t> stamp) {

@@ -1,5 +1,7 @@
 #include "cache/store.hpp"
 
+#include "cache/entry_signature.hpp"
+
 #include <algorithm>
 
 namespace cujit::detail {
@@ -36,12 +38,8 @@ void MemoryStore::put(const CacheRecord& record, const std::string& request_key,
   std::lock_guard lock(mutex_);
   const auto [it, inserted] = records_.emplace(record.content_key, record);
   // As SqliteStore: a signature stays only with an entry equal to `record` where it is signed.
-  const CacheRecord& s = it->second;
-  const bool same =
-      inserted || (s.checksum == record.checksum && s.options == record.options &&
-                   s.program.log == record.program.log && s.source_zstd == record.source_zstd &&
-                   s.source_size == record.source_size && s.nvrtc_version == record.nvrtc_version &&
-                   s.codegen_version == record.codegen_version);
+  const bool same = inserted || (signatures.content.empty() && signatures.request.empty()) ||
+                    signs_alike(it->second, record);
   if (!signatures.content.empty() && same) signatures_[record.content_key] = signatures.content;
   if (request_key.empty()) return;
   requests_[request_key] = record.content_key;

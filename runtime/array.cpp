@@ -51,15 +51,6 @@ void for_each_offset(const Shape& shape, const Shape& strides, F&& f) {
   }
 }
 
-// A stream of another device would take the memory from that device's pool, or order the
-// copy on the wrong device.
-void check_stream(const char* what, const Stream& stream, int device) {
-  if (stream.device_id() < 0 || stream.device_id() == device) return;
-  throw DeviceError(std::string("cujit: ") + what + ": the stream belongs to device " +
-                    std::to_string(stream.device_id()) + " but the array is on device " +
-                    std::to_string(device) + "; pass a stream of device " + std::to_string(device));
-}
-
 int normalise_axis(int axis, int ndim, const char* what) {
   if (axis < -ndim || axis >= ndim) {
     throw ShapeError(std::string("cujit: ") + what + ": axis " + std::to_string(axis) +
@@ -107,7 +98,7 @@ Array Array::empty(const Shape& shape, DType dtype, const Device& device, const 
   a.strides_ = c_contiguous_strides(shape, dtype_size(dtype));
   a.dtype_ = dtype;
   a.device_ = device.id();
-  check_stream("Array::empty", stream, device.id());
+  detail::check_stream_device("Array::empty: the array", stream.device_id(), device.id());
   auto buffer = detail::allocate(
       device.id(), static_cast<std::size_t>(product(shape)) * dtype_size(dtype), stream.handle());
   a.data_ = buffer->address;
@@ -172,7 +163,7 @@ void Array::to_host(void* destination, const Stream& stream) const {
   if (!valid()) throw ArgumentError("cujit: to_host on a null array");
   const std::size_t bytes = nbytes();
   if (bytes == 0) return;
-  check_stream("to_host", stream, device_);
+  detail::check_stream_device("to_host: the array", stream.device_id(), device_);
   const detail::ScopedContext context(device_);
   const detail::Driver& d = detail::driver();
   if (is_c_contiguous()) {
@@ -198,7 +189,7 @@ void Array::to_host(void* destination, const Stream& stream) const {
 void Array::fill_bytes(const void* element, const Stream& stream) const {
   if (!valid()) throw ArgumentError("cujit: fill on a null array");
   if (size() == 0) return;
-  check_stream("fill", stream, device_);
+  detail::check_stream_device("fill: the array", stream.device_id(), device_);
   const detail::ScopedContext context(device_);
   const detail::Driver& d = detail::driver();
   const std::size_t item = itemsize();

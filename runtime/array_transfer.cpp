@@ -14,11 +14,7 @@ namespace cujit {
 
 Array Array::to(const Device& device, const Stream& stream) const {
   if (!valid()) throw ArgumentError("cujit: to() on a null array");
-  if (stream.device_id() >= 0 && stream.device_id() != device.id()) {
-    throw DeviceError("cujit: to(device " + std::to_string(device.id()) +
-                      "): the stream belongs to device " + std::to_string(stream.device_id()) +
-                      "; pass a stream of the destination device");
-  }
+  detail::check_stream_device("to(): the destination", stream.device_id(), device.id());
   if (device.id() == device_) return *this;
   // No guard for the destination here: the copy takes the source's context first, so that
   // an application's own context of the source device is the one it is ordered after.

@@ -58,6 +58,11 @@ const DeviceProperties& device_properties(int device);
 /// property starts nothing.
 void start_background_work(int device);
 
+/// Throws DeviceError when a stream of `stream_device` (-1: unknown, accepted) is given for
+/// `what` ("Array::empty: the array", "kernel 'k'"), which is on `device`: its memory would come
+/// from, or its work run on, the wrong device.
+void check_stream_device(const std::string& what, int stream_device, int device);
+
 /// The primary context of `device` (retained once per process). Throws CudaError.
 CUcontext primary_context(int device);
 

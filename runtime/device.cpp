@@ -78,6 +78,13 @@ const DeviceProperties& device_properties(int device) { return state(device).pro
 
 CUcontext primary_context(int device) { return state(device).primary; }
 
+void check_stream_device(const std::string& what, int stream_device, int device) {
+  if (stream_device < 0 || stream_device == device) return;
+  throw DeviceError("cujit: " + what + " is on device " + std::to_string(device) +
+                    " but the stream belongs to device " + std::to_string(stream_device) +
+                    "; use a stream of device " + std::to_string(device));
+}
+
 // The first use of a device (its context made current) opens the kernel cache's databases and
 // reads its recently used kernels in the background while the application sets up, then loads
 // their modules (runtime/module_preload.hpp): the first call of a kernel used before then finds

@@ -190,16 +190,6 @@ CUfunction kernel_function(const LoadedModule& module, const std::string& symbol
   return f;
 }
 
-void check_stream_device(const std::string& kernel, int stream_device, int device) {
-  if (stream_device < 0 || stream_device == device) return;
-  throw DeviceError("cujit: kernel '" + kernel + "' was loaded on device " +
-                    std::to_string(device) + " but the stream belongs to device " +
-                    std::to_string(stream_device) +
-                    "; get the kernel for that device (get_function(name, device)) or launch "
-                    "on a stream of device " +
-                    std::to_string(device));
-}
-
 void launch_function(CUfunction function, const LaunchShape& shape, CUstream stream, void** params,
                      int device, bool dependent, const char* what, const std::string& kernel) {
   NvtxRange range(NvtxKind::Launch, kernel.c_str());

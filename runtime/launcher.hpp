@@ -119,10 +119,6 @@ struct LaunchShape {
   unsigned block_x = 1, block_y = 1;
 };
 
-/// Throws DeviceError when a stream of `stream_device` (-1: unknown, accepted) is used to launch
-/// kernel `kernel`, loaded on `device`.
-void check_stream_device(const std::string& kernel, int stream_device, int device);
-
 /// Launches `function` on `stream` of `device` (whose context it makes current). `dependent`:
 /// with programmatic stream serialisation, scheduled while the previous kernel's last blocks
 /// run (the kernel waits with griddepcontrol.wait). Throws CudaError naming `what` ("the

@@ -129,7 +129,7 @@ void occupancy(CUfunction f, const LaunchConfig& c, CUstream stream, LaunchLimit
 
 void RawKernel::launch_config(const LaunchConfig& config, const KernelArg* args, std::size_t count,
                               const Stream& stream) const {
-  detail::check_stream_device(name_, stream.device_id(), device_);
+  detail::check_stream_device("kernel '" + name_ + "'", stream.device_id(), device_);
   std::vector<void*> params(count);
   pack(args, count, params.data());
   const detail::ScopedContext context(device_);

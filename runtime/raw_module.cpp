@@ -215,7 +215,7 @@ void RawKernel::pack(const KernelArg* args, std::size_t count, void** params) co
 
 void RawKernel::launch_raw(Dim3 grid, Dim3 block, const KernelArg* args, std::size_t count,
                            std::size_t shared_mem, const Stream& stream) const {
-  detail::check_stream_device(name_, stream.device_id(), device_);
+  detail::check_stream_device("kernel '" + name_ + "'", stream.device_id(), device_);
   void* pointers[64];
   std::vector<void*> many;
   void** params = pointers;

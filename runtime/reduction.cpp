@@ -251,8 +251,8 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
                                    detail::call_signature(call_key, args, count, options, reduce),
                                    options.stream_device);
   // The whole call in the arrays' device's context; the caller's current context is restored
-  // after it (the device rule, runtime/context.hpp). Without arrays or a stream's device,
-  // plan_call and execute take the current device's.
+  // after it (the device rule, runtime/context.hpp). Without arrays or a stream's device, the
+  // current device's, once plan_call has resolved it.
   std::optional<detail::ScopedContext> context;
   if (device >= 0) context.emplace(device);
   std::vector<Array> outputs;
@@ -272,6 +272,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   } else {
     const std::string key = call_key;
     call = im.plan_call(args, count, options, reduce, outputs, device);
+    if (!context) context.emplace(device);
     if (!call) return outputs;
     im.calls.insert(key, call);
   }
@@ -281,11 +282,10 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
 
 // Packs the kernel arguments of one call by the parameter table the generated signature was
 // written from, and launches its plan: one kernel, or two with partials in stream-ordered
-// scratch memory.
+// scratch memory. Runs in `device`'s context (launch() holds it).
 void ReductionKernel::Impl::execute(const detail::KnownCall& call, const Arg* args,
                                     const std::vector<Array>& outputs, CUstream stream,
                                     int device) const {
-  const detail::ScopedContext context(device);
   const detail::RedPlan& plan = call.plan;
   const detail::ParamList params(def->in, def->out);
   const Array* arrays[detail::kMaxCallArgs];
