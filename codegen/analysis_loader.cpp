@@ -5,6 +5,7 @@
 #include "cache/log.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,24 +15,48 @@
 namespace cujit::detail {
 namespace {
 
-// An address inside libcujit.so. Internal linkage: the address of an exported function may be
+// An address inside cujit's code. Internal linkage: the address of an exported function may be
 // an executable's PLT entry, which dladdr would attribute to the executable.
 void anchor() {}
 
+// The file this code was loaded from: libcujit.so, or the program that links it statically
+// (whose link map has no name, and whose argv[0], which dladdr would give, may be a bare name
+// found through PATH); empty when unknown.
+std::string own_file() {
+  Dl_info info{};
+  link_map* map = nullptr;
+  if (::dladdr1(reinterpret_cast<void*>(&anchor), &info, reinterpret_cast<void**>(&map),
+                RTLD_DL_LINKMAP) == 0) {
+    return {};
+  }
+  if (map != nullptr && map->l_name != nullptr && *map->l_name != '\0') return map->l_name;
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  return n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : std::string();
+}
+
 // Where the module is looked for: only CUJIT_ANALYSIS_PATH when it is set (an explicit choice
-// is never second-guessed), else beside libcujit.so, so that an installed tree or a build
-// tree finds its own module whatever the environment says; empty when that is unknown.
+// is never second-guessed), else beside the file this code is in, so that an installed tree or
+// a build tree finds its own module whatever the environment says; empty when that is unknown.
+// That file is libcujit.so, or a program linking cujit statically (the cujit-cache tool, the
+// tests): installed, such a program is in the install's bin directory and the module in its
+// library directory (CUJIT_BIN_TO_LIB, the one relative to the other), where it is looked for
+// when it is not beside the program.
 std::string module_path() {
   const char* chosen = std::getenv("CUJIT_ANALYSIS_PATH");
   if (chosen != nullptr && *chosen != '\0') return chosen;
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&anchor), &info) == 0 || info.dli_fname == nullptr) {
-    return {};
-  }
-  const std::string self = info.dli_fname;
+  const std::string self = own_file();
   const std::size_t slash = self.rfind('/');
-  return slash == std::string::npos ? std::string()
-                                    : self.substr(0, slash + 1) + kAnalysisModuleFile;
+  if (slash == std::string::npos) return {};
+  const std::string beside = self.substr(0, slash + 1) + kAnalysisModuleFile;
+#ifdef CUJIT_BIN_TO_LIB
+  const std::string installed =
+      self.substr(0, slash + 1) + CUJIT_BIN_TO_LIB + "/" + kAnalysisModuleFile;
+  if (::access(beside.c_str(), F_OK) != 0 && ::access(installed.c_str(), F_OK) == 0) {
+    return installed;
+  }
+#endif
+  return beside;
 }
 
 // The one line a process prints when it analyses without the module.

@@ -44,7 +44,9 @@ struct DevicePlanKeyHash {
 }  // namespace
 }  // namespace detail
 
-struct ElementwiseKernel::Impl {
+// Hidden: a public class's nested type is exported with it unless marked
+// (include/cujit/export.hpp).
+struct __attribute__((visibility("hidden"))) ElementwiseKernel::Impl {
   std::shared_ptr<const detail::ElementwiseDefinition> def;
   bool no_return = false;
   detail::SharedCache<std::string, detail::ResolvedTypes> resolved;

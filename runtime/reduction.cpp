@@ -120,7 +120,9 @@ DeviceLimits limits_of(int device) {
 }  // namespace
 }  // namespace detail
 
-struct ReductionKernel::Impl {
+// Hidden: a public class's nested type is exported with it unless marked
+// (include/cujit/export.hpp).
+struct __attribute__((visibility("hidden"))) ReductionKernel::Impl {
   std::shared_ptr<const detail::ReductionDefinition> def;
   detail::SharedCache<std::string, detail::Resolved> resolved;
   detail::SharedCache<std::string, detail::Specialized> specialized;

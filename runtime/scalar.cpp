@@ -172,14 +172,4 @@ void Scalar::convert_to(DType target, void* out) const noexcept {
   }
 }
 
-namespace detail {
-
-void CallArgs::push(const Arg& arg) noexcept {
-  // Past kMaxArgs only the count grows: no kernel takes that many, so the kernel's own count
-  // check refuses the call, naming the kernel, before any argument is read.
-  if (count_ < kMaxArgs) new (storage_ + count_ * sizeof(Arg)) Arg(arg);
-  ++count_;
-}
-
-}  // namespace detail
 }  // namespace cujit

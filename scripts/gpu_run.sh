@@ -6,9 +6,11 @@
 #       (scripts/install_deps.sh), configures and builds Release with tests, samples, tools
 #       and benchmarks into build-gpu/, then stages into .devbuild/ (git-ignored) only what
 #       the GPU host needs, stripped: libcujit.so.0, tests/cujit_*_tests, bench/<each
-#       benchmark>, samples/<each sample>, tools/cujit-cache. The binaries find libcujit
-#       through their $ORIGIN/.. run path (CMAKE_BUILD_RPATH_USE_ORIGIN), so .devbuild/ keeps
-#       the build tree's layout. Fails if .devbuild/ grows past 60 MiB.
+#       benchmark>, samples/<each sample>, tools/cujit-cache, each binary xz-compressed (run
+#       and sanitize unpack them). The samples find libcujit through their $ORIGIN/.. run path
+#       (CMAKE_BUILD_RPATH_USE_ORIGIN), so .devbuild/ keeps the build tree's layout; the
+#       tests, the tool and the benchmarks link cujit statically. Fails if .devbuild/ grows
+#       past 60 MiB.
 #
 #   scripts/gpu_run.sh run [--quick]
 #       On the GPU host, from the repository root, with .devbuild/ carried along (CUDA 13
@@ -74,6 +76,24 @@ stage_redis() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# The staged binaries, xz-compressed one by one (each statically linked test, tool and
+# benchmark carries cujit's objects: uncompressed they would not fit the carry), and the
+# reverse on the GPU host, where the programs linking cujit statically also get the analyser
+# module beside them, where cujit looks for it. unpack_stage is idempotent.
+pack_stage() {
+  find "$stage" -type f -print0 | while IFS= read -r -d '' f; do
+    is_elf "$f" && printf '%s\0' "$f"
+  done | xargs -0 -r -n 1 -P "$(nproc)" xz -6
+}
+unpack_stage() {
+  find "$stage" -type f -name '*.xz' -print0 | xargs -0 -r -n 1 -P "$(nproc)" xz -d -f
+  local dir
+  for dir in tests bench tools; do
+    [[ -d "$stage/$dir" ]] && ln -sfn ../libcujit-analysis.so "$stage/$dir/libcujit-analysis.so"
+  done
+  return 0
+}
+
 build() {
   set -e
   cd "$root"
@@ -95,7 +115,7 @@ build() {
   for dir in tests bench samples tools; do
     [[ -d "$build_dir/$dir" ]] || continue
     for exe in "$build_dir/$dir"/*; do
-      if [[ ! -x "$exe" ]] || ! is_elf "$exe"; then continue; fi
+      if [[ ! -x "$exe" || -L "$exe" ]] || ! is_elf "$exe"; then continue; fi
       [[ $dir != tests || $(basename "$exe") == cujit_*_tests ]] || continue
       cp "$exe" "$stage/$dir/"
       strip --strip-all "$stage/$dir/$(basename "$exe")"
@@ -110,10 +130,13 @@ build() {
   } >"$stage/BUILD_INFO"
   set +e
 
-  # Every staged binary must find the staged library.
+  # Every staged binary that links libcujit.so must find the staged one. The tests, the tool
+  # and the benchmarks link cujit statically (they reach below the public API) and find the
+  # analyser through the links unpack_stage makes.
   local bad=0
   local resolved
   while IFS= read -r exe; do
+    readelf -d "$exe" | grep -q 'NEEDED.*\[libcujit\.so\.0\]' || continue
     resolved=$(ldd "$exe" | awk '$1 == "libcujit.so.0" { print $3 }')
     if [[ -z $resolved || $(readlink -f "$resolved") != "$(readlink -f "$stage/libcujit.so.0")" ]]; then
       echo "error: $exe does not resolve libcujit.so.0 to $stage/ (run path: $(
@@ -121,6 +144,8 @@ build() {
       bad=1
     fi
   done < <(find "$stage" -mindepth 2 -type f -perm -u+x -not -path "$stage/redis/*")
+
+  pack_stage
 
   echo
   echo "staged in $stage:"
@@ -184,6 +209,7 @@ run() {
   cd "$root"
   OUT=${OUT:-$root/out}
   mkdir -p "$OUT"
+  unpack_stage
   if [[ ! -f "$stage/libcujit.so.0" ]]; then
     echo "error: $stage/libcujit.so.0 not found: run 'scripts/gpu_run.sh build' on the build" \
       "machine and carry .devbuild/ here" >&2
@@ -311,6 +337,7 @@ sanitize() {
   cd "$root"
   OUT=${OUT:-$root/out}
   mkdir -p "$OUT"
+  unpack_stage
   [[ -f "$stage/libcujit.so.0" ]] || { echo "error: $stage/libcujit.so.0 not found" >&2; exit 2; }
   export LD_LIBRARY_PATH="$stage:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   CUJIT_CACHE_DIR="$(mktemp -d /tmp/cujit-cache.XXXXXX)"
@@ -414,7 +441,7 @@ case "${1:-}" in
   stage-fuzz) shift && stage_fuzz "$@" ;;
   fuzz) fuzz "$2" "$3" "$4" ;;
   *)
-    sed -n '2,45p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
     exit 2
     ;;
 esac

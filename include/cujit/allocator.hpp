@@ -5,6 +5,7 @@
 /// comes from that pool instead of cujit's own.
 
 #include <cstddef>
+#include <cujit/export.hpp>
 #include <functional>
 
 struct CUstream_st;
@@ -31,7 +32,7 @@ namespace cujit {
 /// Both are called from any thread that allocates or drops an array, possibly at once: they
 /// must be thread-safe. They are also called while `stream` is being captured into a CUDA
 /// graph (a stream-ordered pool such as cuMemAllocAsync then records allocation nodes).
-struct Allocator {
+struct CUJIT_EXPORT Allocator {
   /// Returns `bytes` bytes of device memory of `device`, ordered on `stream`; null or an
   /// exception on failure.
   std::function<void*(std::size_t bytes, int device, CUstream_st* stream)> allocate;
@@ -47,13 +48,13 @@ struct Allocator {
 /// the hook changes use either the old or the new one. Memory cujit does not allocate (views
 /// from Array::from_pointer or from_dlpack) is never passed to the hook. Throws ArgumentError
 /// when either callable is empty. Thread-safe.
-void set_allocator(Allocator allocator);
+CUJIT_EXPORT void set_allocator(Allocator allocator);
 
 /// Goes back to cujit's own stream-ordered pool for later allocations (memory allocated through
 /// a hook is still returned through it). Thread-safe.
-void reset_allocator() noexcept;
+CUJIT_EXPORT void reset_allocator() noexcept;
 
 /// Whether an allocator hook is set. Thread-safe.
-bool has_allocator() noexcept;
+CUJIT_EXPORT bool has_allocator() noexcept;
 
 }  // namespace cujit

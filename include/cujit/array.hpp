@@ -4,6 +4,7 @@
 
 #include <cujit/device.hpp>
 #include <cujit/dtype.hpp>
+#include <cujit/export.hpp>
 #include <cujit/shape.hpp>
 
 #include <cstdint>
@@ -23,7 +24,7 @@ namespace cujit {
 /// assignment (which, like destruction, needs exclusive access to that Array object; other
 /// views of the same memory are separate objects). Allocation (empty, zeros, from_host, a
 /// kernel's outputs) is thread-safe.
-class Array {
+class CUJIT_EXPORT Array {
  public:
   /// A null array: no data, not valid().
   Array() = default;

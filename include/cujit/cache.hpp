@@ -26,6 +26,7 @@
 /// key |
 
 #include <cstdint>
+#include <cujit/export.hpp>
 #include <functional>
 #include <string>
 #include <vector>
@@ -38,7 +39,7 @@ inline constexpr std::uint64_t kDefaultCacheMaxSize = std::uint64_t{1} << 30;
 inline constexpr std::uint64_t kPreloadMaxBytes = std::uint64_t{16} << 20;
 
 /// How the kernel cache stores compiled kernels. A plain value; apply it with configure_cache.
-struct CacheConfig {
+struct CUJIT_EXPORT CacheConfig {
   /// Use the writable database. False: compiled kernels live in process memory only.
   bool writable = true;
   /// Directory of the writable database; empty: default_cache_directory(). Created with
@@ -107,20 +108,20 @@ struct CacheConfig {
 /// Replaces the configuration of the process-wide cache: closes its databases and empties
 /// its memory layer (programs already handed out stay valid). Databases are opened lazily;
 /// a database that cannot be used later degrades to a warning. Thread-safe.
-void configure_cache(const CacheConfig& config);
+CUJIT_EXPORT void configure_cache(const CacheConfig& config);
 
 /// The configuration of the process-wide cache. Thread-safe.
-CacheConfig cache_config();
+CUJIT_EXPORT CacheConfig cache_config();
 
 /// Keeps compiled kernels in process memory only: no database is read or written, and the
 /// fleet tier is off. Equivalent to `CUJIT_CACHE=off`. Thread-safe.
-void disable_cache();
+CUJIT_EXPORT void disable_cache();
 
 /// Adds a read-only deployment database to the process-wide cache, searched after those
 /// already configured. Opens it now; throws CacheError naming the path when it is missing,
 /// not a cujit cache database, of another schema version, or refused for its owner or
 /// permissions. Thread-safe.
-void add_deployment_database(const std::string& path);
+CUJIT_EXPORT void add_deployment_database(const std::string& path);
 
 /// Opens the cache databases in a background thread and returns at once, so that the first
 /// kernel does not wait for them (a few hundred microseconds for the writable database), and
@@ -128,16 +129,16 @@ void add_deployment_database(const std::string& path);
 /// preload_records). cujit calls it when a device is first used, and then also loads those
 /// kernels' modules into the device's context in the background (CUJIT_MODULE_PRELOAD=0: not);
 /// call it earlier still, for example before creating a CUDA context yourself. Thread-safe.
-void prefetch_cache();
+CUJIT_EXPORT void prefetch_cache();
 
 /// The default directory of the writable database: `$CUJIT_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/cujit`, else `$HOME/.cache/cujit`. Thread-safe.
-std::string default_cache_directory();
+CUJIT_EXPORT std::string default_cache_directory();
 
 /// Counters of the process-wide cache since the process started (or the last
 /// reset_cache_stats). Lookups that find a kernel in memory, in the writable database or in a
 /// deployment database are hits; a miss compiles.
-struct CacheStats {
+struct CUJIT_EXPORT CacheStats {
   /// Found in the process's memory.
   std::uint64_t memory_hits = 0;
   std::uint64_t disk_hits = 0;        ///< found in the writable database
@@ -181,11 +182,11 @@ struct CacheStats {
 };
 
 /// Counters of the process-wide cache. Thread-safe.
-CacheStats cache_stats();
+CUJIT_EXPORT CacheStats cache_stats();
 
 /// Zeroes the hit and miss counters of the process-wide cache (not nvrtc_compilations and
 /// warnings, which count the whole process). Thread-safe.
-void reset_cache_stats();
+CUJIT_EXPORT void reset_cache_stats();
 
 /// Receives each warning's text (without the "cujit: warning: " prefix).
 using WarningSink = std::function<void(const std::string& message)>;
@@ -195,9 +196,9 @@ using WarningSink = std::function<void(const std::string& message)>;
 /// whatever the sink. The sink may be called from any thread. Thread-safe. A sink set here
 /// receives every warning whatever CUJIT_LOG says; cujit/log.hpp's set_log_sink receives
 /// warnings only while none is set here, and info and debug messages too.
-WarningSink set_warning_sink(WarningSink sink);
+CUJIT_EXPORT WarningSink set_warning_sink(WarningSink sink);
 
 /// Number of warnings cujit has issued in this process. Thread-safe.
-std::uint64_t warning_count() noexcept;
+CUJIT_EXPORT std::uint64_t warning_count() noexcept;
 
 }  // namespace cujit

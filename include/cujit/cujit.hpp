@@ -11,6 +11,7 @@
 #include <cujit/dtype.hpp>
 #include <cujit/elementwise.hpp>
 #include <cujit/error.hpp>
+#include <cujit/export.hpp>
 #include <cujit/half.hpp>
 #include <cujit/kernel_args.hpp>
 #include <cujit/launch_config.hpp>

@@ -4,6 +4,7 @@
 /// case cujit works in that context.
 
 #include <cstddef>
+#include <cujit/export.hpp>
 #include <memory>
 #include <string>
 
@@ -16,7 +17,7 @@ struct CUctx_st;
 namespace cujit {
 
 /// A CUDA device. Cheap to copy; properties are read once per process. Thread-safe.
-class Device {
+class CUJIT_EXPORT Device {
  public:
   /// Number of CUDA devices; 0 when there is no driver or no device (never throws).
   static int count() noexcept;
@@ -71,7 +72,7 @@ class Device {
 /// set order); moving, assigning or destroying it needs exclusive access and must wait until
 /// other threads are done with it. Destroying a Stream returns the memory cujit cached for
 /// it to the device's pool.
-class Stream {
+class CUJIT_EXPORT Stream {
  public:
   /// The legacy default stream (CUstream 0); never destroyed.
   Stream() noexcept = default;
@@ -110,7 +111,7 @@ class Stream {
 /// A CUDA event for ordering and timing. Move-only. record() and wait_on() from several
 /// threads are safe but race in the order they reach the driver; moving or destroying it
 /// needs exclusive access.
-class Event {
+class CUJIT_EXPORT Event {
  public:
   /// Creates an event on `device` (timing enabled).
   explicit Event(const Device& device = Device::current());

@@ -1,6 +1,7 @@
 #pragma once
 /// \file Element types of cujit arrays and kernels.
 
+#include <cujit/export.hpp>
 #include <cujit/half.hpp>
 
 #include <complex>
@@ -38,16 +39,16 @@ inline constexpr int kDTypeCount = 15;
 enum class DTypeKind : std::uint8_t { Bool, SignedInt, UnsignedInt, Float, Complex };
 
 /// Size of one element in bytes.
-std::size_t dtype_size(DType t) noexcept;
+CUJIT_EXPORT std::size_t dtype_size(DType t) noexcept;
 /// NumPy name: "float32", "complex64", "bool", ...
-std::string_view dtype_name(DType t) noexcept;
+CUJIT_EXPORT std::string_view dtype_name(DType t) noexcept;
 /// CUDA C++ type used in generated code: "float", "half", "complex<float>", ...
-std::string_view dtype_cuda_type(DType t) noexcept;
+CUJIT_EXPORT std::string_view dtype_cuda_type(DType t) noexcept;
 /// Family of the dtype.
-DTypeKind dtype_kind(DType t) noexcept;
+CUJIT_EXPORT DTypeKind dtype_kind(DType t) noexcept;
 /// Parses a NumPy dtype name ("float32", also "float", "double", "int", "half", "bfloat16",
 /// "complex"); returns false when the name is unknown.
-bool parse_dtype(std::string_view name, DType& out) noexcept;
+CUJIT_EXPORT bool parse_dtype(std::string_view name, DType& out) noexcept;
 
 namespace detail {
 

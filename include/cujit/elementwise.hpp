@@ -9,6 +9,7 @@
 ///     std::vector<cujit::Array> outs = two_outputs.call({x, y});
 
 #include <cujit/array.hpp>
+#include <cujit/export.hpp>
 #include <cujit/kernel_args.hpp>
 #include <cujit/specialize.hpp>
 
@@ -20,7 +21,7 @@
 namespace cujit {
 
 /// Optional parts of an elementwise kernel.
-struct ElementwiseOptions {
+struct CUJIT_EXPORT ElementwiseOptions {
   std::string preamble;     ///< code placed before the kernel (helper functions, structs, macros)
   std::string loop_prep;    ///< statements run by each thread before its loop
   std::string after_loop;   ///< statements run by each thread after its loop
@@ -60,7 +61,7 @@ struct ElementwiseOptions {
 /// caches are locked; when several threads need the same missing specialisation, the kernel
 /// cache compiles it once and the others wait for it. Only destruction and assignment need
 /// exclusive access.
-class ElementwiseKernel {
+class CUJIT_EXPORT ElementwiseKernel {
  public:
   /// Defines a kernel from its input and output parameters ("T x, float32 y"), its
   /// `operation` snippet, its `name` and `options`. Throws SignatureError for a malformed

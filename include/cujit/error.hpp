@@ -2,6 +2,7 @@
 /// \file Exceptions thrown by cujit. Every error derives from cujit::Error; each API family
 /// throws its own subclass so callers can react to one kind of failure.
 
+#include <cujit/export.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -9,7 +10,7 @@
 namespace cujit {
 
 /// Base of every exception cujit throws. what() is a complete, human-readable message.
-class Error : public std::runtime_error {
+class CUJIT_EXPORT Error : public std::runtime_error {
  public:
   /// An error whose what() is `message`.
   explicit Error(const std::string& message) : std::runtime_error(message) {}
@@ -17,7 +18,7 @@ class Error : public std::runtime_error {
 
 /// A malformed parameter signature such as "float32 x, T". The message shows the signature
 /// with a caret under the offending column.
-class SignatureError : public Error {
+class CUJIT_EXPORT SignatureError : public Error {
  public:
   /// An error at zero-based `column` of the signature.
   SignatureError(const std::string& message, std::size_t column)
@@ -31,25 +32,25 @@ class SignatureError : public Error {
 
 /// An argument whose dtype does not match what the kernel expects, or a type placeholder
 /// that cannot be resolved.
-class TypeError : public Error {
+class CUJIT_EXPORT TypeError : public Error {
  public:
   using Error::Error;  ///< An error whose what() is the message given.
 };
 
 /// Shapes that cannot be broadcast together, a wrong output shape, a bad axis.
-class ShapeError : public Error {
+class CUJIT_EXPORT ShapeError : public Error {
  public:
   using Error::Error;  ///< An error whose what() is the message given.
 };
 
 /// A bad argument value: wrong argument count, null pointer, invalid option, bad name.
-class ArgumentError : public Error {
+class CUJIT_EXPORT ArgumentError : public Error {
  public:
   using Error::Error;  ///< An error whose what() is the message given.
 };
 
 /// Arrays on different devices, or an array on a device other than the one expected.
-class DeviceError : public Error {
+class CUJIT_EXPORT DeviceError : public Error {
  public:
   using Error::Error;  ///< An error whose what() is the message given.
 };
@@ -57,7 +58,7 @@ class DeviceError : public Error {
 /// A snippet or source that does not compile. Carries the compiler log, the options and the
 /// numbered source; where the error lies in a user's snippet, line() and column() point there
 /// (1-based; 0 when unknown).
-class CompileError : public Error {
+class CUJIT_EXPORT CompileError : public Error {
  public:
   /// An error with the compiler's `log`, the `options` and the `source` it compiled, and the
   /// position in the user's snippet (1-based; 0 when unknown).
@@ -92,7 +93,7 @@ class CompileError : public Error {
 /// this machine (a deployment target), or CUJIT_NVRTC_PATH names none. Raised by a cache miss;
 /// the message names the kernel, its specialisation, the target, the databases searched and the
 /// `cujit-cache precompile` command that would have covered it.
-class CompilerUnavailableError : public CompileError {
+class CUJIT_EXPORT CompilerUnavailableError : public CompileError {
  public:
   /// An error with no log, options or source (nothing was compiled).
   explicit CompilerUnavailableError(const std::string& message)
@@ -100,7 +101,7 @@ class CompilerUnavailableError : public CompileError {
 };
 
 /// A failure reported by the CUDA driver, or no driver / no device at all.
-class CudaError : public Error {
+class CUJIT_EXPORT CudaError : public Error {
  public:
   /// An error for CUresult `code`.
   CudaError(const std::string& message, int code) : Error(message), code_(code) {}
@@ -113,7 +114,7 @@ class CudaError : public Error {
 
 /// A kernel-cache failure that could not be degraded to a warning (only from explicit cache
 /// API calls such as opening a named database; kernel launches never throw it).
-class CacheError : public Error {
+class CUJIT_EXPORT CacheError : public Error {
  public:
   using Error::Error;  ///< An error whose what() is the message given.
 };

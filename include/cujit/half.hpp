@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <cujit/export.hpp>
 #include <type_traits>
 
 namespace cujit {
@@ -167,14 +168,14 @@ class SixteenBitFloat {
 /// IEEE 754 binary16 (1 sign, 5 exponent, 10 mantissa bits): the float16 dtype on the host,
 /// bit for bit CUDA's __half. Implicit from float, double and integers (rounded to nearest
 /// even), implicit to float (exact); from_bits() and bits() give the storage.
-class float16 : public detail::SixteenBitFloat<10, float16> {
+class CUJIT_EXPORT float16 : public detail::SixteenBitFloat<10, float16> {
  public:
   using SixteenBitFloat::SixteenBitFloat;
 };
 
 /// bfloat16 (1 sign, 8 exponent, 7 mantissa bits): the bfloat16 dtype on the host, bit for bit
 /// CUDA's __nv_bfloat16; the same interface as float16.
-class bfloat16 : public detail::SixteenBitFloat<7, bfloat16> {
+class CUJIT_EXPORT bfloat16 : public detail::SixteenBitFloat<7, bfloat16> {
  public:
   using SixteenBitFloat::SixteenBitFloat;
 };

@@ -6,11 +6,13 @@
 #include <cujit/array.hpp>
 #include <cujit/dtype.hpp>
 #include <cujit/error.hpp>
+#include <cujit/export.hpp>
 
 #include <complex>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <new>
 #include <string>
 #include <type_traits>
 
@@ -26,7 +28,7 @@ inline constexpr bool is_scalar_arg_v = std::is_arithmetic_v<T> || has_dtype_v<T
 
 /// A host scalar with its natural dtype: 2.0f is float32, 2.0 float64, 2 int32,
 /// cujit::float16(0.5f) (or a __half) float16, std::complex<float> complex64.
-class Scalar {
+class CUJIT_EXPORT Scalar {
  public:
   /// A value of any type with a dtype (arithmetic, complex, 16-bit floats), as T's dtype.
   template <class T, class = std::enable_if_t<detail::is_scalar_arg_v<T>>>
@@ -48,7 +50,7 @@ class Scalar {
 };
 
 /// Call options of generated kernels.
-struct LaunchOptions {
+struct CUJIT_EXPORT LaunchOptions {
   std::int64_t size = -1;         ///< number of elements; required when only raw arrays are passed
   int block_size = 0;             ///< threads per block; 0 chooses
   CUstream_st* stream = nullptr;  ///< the stream to launch on (default: legacy default stream)
@@ -58,15 +60,15 @@ struct LaunchOptions {
 };
 
 /// Option tags for the variadic call syntax. Tag of cujit::size.
-struct SizeOption {
+struct CUJIT_EXPORT SizeOption {
   std::int64_t value;  ///< the number of elements
 };
 /// Tag of cujit::block_size.
-struct BlockSizeOption {
+struct CUJIT_EXPORT BlockSizeOption {
   int value;  ///< threads per block
 };
 /// Tag of cujit::on.
-struct StreamOption {
+struct CUJIT_EXPORT StreamOption {
   CUstream_st* value;  ///< the stream to launch on
   int device = -1;     ///< its device; -1: unknown
 };
@@ -83,7 +85,7 @@ inline StreamOption on(const Stream& stream) noexcept {
 /// `norm(x, cujit::axis{0, 2})`; negative axes count from the end. `cujit::axis{}` reduces no
 /// axis. Without an axis tag a reduction reduces every axis. Holds up to kMaxAxes axes inline
 /// (no heap allocation); more throw ArgumentError.
-class Axes {
+class CUJIT_EXPORT Axes {
  public:
   static constexpr int kMaxAxes = 32;  ///< the most axes an Axes holds
   /// The axes listed; throws ArgumentError for more than kMaxAxes.
@@ -113,12 +115,12 @@ class Axes {
 using axis = Axes;
 
 /// Tag type of cujit::keepdims.
-struct KeepDims {};
+struct CUJIT_EXPORT KeepDims {};
 /// `norm(x, cujit::axis{1}, cujit::keepdims)`: keep reduced axes with extent 1.
 inline constexpr KeepDims keepdims{};
 
 /// Call options of reductions (ReductionKernel).
-struct ReduceOptions {
+struct CUJIT_EXPORT ReduceOptions {
   bool has_axes = false;  ///< false: reduce every axis
   Axes axes{};            ///< the axes to reduce when has_axes
   bool keepdims = false;  ///< keep reduced axes with extent 1
@@ -126,7 +128,7 @@ struct ReduceOptions {
 
 /// One positional argument: an array or a host scalar. Holds a pointer to the caller's Array,
 /// so it must not outlive the call it is passed to.
-class Arg {
+class CUJIT_EXPORT Arg {
  public:
   /// An array argument (a pointer to `array` is kept).
   Arg(const Array& array) noexcept : array_(&array), scalar_(0) {}  // NOLINT
@@ -185,7 +187,13 @@ class CallArgs {
   ReduceOptions reduce;  ///< axis and keepdims tags (reductions only)
 
  private:
-  void push(const Arg& arg) noexcept;
+  // Past kMaxArgs only the count grows: no kernel takes that many, so the kernel's own count
+  // check refuses the call, naming the kernel, before any argument is read. Inline: the
+  // library exports nothing of cujit::detail.
+  void push(const Arg& arg) noexcept {
+    if (count_ < kMaxArgs) new (storage_ + count_ * sizeof(Arg)) Arg(arg);
+    ++count_;
+  }
   alignas(Arg) unsigned char storage_[kMaxArgs * sizeof(Arg)];
   std::size_t count_ = 0;
 };

@@ -4,12 +4,13 @@
 /// dependent launch, a priority, dynamic shared memory above 48 KiB).
 
 #include <cstddef>
+#include <cujit/export.hpp>
 #include <optional>
 
 namespace cujit {
 
 /// Grid, block or cluster extents.
-struct Dim3 {
+struct CUJIT_EXPORT Dim3 {
   ///@{
   /// The extents.
   unsigned x = 1, y = 1, z = 1;
@@ -24,7 +25,7 @@ struct Dim3 {
 /// through cuLaunchKernelEx and checked against the device's and the kernel's limits first
 /// (ArgumentError naming the kernel, the setting and the limit). A plain value: build one and
 /// reuse it.
-struct LaunchConfig {
+struct CUJIT_EXPORT LaunchConfig {
   Dim3 grid;   ///< blocks in the grid
   Dim3 block;  ///< threads per block
   /// Dynamic shared memory per block, in bytes. Above 48 KiB cujit raises the kernel's limit

@@ -4,6 +4,7 @@
 /// changed at run time; messages go to stderr as "cujit: <level>: <message>" unless a sink is set.
 
 #include <cstdint>
+#include <cujit/export.hpp>
 #include <functional>
 #include <string>
 
@@ -19,14 +20,14 @@ enum class LogLevel : std::uint8_t {
 };
 
 /// "off", "warn", "info" or "debug".
-const char* to_string(LogLevel level) noexcept;
+CUJIT_EXPORT const char* to_string(LogLevel level) noexcept;
 
 /// The current level: CUJIT_LOG when the library was loaded (an unknown value gives warn and one
 /// warning), or the last set_log_level. Thread-safe; one relaxed atomic load.
-LogLevel log_level() noexcept;
+CUJIT_EXPORT LogLevel log_level() noexcept;
 
 /// Sets the level for the whole process. Thread-safe.
-void set_log_level(LogLevel level) noexcept;
+CUJIT_EXPORT void set_log_level(LogLevel level) noexcept;
 
 /// Receives each message at or below the current level (the text has no "cujit: " prefix).
 using LogSink = std::function<void(LogLevel level, const std::string& message)>;
@@ -36,6 +37,6 @@ using LogSink = std::function<void(LogLevel level, const std::string& message)>;
 /// it receives every warning, whatever the level, and this sink then receives none. The sink
 /// may be called from any thread and should not throw (an exception it throws is swallowed and
 /// the message goes to stderr). Thread-safe.
-LogSink set_log_sink(LogSink sink);
+CUJIT_EXPORT LogSink set_log_sink(LogSink sink);
 
 }  // namespace cujit

@@ -4,6 +4,7 @@
 /// it into a device (RawModule) is a separate step. Nothing here needs a GPU or a driver.
 
 #include <cstdint>
+#include <cujit/export.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,7 @@ enum class BinaryFormat : std::uint8_t { Cubin, Ptx };
 /// A compilation target: sm_XY (cubin) or compute_XY (PTX), and the arch-specific sm_XYa /
 /// compute_XYa (Hopper's wgmma and setmaxnreg, Blackwell's tcgen05), whose code runs only on
 /// devices of exactly compute capability X.Y.
-struct Target {
+struct CUJIT_EXPORT Target {
   int arch = 0;  ///< 10 * major + minor, e.g. 90 for sm_90
   /// Cubin (sm_XY) or PTX (compute_XY).
   BinaryFormat format = BinaryFormat::Cubin;
@@ -41,11 +42,11 @@ struct Target {
 /// `arch` and every lower architecture (the driver JIT-compiles it); architectures NVRTC has
 /// offered since CUDA 11 only. The kernel cache searches
 /// these, in this order, before compiling.
-std::vector<Target> compatible_targets(int arch);
+CUJIT_EXPORT std::vector<Target> compatible_targets(int arch);
 
 /// Device code compiled elsewhere that a program links with: LTO-IR (nvcc -dlto, or NVRTC with
 /// -dlto), cubin, fatbin or PTX. Linked by nvJitLink, which cujit loads at run time like NVRTC.
-struct LinkInput {
+struct CUJIT_EXPORT LinkInput {
   /// What the bytes are.
   enum class Kind : std::uint8_t { LtoIr, Cubin, Fatbin, Ptx };
   /// What `bytes` are.
@@ -60,10 +61,10 @@ struct LinkInput {
 };
 
 /// "ltoir", "cubin", "fatbin" or "ptx".
-const char* to_string(LinkInput::Kind kind) noexcept;
+CUJIT_EXPORT const char* to_string(LinkInput::Kind kind) noexcept;
 
 /// CUDA C++ source and how to compile it.
-struct SourceProgram {
+struct CUJIT_EXPORT SourceProgram {
   std::string name = "cujit_program.cu";  ///< file name used in diagnostics
   /// The CUDA C++ source.
   std::string source;
@@ -77,7 +78,7 @@ struct SourceProgram {
 };
 
 /// The result of a compilation: bytes plus what is needed to find kernels in them.
-struct CompiledProgram {
+struct CUJIT_EXPORT CompiledProgram {
   /// What it was compiled for.
   Target target;
   std::string binary;  ///< cubin or PTX bytes
@@ -96,36 +97,37 @@ struct CompiledProgram {
 /// are the program's. Throws CompileError with the log, the options and the numbered source
 /// when compilation fails, ArgumentError for an architecture NVRTC does not support.
 /// Thread-safe.
-CompiledProgram compile(const SourceProgram& program, const Target& target);
+CUJIT_EXPORT CompiledProgram compile(const SourceProgram& program, const Target& target);
 
 /// Compiles `program` to LTO-IR for `target` (a cubin target; NVRTC with -dlto -rdc=true): a
 /// library of device functions that kernels link with (RawModule's link inputs,
 /// ElementwiseOptions::link), as `nvcc -dlto -dc` would build it. Named after the program
 /// ("mathlib.cu" gives "mathlib.ltoir"). Throws CompileError, ArgumentError for a PTX target.
-LinkInput compile_to_lto_ir(const SourceProgram& program, const Target& target);
+CUJIT_EXPORT LinkInput compile_to_lto_ir(const SourceProgram& program, const Target& target);
 
 /// The options compile() passes to NVRTC for this program and target, in order: the target,
 /// -std=c++17, -default-device, the program's options, then the CUDA toolkit's include
 /// directories (its own and CCCL's), so that sources include cuda_fp16.h, cooperative_groups.h,
 /// cuda/std/... or CUB without -I options. Those directories are not part of any cache key.
-std::vector<std::string> nvrtc_options(const SourceProgram& program, const Target& target);
+CUJIT_EXPORT std::vector<std::string> nvrtc_options(const SourceProgram& program,
+                                                    const Target& target);
 
 /// NVRTC's version as "major.minor" plus an identity of the library file, so that two builds
 /// of one version differ. Used in cache keys.
-const std::string& nvrtc_version_string();
+CUJIT_EXPORT const std::string& nvrtc_version_string();
 
 /// NVRTC's version as "major.minor" ("13.0"), for people. Loads NVRTC on first use; throws
 /// CompilerUnavailableError when it cannot be loaded. Thread-safe.
-std::string nvrtc_version();
+CUJIT_EXPORT std::string nvrtc_version();
 
 /// Architectures this NVRTC can compile cubins for, ascending (e.g. 75, 80, ..., 120).
-const std::vector<int>& nvrtc_supported_archs();
+CUJIT_EXPORT const std::vector<int>& nvrtc_supported_archs();
 
 /// The target to build for a device of compute capability `arch`: a cubin for that exact
 /// architecture when NVRTC supports it, otherwise PTX for the newest architecture it knows.
-Target target_for_arch(int arch);
+CUJIT_EXPORT Target target_for_arch(int arch);
 
 /// Number of NVRTC compilations this process has run (cache hits do not count).
-std::uint64_t nvrtc_compile_count() noexcept;
+CUJIT_EXPORT std::uint64_t nvrtc_compile_count() noexcept;
 
 }  // namespace cujit

@@ -6,6 +6,7 @@
 #include <cujit/array.hpp>
 #include <cujit/device.hpp>
 #include <cujit/dtype.hpp>
+#include <cujit/export.hpp>
 #include <cujit/launch_config.hpp>
 #include <cujit/program.hpp>
 
@@ -25,7 +26,7 @@ struct CUfunc_st;
 namespace cujit {
 
 /// One kernel argument: an array passes its device address, a scalar its bytes by value.
-class KernelArg {
+class CUJIT_EXPORT KernelArg {
  public:
   /// What the argument holds, as far as the check against a C++ kernel's parameter types goes.
   enum class Kind : std::uint8_t {
@@ -99,7 +100,7 @@ class KernelArg {
 };
 
 /// Compile-time attributes of a loaded kernel (cuFuncGetAttribute).
-struct KernelAttributes {
+struct CUJIT_EXPORT KernelAttributes {
   int num_registers = 0;          ///< registers per thread
   int shared_size_bytes = 0;      ///< static shared memory per block
   int const_size_bytes = 0;       ///< constant memory
@@ -128,7 +129,7 @@ struct KernelParamTypes;
 /// `__nv_bfloat16` or `cujit::bfloat16` for __nv_bfloat16. Structs, enums and other types are
 /// checked by size only, as are all parameters of extern "C" kernels (their names carry no
 /// types).
-class RawKernel {
+class CUJIT_EXPORT RawKernel {
  public:
   /// Launches with `args` checked against the kernel's parameters (see above) and the kernel's
   /// device. Throws TypeError when an argument does not fit a parameter's C++ type (naming the
@@ -192,7 +193,7 @@ class RawKernel {
 /// compile_for may be called from several threads at once; the first call per device
 /// compiles and loads while the others wait, and threads compiling the same source in
 /// different modules share one compilation through the kernel cache.
-class RawModule {
+class CUJIT_EXPORT RawModule {
  public:
   /// A module from CUDA C++ source. `options` are extra NVRTC options, one option per entry
   /// ("-use_fast_math", "-DN=4"); `name_expressions` name template instantiations to make

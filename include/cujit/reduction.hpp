@@ -11,6 +11,7 @@
 ///     l2norm(x, out, cujit::axis{-1}, cujit::on(stream)); // into `out`, on a stream
 
 #include <cujit/array.hpp>
+#include <cujit/export.hpp>
 #include <cujit/kernel_args.hpp>
 #include <cujit/specialize.hpp>
 
@@ -22,7 +23,7 @@
 namespace cujit {
 
 /// Optional parts of a reduction kernel.
-struct ReductionOptions {
+struct CUJIT_EXPORT ReductionOptions {
   /// Type of the accumulator `a`, `b`: a dtype name ("float32"), a placeholder of the
   /// signatures ("T"), or a C++ type, for example a struct the preamble defines. Empty: the
   /// first output's type.
@@ -79,7 +80,7 @@ struct ReductionOptions {
 /// members called from several threads at once, on one stream or on different streams; a
 /// missing specialisation is compiled once. Only destruction and assignment need exclusive
 /// access.
-class ReductionKernel {
+class CUJIT_EXPORT ReductionKernel {
  public:
   /// Defines a reduction from its parameters, its map, reduce and post-map expressions, the
   /// identity of `reduce_expr`, its `name` and `options`. Throws SignatureError for a malformed

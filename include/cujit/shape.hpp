@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cujit/export.hpp>
 #include <vector>
 
 namespace cujit {
@@ -13,8 +14,8 @@ namespace cujit {
 using Shape = std::vector<std::int64_t>;
 
 /// Byte strides of a C-contiguous array of `shape` and item size `itemsize`.
-Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize);
+CUJIT_EXPORT Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize);
 /// The NumPy broadcast of several shapes; throws ShapeError naming both shapes otherwise.
-Shape broadcast_shapes(const std::vector<Shape>& shapes);
+CUJIT_EXPORT Shape broadcast_shapes(const std::vector<Shape>& shapes);
 
 }  // namespace cujit

@@ -14,6 +14,7 @@
 ///         cujit::Target::parse("sm_90"));
 
 #include <cujit/dtype.hpp>
+#include <cujit/export.hpp>
 #include <cujit/program.hpp>
 #include <cujit/shape.hpp>
 
@@ -37,7 +38,7 @@ enum class ArrayLayout : std::uint8_t {
 /// One argument of a kernel call as a description: an array (dtype, shape, layout, and the
 /// alignment of its data pointer) or a host scalar (dtype only: its value does not change the
 /// kernel). A plain value.
-struct ArgSpec {
+struct CUJIT_EXPORT ArgSpec {
   /// An array (else a host scalar).
   bool is_array = false;
   /// The element or scalar type.
@@ -67,7 +68,7 @@ struct ArgSpec {
 /// rows with one block each or splits them over several blocks in two passes follows from
 /// how many blocks the GPU holds at once): pass the real GPU's values so that the kernel is
 /// the one its first call looks up.
-struct DeviceDescription {
+struct CUJIT_EXPORT DeviceDescription {
   /// Streaming multiprocessors. Default 132: an H100 SXM or an H200.
   int sm_count = 132;
   /// Resident threads per multiprocessor; 0: the architecture's (1024 for sm_75; 1536 for
@@ -76,7 +77,7 @@ struct DeviceDescription {
 };
 
 /// Options of specialize(), mirroring those of a call that change the kernel.
-struct SpecializeOptions {
+struct CUJIT_EXPORT SpecializeOptions {
   std::int64_t size = -1;  ///< elementwise: the element count, as cujit::size(n) in a call
   int block_size = 0;      ///< threads per block, as cujit::block_size(t) in a call; 0 chooses
   /// The GPU's size (reductions' plans depend on it).
@@ -93,10 +94,10 @@ enum class CacheOrigin : std::uint8_t {
 };
 
 /// "memory", "disk", "deployment", "remote" or "compiled".
-const char* to_string(CacheOrigin origin) noexcept;
+CUJIT_EXPORT const char* to_string(CacheOrigin origin) noexcept;
 
 /// The result of specialising a kernel: a plain value describing the compiled kernel.
-struct Specialization {
+struct CUJIT_EXPORT Specialization {
   std::string kernel;  ///< the kernel's name
   Target target;       ///< what it was compiled for
   /// Where the kernel came from.

@@ -1,4 +1,5 @@
 #pragma once
+#include <cujit/export.hpp>
 /// \file cujit's version. The macros are the version of the headers a program was compiled
 /// with; cujit::version() is the version of the library it runs with. CMakeLists.txt reads the
 /// project's version from this file, so the two cannot drift apart in a build.
@@ -18,7 +19,7 @@
 namespace cujit {
 
 /// A version: its three numbers and its text ("0.1.0").
-struct Version {
+struct CUJIT_EXPORT Version {
   int major;           ///< incompatible API changes
   int minor;           ///< compatible additions
   int patch;           ///< fixes
@@ -27,6 +28,6 @@ struct Version {
 
 /// The version of the cujit library loaded (libcujit.so), which may differ from the headers'
 /// CUJIT_VERSION_* when a program runs with another build than it was compiled against.
-Version version() noexcept;
+CUJIT_EXPORT Version version() noexcept;
 
 }  // namespace cujit

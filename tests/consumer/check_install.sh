@@ -4,7 +4,9 @@
 #  - every installed ELF file has only $ORIGIN-relative RUNPATH/RPATH entries (none at all is
 #    fine; an empty entry, which means the current directory, is not);
 #  - libcujit-analysis.so is installed beside libcujit.so, with no RUNPATH;
-#  - bin/cujit-cache runs with an empty environment (no LD_LIBRARY_PATH).
+#  - bin/cujit-cache runs with an empty environment (no LD_LIBRARY_PATH), and finds the
+#    snippet analyser in the prefix's library directory (it links cujit statically, so the
+#    module is not beside its library; codegen/analysis_loader.cpp);
 #  - libcujit.so names no NVRTC, driver or LLVM library as DT_NEEDED (it loads NVRTC and the
 #    driver with dlopen).
 #
@@ -65,5 +67,21 @@ fi
 if ! env -i "$prefix/bin/cujit-cache" --help >/dev/null; then
   echo "error: $prefix/bin/cujit-cache --help failed with an empty environment" >&2
   failed=1
+fi
+# A snippet error makes the analyser load (to point at the user's line); compiling needs NVRTC
+# but no GPU. Where NVRTC is missing the tool says so and the check is skipped.
+manifest="$work/error.jsonl"
+params='{"dtype":"float32","load_output":false,"raw_contiguous":true,"raw_view_used":false,"row_broadcast":false,"scalar":false,"transposed":false,"used":true}'
+printf '%s\n' '{"after_loop":"","in_params":"T x","kind":"elementwise","loop_prep":"","name":"typo","operation":"y = x * not_declared","options":[],"out_params":"T y","preamble":"","reduce_dims":true,"specialization":{"block_size":256,"index64":false,"layout":0,"ndim":1,"params":['"$params,$params"'],"tile_rows":64,"vec":4}}' >"$manifest"
+loaded=$(env -i LD_DEBUG=files "$prefix/bin/cujit-cache" precompile "$manifest" --arch sm_80 \
+  -o "$work/error.db" 2>&1 || true)
+if grep -q "NVRTC" <<<"$loaded" && ! grep -q "not_declared" <<<"$loaded"; then
+  echo "note: no NVRTC here; the analyser's discovery by the installed tool is not checked"
+elif ! grep -q "file=$prefix/bin/../$(basename "$lib")/libcujit-analysis.so .*dynamically loaded" <<<"$loaded"; then
+  echo "error: the installed cujit-cache did not load $lib/libcujit-analysis.so on a snippet error:" >&2
+  grep -i "analy\|error" <<<"$loaded" | head -5 >&2
+  failed=1
+else
+  echo "bin/cujit-cache loads the analyser from $lib"
 fi
 exit $failed
