@@ -271,7 +271,7 @@ run() {
   local b benches=()
   [[ -x "$stage/bench/baseline" ]] && benches+=("$stage/bench/baseline")
   for b in "$stage"/bench/*; do
-    [[ -x $b && $(basename "$b") != baseline ]] && benches+=("$b")
+    [[ -x $b && ! -L $b && $(basename "$b") != baseline ]] && benches+=("$b")
   done
   ((benchmarks)) || benches=()
   for b in "${benches[@]}"; do
