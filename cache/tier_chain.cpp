@@ -1,0 +1,190 @@
+#include "cache/tier_chain.hpp"
+
+#include "cache/compiler_identity.hpp"
+#include "cache/log.hpp"
+#include "cache/record.hpp"
+#include "cache/unavailable.hpp"
+#include "cache/warning.hpp"
+
+#include <cujit/error.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <string_view>
+
+namespace cujit::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string without_prefix(const char* message) {
+  std::string_view m(message);
+  if (m.substr(0, 7) == "cujit: ") m.remove_prefix(7);
+  return std::string(m);
+}
+
+}  // namespace
+
+std::string describe_request(const KernelRequest& r) {
+  return "kernel '" + (r.name.empty() ? r.kind : r.name) + "' (" + r.kind + ", " + r.target.name() +
+         ")";
+}
+
+Search::Search(const KernelRequest& request, const GenerateFn& generate)
+    : request_(request),
+      generate_(generate),
+      request_key_(detail::request_key(request.kind, request.spec, request.target)) {}
+
+const SourceProgram& Search::source() {
+  if (!source_) source_ = generate_();
+  return *source_;
+}
+
+const std::string& Search::content_key() {
+  if (content_key_.empty())
+    content_key_ = detail::content_key(source(), request_.target, request_.kind);
+  return content_key_;
+}
+
+void CacheCounters::count(const Found& found) noexcept {
+  switch (found.where) {
+    case CacheOutcome::MemoryHit:
+      memory_hits.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case CacheOutcome::DiskHit:
+      disk_hits.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case CacheOutcome::DeploymentHit:
+      deployment_hits.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case CacheOutcome::RemoteHit:
+      break;  // the fleet tier counts its own (RemoteCounters)
+    case CacheOutcome::Compiled:
+      misses.fetch_add(1, std::memory_order_relaxed);
+      break;
+  }
+  switch (found.match) {
+    case TargetMatch::Exact:
+      break;
+    case TargetMatch::ArchSpecific:
+      arch_specific_hits.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case TargetMatch::CompatibleCubin:
+      compatible_cubin_hits.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case TargetMatch::Ptx:
+      ptx_hits.fetch_add(1, std::memory_order_relaxed);
+      break;
+  }
+}
+
+CacheStats CacheCounters::stats() const {
+  CacheStats s;
+  s.memory_hits = memory_hits.load(std::memory_order_relaxed);
+  s.disk_hits = disk_hits.load(std::memory_order_relaxed);
+  s.deployment_hits = deployment_hits.load(std::memory_order_relaxed);
+  s.misses = misses.load(std::memory_order_relaxed);
+  s.arch_specific_hits = arch_specific_hits.load(std::memory_order_relaxed);
+  s.compatible_cubin_hits = compatible_cubin_hits.load(std::memory_order_relaxed);
+  s.ptx_hits = ptx_hits.load(std::memory_order_relaxed);
+  s.deployment_refused = deployment_refused->load(std::memory_order_relaxed);
+  remote->add_to(s);
+  s.nvrtc_compilations = compiler_compile_count();
+  s.warnings = warning_count();
+  return s;
+}
+
+void CacheCounters::reset() noexcept {
+  for (auto* c : {&memory_hits, &disk_hits, &deployment_hits, &misses, &arch_specific_hits,
+                  &compatible_cubin_hits, &ptx_hits}) {
+    c->store(0, std::memory_order_relaxed);
+  }
+  deployment_refused->store(0, std::memory_order_relaxed);
+  remote->reset();
+}
+
+TierChain::TierChain(StoreSet& stores, RemoteTier* remote, CacheCounters& counters)
+    : stores_(stores),
+      counters_(counters),
+      deployment_(stores),
+      writable_(stores),
+      compatible_(stores) {
+  tiers_ = {&deployment_, &writable_, &compatible_};
+  if (remote != nullptr) tiers_.push_back(&fleet_.emplace(*remote, stores));
+}
+
+Found TierChain::counted(Found found) {
+  counters_.count(found);
+  return found;
+}
+
+// The lookup order, top to bottom.
+Found TierChain::resolve(const KernelRequest& request, const GenerateFn& generate,
+                         const CompileFn& compile) {
+  Search search(request, generate);
+  // 1. By request key, before any source exists: no generation at all.
+  for (Tier* tier : tiers_) {
+    if (Found found = tier->by_request(search)) return counted(std::move(found));
+  }
+  CUJIT_LOG_AT(LogLevel::Debug, describe_request(request) + ": no entry for request key " +
+                                    search.request_key().substr(0, 16) + " in " +
+                                    std::to_string(tiers_.size()) +
+                                    " tiers; generating the source");
+  // 2. By content key: the same source may have been compiled for another request.
+  for (Tier* tier : tiers_) {
+    if (Found found = tier->by_content(search)) return counted(std::move(found));
+  }
+  CUJIT_LOG_AT(LogLevel::Debug, describe_request(request) + ": no entry for content key " +
+                                    search.content_key().substr(0, 16));
+  // 3. Another process or host may be compiling it: the leases.
+  for (Tier* tier : tiers_) {
+    if (Found found = tier->before_compile(search)) return counted(std::move(found));
+  }
+  // 4. The compiler, outside any lock or transaction; every tier keeps what it made.
+  return counted(this->compile(search, compile));
+}
+
+Found TierChain::compile(Search& search, const CompileFn& compile) {
+  const KernelRequest& request = search.request();
+  const bool timed = log_enabled(LogLevel::Info);
+  const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
+  CompiledProgram program;
+  try {
+    program = compile(search.source());
+  } catch (const CompilerUnavailableError& e) {
+    for (Tier* tier : tiers_) tier->abandon(search);
+    std::vector<std::string> names;
+    for (const auto& d : stores_.deployments()) names.push_back(d->name());
+    const std::shared_ptr<Store> w = stores_.writable();
+    throw CompilerUnavailableError(
+        compiler_unavailable_message(request, names, w ? w->name() : "", e.what()));
+  } catch (...) {
+    for (Tier* tier : tiers_) tier->abandon(search);
+    throw;
+  }
+  if (timed) {
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f",
+                  std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    log_message(LogLevel::Info, describe_request(request) + ": compiled in " + ms +
+                                    " ms (content key " + search.content_key().substr(0, 16) + ")");
+  }
+  keep(search, program);
+  return {std::make_shared<const CompiledProgram>(std::move(program)), CacheOutcome::Compiled};
+}
+
+// Gives every tier the compiled program's record to keep (made only when a tier keeps
+// programs: the writable database or the fleet).
+void TierChain::keep(Search& search, const CompiledProgram& program) {
+  if (!stores_.writable() && !fleet_) return;
+  std::optional<CacheRecord> record;
+  try {
+    record = make_record(search.content_key(), search.request().kind, search.source(), program,
+                         now_ms());
+  } catch (const Error& e) {
+    warn(without_prefix(e.what()) + "; the kernel is kept in memory only");
+  }
+  for (Tier* tier : tiers_) tier->keep(search, record ? &*record : nullptr);
+}
+
+}  // namespace cujit::detail
