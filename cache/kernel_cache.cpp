@@ -181,17 +181,22 @@ KernelCache::KernelCache(std::shared_ptr<Store> writable,
 
 KernelCache::~KernelCache() { flush(); }
 
+CompiledProgram Compiler::jit_ptx(const CompiledProgram& ptx) {
+  throw CacheError("cujit: no PTX JIT for " + ptx.target.name());
+}
+
 std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelRequest& request,
                                                                    const GenerateFn& generate,
-                                                                   const CompileFn& compile) {
-  return get_or_compile(request, generate, compile, nullptr);
+                                                                   const CompileFn& compile,
+                                                                   CacheOutcome* outcome) {
+  FunctionCompiler compiler(generate, compile);
+  return get_or_compile(request, compiler, outcome);
 }
 
 // The memory layer first; on a miss (once for all threads asking), the chain of tiers of the
 // configuration current at that moment.
 std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelRequest& request,
-                                                                   const GenerateFn& generate,
-                                                                   const CompileFn& compile,
+                                                                   Compiler& compiler,
                                                                    CacheOutcome* outcome) {
   Impl& m = *impl_;
   CacheOutcome where = CacheOutcome::MemoryHit;
@@ -203,7 +208,7 @@ std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelR
         NvtxRange range(NvtxKind::CacheLookup, "cache lookup " + request.name);
         const std::shared_ptr<Configuration> c = m.configuration();
         c->record(request);
-        Found found = c->chain.resolve(request, generate, compile);
+        Found found = c->chain.resolve(request, compiler);
         where = found.where;
         return std::move(found.program);
       },

@@ -30,16 +30,49 @@ struct KernelRequest {
   /// Other targets whose code runs where `target` is wanted, best first (compatible_targets of
   /// the device): searched by request key after `target` itself, before compiling.
   std::vector<Target> compatible;
-  /// Turns PTX found for a compatible target into a cubin for `target` (the driver's JIT), which
-  /// is then stored for `target` so the JIT happens once per machine. Empty: PTX is served as
-  /// it is. May throw cujit::Error (then the next compatible target is tried).
-  std::function<CompiledProgram(const CompiledProgram& ptx)> jit_ptx;
 };
 
 /// Generates the source for a request (called only on a miss at the request level).
 using GenerateFn = std::function<SourceProgram()>;
 /// Compiles a generated program; attaches metadata to the result.
 using CompileFn = std::function<CompiledProgram(const SourceProgram&)>;
+
+/// The last tier of the cache, which the caller supplies with each request: it makes the
+/// request's source (only when a tier or the compilation needs it, at most once per lookup),
+/// compiles it, and may turn PTX found for a compatible target into a cubin for the request's
+/// target (the driver's JIT). Used by one lookup at a time.
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  /// The request's source; what it throws propagates to the caller.
+  virtual SourceProgram generate() = 0;
+  /// `source` compiled for the request's target, with its metadata. Throws CompileError
+  /// (CompilerUnavailableError when no compiler can be loaded).
+  virtual CompiledProgram compile(const SourceProgram& source) = 0;
+  /// Whether jit_ptx works; when not, PTX found for a compatible target is served as it is.
+  virtual bool jits_ptx() const { return false; }
+  /// `ptx` JIT-compiled into a cubin for the request's target (then stored for it, so the JIT
+  /// happens once per machine). May throw cujit::Error (then the next compatible target is
+  /// tried).
+  virtual CompiledProgram jit_ptx(const CompiledProgram& ptx);
+};
+
+/// A Compiler made of functions (tests, tools, benchmarks, raw modules). `jit` may be empty.
+class FunctionCompiler final : public Compiler {
+ public:
+  using JitFn = std::function<CompiledProgram(const CompiledProgram& ptx)>;
+  FunctionCompiler(GenerateFn generate, CompileFn compile, JitFn jit = {})
+      : generate_(std::move(generate)), compile_(std::move(compile)), jit_(std::move(jit)) {}
+  SourceProgram generate() override { return generate_(); }
+  CompiledProgram compile(const SourceProgram& source) override { return compile_(source); }
+  bool jits_ptx() const override { return static_cast<bool>(jit_); }
+  CompiledProgram jit_ptx(const CompiledProgram& ptx) override { return jit_(ptx); }
+
+ private:
+  GenerateFn generate_;
+  CompileFn compile_;
+  JitFn jit_;
+};
 
 /// How `cujit-cache precompile` turns a manifest entry back into a kernel: each kernel family
 /// (elementwise, reduction, raw) registers one ReplayFn for its `kind` at static-init time.
@@ -85,18 +118,19 @@ class KernelCache {
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
 
-  /// Returns the compiled program for `request`: from memory, else from a database (by
-  /// request key, then by content key after generating the source), else by compiling it and
-  /// storing the result. Concurrent callers asking for the same missing kernel compile it
-  /// once. Storage failures degrade to a warning; compile errors propagate. Thread-safe.
+  /// Returns the compiled program for `request`: from memory, else from the chain of tiers
+  /// (tier_chain.hpp: by request key, then by content key after generating the source), else
+  /// compiled by `compiler` and stored. Concurrent callers asking for the same missing kernel
+  /// compile it once. Storage failures degrade to a warning; compile errors propagate. Reports
+  /// where the program came from in `*outcome` (when not null). Thread-safe.
   std::shared_ptr<const CompiledProgram> get_or_compile(const KernelRequest& request,
-                                                        const GenerateFn& generate,
-                                                        const CompileFn& compile);
-  /// As above, and reports where the program came from in `*outcome` (when not null).
+                                                        Compiler& compiler,
+                                                        CacheOutcome* outcome = nullptr);
+  /// As above, with a FunctionCompiler of `generate` and `compile` (no PTX JIT).
   std::shared_ptr<const CompiledProgram> get_or_compile(const KernelRequest& request,
                                                         const GenerateFn& generate,
                                                         const CompileFn& compile,
-                                                        CacheOutcome* outcome);
+                                                        CacheOutcome* outcome = nullptr);
 
   /// Replaces the configuration: drops the memory layer and closes the databases (programs
   /// already handed out stay valid; compilations in flight finish with the old layers).

@@ -159,12 +159,12 @@ std::shared_ptr<const CompiledProgram> CompatibleTier::serve(Search& search, Loo
                                                              const std::string& where) {
   const KernelRequest& request = search.request();
   CompiledProgram& ptx = lookup.record.program;
-  if (ptx.target.format != BinaryFormat::Ptx || !request.jit_ptx) {
+  if (ptx.target.format != BinaryFormat::Ptx || !search.compiler().jits_ptx()) {
     return std::make_shared<const CompiledProgram>(std::move(ptx));
   }
   CompiledProgram cubin;
   try {
-    cubin = request.jit_ptx(ptx);
+    cubin = search.compiler().jit_ptx(ptx);
     if (cubin.target != request.target) throw CacheError("the JIT made " + cubin.target.name());
   } catch (const Error& e) {
     warn("PTX for " + ptx.target.name() + " in " + where + " could not be JIT-compiled for " +

@@ -38,7 +38,7 @@ class WritableTier final : public Tier {
 
 /// Code for another target that runs where the request's is wanted (request.compatible, best
 /// first), by request key in the deployment databases, then the writable one. PTX is JIT-
-/// compiled for the request's target (request.jit_ptx) and that cubin stored for it.
+/// compiled for the request's target (Compiler::jit_ptx) and that cubin stored for it.
 class CompatibleTier final : public Tier {
  public:
   explicit CompatibleTier(StoreSet& stores) : stores_(stores) {}

@@ -37,14 +37,17 @@ struct Found {
 /// store's lease (held until the program is stored) and the fleet's.
 class Search {
  public:
-  /// `request` and `generate` must outlive the search.
-  Search(const KernelRequest& request, const GenerateFn& generate);
+  /// `request` and `compiler` must outlive the search.
+  Search(const KernelRequest& request, Compiler& compiler);
   const KernelRequest& request() const noexcept { return request_; }
+  /// The compiler the caller supplied (the last tier).
+  Compiler& compiler() const noexcept { return compiler_; }
   /// request_key() of the request (kind, spec, target and the compiler's identity).
   const std::string& request_key() const noexcept { return request_key_; }
   /// Whether the source was generated (the by-content pass and later).
   bool generated() const noexcept { return source_.has_value(); }
-  /// The generated source; generates it on the first call (what GenerateFn throws propagates).
+  /// The generated source; generates it on the first call (what the compiler's generate()
+  /// throws propagates).
   const SourceProgram& source();
   /// The content key of source() for the request's target and kind.
   const std::string& content_key();
@@ -54,7 +57,7 @@ class Search {
 
  private:
   const KernelRequest& request_;
-  const GenerateFn& generate_;
+  Compiler& compiler_;
   std::string request_key_;
   std::optional<SourceProgram> source_;
   std::string content_key_;

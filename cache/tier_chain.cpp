@@ -30,13 +30,13 @@ std::string describe_request(const KernelRequest& r) {
          ")";
 }
 
-Search::Search(const KernelRequest& request, const GenerateFn& generate)
+Search::Search(const KernelRequest& request, Compiler& compiler)
     : request_(request),
-      generate_(generate),
+      compiler_(compiler),
       request_key_(detail::request_key(request.kind, request.spec, request.target)) {}
 
 const SourceProgram& Search::source() {
-  if (!source_) source_ = generate_();
+  if (!source_) source_ = compiler_.generate();
   return *source_;
 }
 
@@ -119,9 +119,8 @@ Found TierChain::counted(Found found) {
 }
 
 // The lookup order, top to bottom.
-Found TierChain::resolve(const KernelRequest& request, const GenerateFn& generate,
-                         const CompileFn& compile) {
-  Search search(request, generate);
+Found TierChain::resolve(const KernelRequest& request, Compiler& compiler) {
+  Search search(request, compiler);
   // 1. By request key, before any source exists: no generation at all.
   for (Tier* tier : tiers_) {
     if (Found found = tier->by_request(search)) return counted(std::move(found));
@@ -141,16 +140,16 @@ Found TierChain::resolve(const KernelRequest& request, const GenerateFn& generat
     if (Found found = tier->before_compile(search)) return counted(std::move(found));
   }
   // 4. The compiler, outside any lock or transaction; every tier keeps what it made.
-  return counted(this->compile(search, compile));
+  return counted(compile(search));
 }
 
-Found TierChain::compile(Search& search, const CompileFn& compile) {
+Found TierChain::compile(Search& search) {
   const KernelRequest& request = search.request();
   const bool timed = log_enabled(LogLevel::Info);
   const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
   CompiledProgram program;
   try {
-    program = compile(search.source());
+    program = search.compiler().compile(search.source());
   } catch (const CompilerUnavailableError& e) {
     for (Tier* tier : tiers_) tier->abandon(search);
     std::vector<std::string> names;

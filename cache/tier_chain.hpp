@@ -39,10 +39,10 @@ class TierChain {
   /// Over `stores` (and `remote`, may be null), which must outlive the chain.
   TierChain(StoreSet& stores, RemoteTier* remote, CacheCounters& counters);
   /// Finds or compiles the program of `request` (see KernelCache::get_or_compile).
-  Found resolve(const KernelRequest& request, const GenerateFn& generate, const CompileFn& compile);
+  Found resolve(const KernelRequest& request, Compiler& compiler);
 
  private:
-  Found compile(Search& search, const CompileFn& compile);
+  Found compile(Search& search);
   void keep(Search& search, const CompiledProgram& program);
   Found counted(Found found);
 

@@ -51,7 +51,7 @@ namespace {
 
 CompiledProgram compile_mapped(const FamilyBuild& build, const SourceProgram& program) {
   try {
-    return compile_for_request(program, build.request);
+    return compile_for_target(program, build.request.target, build.jit_ptx);
   } catch (const CompilerUnavailableError&) {
     throw;  // the cache adds what it searched; nothing in it points at a snippet
   } catch (const CompileError& e) {
@@ -59,34 +59,46 @@ CompiledProgram compile_mapped(const FamilyBuild& build, const SourceProgram& pr
   }
 }
 
+// A family's build as the cache's last tier. On a miss the clang analysis of the snippets runs
+// on another thread from the moment the source is generated while NVRTC compiles; its error,
+// the more precise, wins over NVRTC's.
+class FamilyCompiler final : public Compiler {
+ public:
+  explicit FamilyCompiler(const FamilyBuild& build) : build_(build) {}
+  SourceProgram generate() override {
+    analysis_ = std::async(std::launch::async, [set = build_.snippets(), kernel = build_.kernel] {
+      NvtxRange range(NvtxKind::Analysis, "analyse " + kernel);
+      analyze_snippets(set);
+    });
+    NvtxRange range(NvtxKind::Generation, "generate " + build_.kernel);
+    return build_.generate();
+  }
+  CompiledProgram compile(const SourceProgram& program) override {
+    std::exception_ptr nvrtc_error;
+    CompiledProgram compiled;
+    try {
+      compiled = compile_mapped(build_, program);
+    } catch (const CompileError&) {
+      nvrtc_error = std::current_exception();
+    }
+    if (analysis_.valid()) analysis_.get();
+    if (nvrtc_error) std::rethrow_exception(nvrtc_error);
+    return compiled;
+  }
+  bool jits_ptx() const override { return static_cast<bool>(build_.jit_ptx); }
+  CompiledProgram jit_ptx(const CompiledProgram& ptx) override { return build_.jit_ptx(ptx); }
+
+ private:
+  const FamilyBuild& build_;
+  std::future<void> analysis_;
+};
+
 }  // namespace
 
 std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build,
                                                       CacheOutcome* outcome) {
-  std::future<void> analysis;
-  return KernelCache::global().get_or_compile(
-      build.request,
-      [&] {
-        analysis = std::async(std::launch::async, [set = build.snippets(), kernel = build.kernel] {
-          NvtxRange range(NvtxKind::Analysis, "analyse " + kernel);
-          analyze_snippets(set);
-        });
-        NvtxRange range(NvtxKind::Generation, "generate " + build.kernel);
-        return build.generate();
-      },
-      [&](const SourceProgram& program) {
-        std::exception_ptr nvrtc_error;
-        CompiledProgram compiled;
-        try {
-          compiled = compile_mapped(build, program);
-        } catch (const CompileError&) {
-          nvrtc_error = std::current_exception();
-        }
-        if (analysis.valid()) analysis.get();
-        if (nvrtc_error) std::rethrow_exception(nvrtc_error);
-        return compiled;
-      },
-      outcome);
+  FamilyCompiler compiler(build);
+  return KernelCache::global().get_or_compile(build.request, compiler, outcome);
 }
 
 void register_family_replay(
@@ -140,16 +152,17 @@ DeviceTarget device_target(int device) {
 
 FamilyBuild for_device(FamilyBuild build, const DeviceTarget& device) {
   build.request.compatible = device.compatible;
-  build.request.jit_ptx = device.jit_ptx;
+  build.jit_ptx = device.jit_ptx;
   return build;
 }
 
-CompiledProgram compile_for_request(const SourceProgram& program, const KernelRequest& request) {
-  const Target& target = request.target;
-  if (request.jit_ptx && target.format == BinaryFormat::Cubin && !target.arch_specific) {
+CompiledProgram compile_for_target(
+    const SourceProgram& program, const Target& target,
+    const std::function<CompiledProgram(const CompiledProgram& ptx)>& jit) {
+  if (jit && target.format == BinaryFormat::Cubin && !target.arch_specific) {
     const std::vector<int>& archs = nvrtc_supported_archs();
     if (target.arch > archs.back()) {
-      return request.jit_ptx(compile(program, Target{archs.back(), BinaryFormat::Ptx}));
+      return jit(compile(program, Target{archs.back(), BinaryFormat::Ptx}));
     }
   }
   return compile(program, target);

@@ -71,6 +71,9 @@ struct FamilyBuild {
   std::function<SourceProgram()> generate;
   std::string kernel;                                              ///< for messages
   std::vector<std::pair<std::string, std::string>> snippet_texts;  ///< label, text
+  /// The device's JIT (for_device): PTX of a compatible target, or compiled for a device newer
+  /// than NVRTC, into a cubin for request.target. Empty offline.
+  std::function<CompiledProgram(const CompiledProgram& ptx)> jit_ptx;
 };
 
 /// The program of `build`, through the kernel cache. On a miss the clang analysis runs on
@@ -105,9 +108,11 @@ std::shared_ptr<const LoadedModule> compile_and_load(
     const std::string& kernel, int device,
     const std::function<std::shared_ptr<const CompiledProgram>(const DeviceTarget&)>& build_for);
 
-/// Compiles `program` for `request.target` with NVRTC; for a device newer than NVRTC (a
-/// request with jit_ptx), PTX for the newest architecture NVRTC knows, JIT-compiled.
-CompiledProgram compile_for_request(const SourceProgram& program, const KernelRequest& request);
+/// Compiles `program` for `target` with NVRTC; for a device newer than NVRTC (with a `jit`),
+/// PTX for the newest architecture NVRTC knows, JIT-compiled.
+CompiledProgram compile_for_target(
+    const SourceProgram& program, const Target& target,
+    const std::function<CompiledProgram(const CompiledProgram& ptx)>& jit);
 
 /// `symbol` of `module`; throws ArgumentError naming `kernel` when it is missing.
 CUfunction kernel_function(const LoadedModule& module, const std::string& symbol,

@@ -145,11 +145,14 @@ std::shared_ptr<const CompiledProgram> RawModule::compile_on_device(int device) 
   const detail::DeviceTarget on = detail::device_target(device);
   detail::KernelRequest request = detail::raw_kernel_request(state_->source, on.target);
   request.compatible = on.compatible;
-  request.jit_ptx = on.jit_ptx;
   const SourceProgram& source = state_->source;
-  return detail::KernelCache::global().get_or_compile(
-      request, [&] { return source; },
-      [&](const SourceProgram& program) { return detail::compile_for_request(program, request); });
+  detail::FunctionCompiler compiler([&] { return source; },
+                                    [&](const SourceProgram& program) {
+                                      return detail::compile_for_target(program, on.target,
+                                                                        on.jit_ptx);
+                                    },
+                                    on.jit_ptx);
+  return detail::KernelCache::global().get_or_compile(request, compiler);
 }
 
 RawKernel RawModule::get_function(const std::string& name, const Device& device) const {

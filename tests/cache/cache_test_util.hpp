@@ -97,6 +97,8 @@ struct FakeKernel {
   detail::KernelRequest request;
   SourceProgram source;
   std::atomic<int>* generate_calls = nullptr;
+  /// Stands in for the driver's JIT of PTX (FunctionCompiler's); empty: none.
+  detail::FunctionCompiler::JitFn jit_ptx;
 
   detail::GenerateFn generator() const {
     return [this] {

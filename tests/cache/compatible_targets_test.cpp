@@ -91,9 +91,8 @@ struct Served {
 
 Served serve(KernelCache& cache, const FakeKernel& k, FakeCompiler& compiler) {
   Served s;
-  s.target =
-      cache.get_or_compile(k.request, k.generator(), compiler.fn(k.request.target), &s.where)
-          ->target;
+  FunctionCompiler last(k.generator(), compiler.fn(k.request.target), k.jit_ptx);
+  s.target = cache.get_or_compile(k.request, last, &s.where)->target;
   s.stats = cache.stats();
   return s;
 }
@@ -151,7 +150,7 @@ TEST(CompatibleLookup, PtxIsJitCompiledOnceAndStoredForTheDevice) {
   int jits = 0;
   auto with_jit = [&](FakeKernel k) {
     // Stands in for the driver's JIT (runtime/ptx_jit.cpp; run on the GPU by the GPU suite).
-    k.request.jit_ptx = [&jits](const CompiledProgram& ptx) {
+    k.jit_ptx = [&jits](const CompiledProgram& ptx) {
       ++jits;
       CompiledProgram cubin = ptx;
       cubin.target = Target{90};
@@ -182,7 +181,7 @@ TEST(CompatibleLookup, AFailedJitFallsThroughToCompilingWithOneWarning) {
   make_deployment(dir.file("app.db"), fake_kernel("k"), compiler, {Target{80, BinaryFormat::Ptx}});
   KernelCache cache(run_config(dir, dir.file("app.db")));
   FakeKernel k = device_kernel("k", 90);
-  k.request.jit_ptx = [](const CompiledProgram&) -> CompiledProgram {
+  k.jit_ptx = [](const CompiledProgram&) -> CompiledProgram {
     throw CudaError("cujit: cuLinkAddData failed: CUDA_ERROR_UNSUPPORTED_PTX_VERSION", 222);
   };
   WarningCapture warnings;

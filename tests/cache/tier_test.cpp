@@ -43,7 +43,7 @@ TEST(WritableTier, AnswersByRequestAndByContentAndKeepsWhatWasCompiled) {
   FakeKernel k = fake_kernel("kept");
   std::atomic<int> generated{0};
   k.generate_calls = &generated;
-  const GenerateFn generate = k.generator();
+  FunctionCompiler generate(k.generator(), compiler.fn(k.request.target));
   {
     Search search(k.request, generate);
     EXPECT_FALSE(tier.by_request(search));
@@ -77,7 +77,7 @@ TEST(DeploymentTier, ServesOnlyWhatWasBuiltForTheRequestsTarget) {
   DeploymentTier tier(s.set);
   const FakeKernel k = fake_kernel("deployed", Target{80});
   store_kernel(*s.deployment, k, compiler);
-  const GenerateFn generate = k.generator();
+  FunctionCompiler generate(k.generator(), compiler.fn(k.request.target));
   Search search(k.request, generate);
   Found found = tier.by_request(search);
   ASSERT_TRUE(found);
@@ -98,7 +98,7 @@ TEST(CompatibleTier, ServesACubinOfACompatibleTargetAndCountsItApart) {
   store_kernel(*s.writable, k80, compiler);
   FakeKernel k86 = fake_kernel("older", Target{86});
   k86.request.compatible = {Target{80}};
-  const GenerateFn generate = k86.generator();
+  FunctionCompiler generate(k86.generator(), compiler.fn(k86.request.target));
   Search search(k86.request, generate);
   EXPECT_FALSE(WritableTier(s.set).by_request(search));
   Found found = CompatibleTier(s.set).by_request(search);
@@ -116,16 +116,15 @@ TEST(TierChain, AsksTheTiersTopToBottomAndCompilesLast) {
   const FakeKernel both = fake_kernel("both");
   store_kernel(*s.deployment, both, compiler);
   store_kernel(*s.writable, both, compiler);
-  EXPECT_EQ(chain.resolve(both.request, both.generator(), compiler.fn(Target{80})).where,
-            CacheOutcome::DeploymentHit);
+  FunctionCompiler for_both(both.generator(), compiler.fn(Target{80}));
+  EXPECT_EQ(chain.resolve(both.request, for_both).where, CacheOutcome::DeploymentHit);
   // In neither: compiled once, then kept in the writable database.
   const FakeKernel fresh = fake_kernel("fresh");
   const int before = compiler.calls;
-  EXPECT_EQ(chain.resolve(fresh.request, fresh.generator(), compiler.fn(Target{80})).where,
-            CacheOutcome::Compiled);
+  FunctionCompiler for_fresh(fresh.generator(), compiler.fn(Target{80}));
+  EXPECT_EQ(chain.resolve(fresh.request, for_fresh).where, CacheOutcome::Compiled);
   EXPECT_EQ(compiler.calls, before + 1);
-  EXPECT_EQ(chain.resolve(fresh.request, fresh.generator(), compiler.fn(Target{80})).where,
-            CacheOutcome::DiskHit);
+  EXPECT_EQ(chain.resolve(fresh.request, for_fresh).where, CacheOutcome::DiskHit);
   const CacheStats stats = s.counters.stats();
   EXPECT_EQ(stats.deployment_hits, 1u);
   EXPECT_EQ(stats.misses, 1u);
@@ -139,7 +138,8 @@ TEST(TierChain, ACompileErrorKeepsNothing) {
   const CompileFn fails = [](const SourceProgram&) -> CompiledProgram {
     throw CompileError("cujit: bad snippet", "log", {}, "source");
   };
-  EXPECT_THROW(chain.resolve(bad.request, bad.generator(), fails), CompileError);
+  FunctionCompiler failing(bad.generator(), fails);
+  EXPECT_THROW(chain.resolve(bad.request, failing), CompileError);
   EXPECT_TRUE(s.writable->recent(10).empty());
   EXPECT_EQ(s.counters.stats().misses, 0u);
 }
