@@ -16,8 +16,8 @@ namespace cujit::detail {
 /// its exact version (may load it; throws when it cannot be loaded) and how many compilations
 /// it ran.
 struct CompilerHooks {
-  std::function<std::string()> identity;
-  std::function<std::string()> version;
+  std::function<std::string()> identity;  ///< in every key: "NVRTC <major>"
+  std::function<std::string()> version;   ///< recorded in entries: nvrtc_version_string()
   std::function<std::uint64_t()> compile_count;
 };
 

@@ -3,7 +3,7 @@
 #include <cujit/cache.hpp>
 
 #include "cache/units.hpp"
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 
 #include <pwd.h>
 #include <unistd.h>

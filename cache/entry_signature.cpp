@@ -1,6 +1,6 @@
 #include "cache/entry_signature.hpp"
 
-#include "cache/sha256.hpp"
+#include "support/sha256.hpp"
 #include "core/checked_file.hpp"
 
 #include <cujit/error.hpp>

@@ -1,13 +1,13 @@
 #include "cache/kernel_cache.hpp"
 
-#include "cache/log.hpp"
+#include "support/log.hpp"
 #include "cache/manifest.hpp"
 #include "cache/memory_layer.hpp"
 #include "cache/record.hpp"
 #include "cache/remote_tier.hpp"
 #include "cache/store_set.hpp"
 #include "cache/tier_chain.hpp"
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 #include "core/nvtx.hpp"
 
 #include <cujit/error.hpp>

@@ -1,6 +1,6 @@
 #include "cache/kernel_names.hpp"
 
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -53,7 +53,12 @@ std::optional<KeyLease> KeyLease::acquire(const std::string& directory, const st
         if (waited != nullptr) *waited = true;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
-      if (still_linked(fd, path)) return KeyLease(path, fd);
+      if (still_linked(fd, path)) {
+        std::unique_ptr<Held, Release> held(new (std::nothrow) Held{path, fd});
+        if (held) return KeyLease(std::move(held));
+        ::close(fd);
+        return std::nullopt;
+      }
       ::close(fd);  // released by a holder that removed it: take the new file
     }
   } catch (...) {
@@ -61,25 +66,10 @@ std::optional<KeyLease> KeyLease::acquire(const std::string& directory, const st
   }
 }
 
-KeyLease::KeyLease(KeyLease&& other) noexcept
-    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
-
-KeyLease& KeyLease::operator=(KeyLease&& other) noexcept {
-  if (this != &other) {
-    release();
-    path_ = std::move(other.path_);
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
-}
-
-KeyLease::~KeyLease() { release(); }
-
-void KeyLease::release() noexcept {
-  if (fd_ < 0) return;
-  ::unlink(path_.c_str());  // before unlocking: a waiter that wins this file sees it removed
-  ::close(fd_);
-  fd_ = -1;
+void KeyLease::Release::operator()(Held* held) const noexcept {
+  ::unlink(held->path.c_str());  // before unlocking: a waiter that wins this file sees it removed
+  ::close(held->fd);
+  delete held;
 }
 
 }  // namespace cujit::detail

@@ -6,6 +6,7 @@
 // that hangs is waited for only up to a timeout, after which the waiter compiles itself.
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -23,17 +24,19 @@ class KeyLease {
   /// no lock file can be used there (then the caller compiles without one). Never throws.
   static std::optional<KeyLease> acquire(const std::string& directory, const std::string& key,
                                          std::chrono::milliseconds timeout, bool* waited) noexcept;
-  KeyLease(KeyLease&& other) noexcept;
-  KeyLease& operator=(KeyLease&& other) noexcept;
-  KeyLease(const KeyLease&) = delete;
-  KeyLease& operator=(const KeyLease&) = delete;
-  ~KeyLease();
 
  private:
-  KeyLease(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  void release() noexcept;
-  std::string path_;
-  int fd_ = -1;
+  // The lock file: removed, then unlocked (closed), once, by Release; moves of the
+  // unique_ptr transfer it.
+  struct Held {
+    std::string path;
+    int fd = -1;
+  };
+  struct Release {
+    void operator()(Held* held) const noexcept;
+  };
+  explicit KeyLease(std::unique_ptr<Held, Release> held) : held_(std::move(held)) {}
+  std::unique_ptr<Held, Release> held_;
 };
 
 }  // namespace cujit::detail

@@ -2,7 +2,7 @@
 
 #include <cujit/error.hpp>
 
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 #include "cache/kernel_names.hpp"
 
 #include <nlohmann/json.hpp>

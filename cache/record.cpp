@@ -4,8 +4,8 @@
 
 #include "cache/compiler_identity.hpp"
 
-#include "cache/json_text.hpp"
-#include "cache/sha256.hpp"
+#include "support/json_text.hpp"
+#include "support/sha256.hpp"
 
 #include <cujit/error.hpp>
 

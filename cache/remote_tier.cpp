@@ -1,7 +1,7 @@
 #include "cache/remote_tier.hpp"
 
 #include "cache/remote_entry.hpp"
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 
 #include <algorithm>
 #include <string_view>

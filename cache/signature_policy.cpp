@@ -1,6 +1,6 @@
 #include "cache/signature_policy.hpp"
 
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 
 #include <cujit/error.hpp>
 

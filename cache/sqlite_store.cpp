@@ -5,8 +5,8 @@
 #include "cache/kernel_names.hpp"
 #include "core/checked_file.hpp"
 
-#include "cache/sha256.hpp"
-#include "cache/warning.hpp"
+#include "support/sha256.hpp"
+#include "support/warning.hpp"
 
 #include <cujit/error.hpp>
 

@@ -2,7 +2,7 @@
 
 #include "cache/server_text.hpp"
 #include "cache/sqlite_store.hpp"
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 
 #include <algorithm>
 #include <string_view>

@@ -1,7 +1,7 @@
 #include "cache/store_tiers.hpp"
 
 #include "cache/record.hpp"
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 
 #include <string_view>
 

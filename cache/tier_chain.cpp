@@ -1,10 +1,10 @@
 #include "cache/tier_chain.hpp"
 
 #include "cache/compiler_identity.hpp"
-#include "cache/log.hpp"
+#include "support/log.hpp"
 #include "cache/record.hpp"
 #include "cache/unavailable.hpp"
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 
 #include <cujit/error.hpp>
 

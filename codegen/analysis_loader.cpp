@@ -2,7 +2,7 @@
 
 #include <cujit/log.hpp>
 
-#include "cache/log.hpp"
+#include "support/log.hpp"
 
 #include <dlfcn.h>
 #include <link.h>

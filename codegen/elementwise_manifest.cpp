@@ -2,7 +2,7 @@
 
 #include "codegen/manifest_json.hpp"
 
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 
 #include <cujit/error.hpp>
 

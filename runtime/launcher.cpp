@@ -2,7 +2,7 @@
 
 #include "runtime/ptx_jit.hpp"
 
-#include "cache/log.hpp"
+#include "support/log.hpp"
 #include "core/nvtx.hpp"
 
 #include "runtime/context.hpp"

@@ -3,7 +3,7 @@
 
 #include "cache/compiler_identity.hpp"
 
-#include "cache/log.hpp"
+#include "support/log.hpp"
 
 #include <cujit/error.hpp>
 #include <cujit/unique_handle.hpp>

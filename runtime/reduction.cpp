@@ -2,7 +2,7 @@
 
 #include <cujit/error.hpp>
 
-#include "cache/log.hpp"
+#include "support/log.hpp"
 #include "codegen/reduction_codegen.hpp"
 #include "codegen/reduction_manifest.hpp"
 #include "codegen/reduction_plan.hpp"

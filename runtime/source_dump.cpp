@@ -1,9 +1,9 @@
 #include "runtime/source_dump.hpp"
 
 #include "core/checked_file.hpp"
-#include "cache/sha256.hpp"
+#include "support/sha256.hpp"
 #include "cache/sqlite_store.hpp"
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 
 #include <cujit/error.hpp>
 

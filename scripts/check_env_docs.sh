@@ -15,7 +15,7 @@ cd "$root"
 
 read_names=$(
   {
-    grep -rhoE '"CUJIT_[A-Z0-9_]+"' core codegen cache runtime analysis include tools bench samples tests \
+    grep -rhoE '"CUJIT_[A-Z0-9_]+"' support core codegen cache runtime analysis include tools bench samples tests \
       --include='*.cpp' --include='*.hpp' --include='*.h' --include='*.cc' 2>/dev/null | tr -d '"'
     grep -rhoE '\$\{?CUJIT_[A-Z0-9_]+' scripts samples tests bench --include='*.sh' --exclude=check_env_docs.sh 2>/dev/null |
       sed -E 's/^\$\{?//'
@@ -42,7 +42,7 @@ covered() {  # is $1 documented, by name or by a prefix row?
 for name in $read_names; do
   if ! covered "$name"; then
     echo "error: $name is read by the sources but not documented in README.md's tables" >&2
-    grep -rlE "\"$name\"|\\\$\\{?$name" core codegen cache runtime analysis include tools bench samples tests scripts 2>/dev/null |
+    grep -rlE "\"$name\"|\\\$\\{?$name" support core codegen cache runtime analysis include tools bench samples tests scripts 2>/dev/null |
       sed 's/^/  read in /' >&2
     failed=1
   fi

@@ -3,9 +3,10 @@
 #
 #   scripts/check_layers.sh [BUILD_DIR]
 #
-# 1. The include graph between folders (core, codegen, cache, runtime, analysis, include/cujit),
-#    printed as "from -> to: count"; an edge into runtime/ from core/, codegen/, cache/ or
-#    analysis/, an edge from core/ into any other folder of the library, an edge into analysis/
+# 1. The include graph between folders (support, core, codegen, cache, runtime, analysis,
+#    include/cujit), printed as "from -> to: count"; an edge into runtime/ from support/, core/,
+#    codegen/, cache/ or analysis/, an edge from support/ or core/ into any other folder of the
+#    library, an edge into analysis/
 #    (the clang analyser module, which libcujit loads and never includes), or cuda.h / nvrtc.h
 #    included outside runtime/ fails.
 # 2. With BUILD_DIR (a configured and built tree): the same at the symbol level. No object of
@@ -13,15 +14,15 @@
 #    that no #include shows, such as a function declared in a public header). libcujit.so
 #    holds no clang or LLVM symbol and needs no OpenSSL; libcujit-analysis.so exports only its
 #    entry point.
-# 3. With universal-ctags installed: no function in core/, codegen/, cache/, runtime/ or
-#    analysis/ is longer than 120 lines (STYLE.md: under ~80, none over 120).
+# 3. With universal-ctags installed: no function in support/, core/, codegen/, cache/, runtime/,
+#    analysis/ or tools/ is longer than 120 lines (STYLE.md: under ~80, none over 120).
 # Exit status 1 when a check fails.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 build="${1:-}"
 failed=0
-layers=(core codegen cache runtime analysis)
+layers=(support core codegen cache runtime analysis)
 
 echo "include edges between folders:"
 for from in "${layers[@]}"; do
@@ -32,14 +33,15 @@ for from in "${layers[@]}"; do
     n=$(cat "$from"/*.cpp "$from"/*.hpp 2>/dev/null | grep -c "^$pattern" || true)
     ((n > 0)) || continue
     echo "  $from -> $to: $n"
-    if [[ $to == runtime && $from != runtime ]] || [[ $from == core && $to != include/cujit ]] ||
+    if [[ $to == runtime && $from != runtime ]] ||
+      [[ ($from == core || $from == support) && $to != include/cujit ]] ||
       [[ $to == analysis ]]; then
       echo "  error: $from/ must not include $to/" >&2
       failed=1
     fi
   done
 done
-for from in core codegen cache analysis; do
+for from in support core codegen cache analysis; do
   if grep -ln '^#include <\(cuda\|nvrtc\)\.h>' "$from"/*.cpp "$from"/*.hpp 2>/dev/null; then
     echo "  error: $from/ includes cuda.h or nvrtc.h (only runtime/ talks to the driver)" >&2
     failed=1
@@ -47,7 +49,7 @@ for from in core codegen cache analysis; do
 done
 
 if [[ -n $build ]]; then
-  objects="$build/CMakeFiles/cujit.dir"
+  objects="$build/CMakeFiles/cujit_objects.dir"
   if [[ ! -d $objects/runtime ]]; then
     echo "error: no objects under $objects (build the library first)" >&2
     exit 1
@@ -55,9 +57,10 @@ if [[ -n $build ]]; then
   defined() { nm --defined-only -C "$@" 2>/dev/null | awk '$2 ~ /^[TWVBDR]$/ {$1=""; $2=""; sub(/^  /, ""); print}' | sort -u; }
   upper=$(mktemp) lower=$(mktemp)
   defined "$objects"/runtime/*.o > "$upper"
-  defined "$objects"/core/*.o "$objects"/codegen/*.o "$objects"/cache/*.o > "$lower"
+  defined "$objects"/support/*.o "$objects"/core/*.o "$objects"/codegen/*.o "$objects"/cache/*.o \
+    > "$lower"
   echo "symbol edges into runtime/:"
-  for from in core codegen cache; do
+  for from in support core codegen cache; do
     used=$(nm --undefined-only -C "$objects/$from"/*.o 2>/dev/null | awk '$1 == "U" {$1=""; sub(/^ /, ""); print}' |
       sort -u | comm -12 - "$upper" | comm -23 - "$lower")
     n=$(printf '%s' "$used" | grep -c . || true)
@@ -96,8 +99,8 @@ if [[ -n $build ]]; then
 fi
 
 if command -v ctags >/dev/null && ctags --version 2>/dev/null | grep -q Universal; then
-  long=$(ctags --fields=+ne --c++-kinds=f -o - core/*.cpp codegen/*.cpp cache/*.cpp runtime/*.cpp \
-    analysis/*.cpp |
+  long=$(ctags --fields=+ne --c++-kinds=f -o - support/*.cpp core/*.cpp codegen/*.cpp cache/*.cpp \
+    runtime/*.cpp analysis/*.cpp tools/cujit_cache/*.cpp |
     awk -F'\t' '{l=""; e=""; for (i = 4; i <= NF; i++) { if ($i ~ /^line:/) l = substr($i, 6);
       if ($i ~ /^end:/) e = substr($i, 5) } if (e != "" && e - l + 1 > 120) print e - l + 1, $2, $1}')
   if [[ -n $long ]]; then

@@ -113,7 +113,9 @@ CUJIT_EXPORT std::vector<std::string> nvrtc_options(const SourceProgram& program
                                                     const Target& target);
 
 /// NVRTC's version as "major.minor" plus an identity of the library file, so that two builds
-/// of one version differ. Used in cache keys.
+/// of one version differ. Recorded in each cache entry (`cujit-cache show`) and named in
+/// messages; the cache keys name the major version only ("NVRTC 13"), so that a minor update
+/// of the toolkit keeps every cached kernel.
 CUJIT_EXPORT const std::string& nvrtc_version_string();
 
 /// NVRTC's version as "major.minor" ("13.0"), for people. Loads NVRTC on first use; throws

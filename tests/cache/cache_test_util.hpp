@@ -4,7 +4,7 @@
 
 #include "cache/kernel_cache.hpp"
 #include "cache/record.hpp"
-#include "cache/sha256.hpp"
+#include "support/sha256.hpp"
 #include "cache/sqlite_store.hpp"
 
 #include <cujit/cache.hpp>

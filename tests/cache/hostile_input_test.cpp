@@ -1,10 +1,10 @@
 // Issue 16, findings 3 and 5: any bytes in, a cujit::Error or a result out. Text that is not
-// UTF-8 goes into JSON as {"base64": ...} (cache/json_text.hpp); NUL bytes, directories and
+// UTF-8 goes into JSON as {"base64": ...} (support/json_text.hpp); NUL bytes, directories and
 // devices are refused with a typed error. The RawModule tests failed on eb933fb (a
 // nlohmann::json::type_error escaped; the NUL source compiled its first half; from_file read a
 // directory as an empty source).
 
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 #include "cache/manifest.hpp"
 #include "cache/raw_replay.hpp"
 #include "cache_test_util.hpp"

@@ -3,7 +3,7 @@
 #include "cache/manifest.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 #include "cache_test_util.hpp"
 
 #include <cujit/error.hpp>

@@ -1,11 +1,11 @@
-// Levelled logging (cujit/log.hpp, cache/log.hpp): the level gates messages before they are
+// Levelled logging (cujit/log.hpp, support/log.hpp): the level gates messages before they are
 // built, the log sink receives them, set_warning_sink keeps its meaning, and the kernel cache
 // says per kernel where it found a program or how long it compiled.
 
-#include "cache/log.hpp"
+#include "support/log.hpp"
 
 #include "cache/kernel_cache.hpp"
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 #include "cache_test_util.hpp"
 
 #include <cujit/cache.hpp>

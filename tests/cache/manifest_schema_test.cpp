@@ -5,7 +5,7 @@
 // properties, additionalProperties: false, items, oneOf, $ref into $defs); a keyword it does not
 // know fails the test, so the schema cannot silently use more.
 
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/manifest.hpp"
 #include "cache/raw_replay.hpp"

@@ -1,6 +1,6 @@
 #include "cache/record.hpp"
 
-#include "cache/sha256.hpp"
+#include "support/sha256.hpp"
 
 #include <gtest/gtest.h>
 

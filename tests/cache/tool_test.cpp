@@ -2,7 +2,7 @@
 // with zero NVRTC compilations, and maintain databases with the other subcommands.
 
 #include "cache/entry_signature.hpp"
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/raw_replay.hpp"
 #include "cache/sqlite_store.hpp"

@@ -7,7 +7,7 @@
 // it back to an entry it decodes to the same thing. Appending to the file (ManifestRecorder)
 // must find or add an entry exactly once whatever the file held before.
 
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 #include "cache/manifest.hpp"
 #include "cache/raw_replay.hpp"
 #include "codegen/elementwise_manifest.hpp"
@@ -118,7 +118,7 @@ void check_line(const std::string& line) {
     CUJIT_FUZZ_CHECK(manifest_entry_kind(*c) == manifest_entry_kind(line),
                      "canonicalising changed the kind");
   }
-  // cujit's one rule for text in JSON (cache/json_text.hpp): any bytes round-trip, as a string
+  // cujit's one rule for text in JSON (support/json_text.hpp): any bytes round-trip, as a string
   // when they are UTF-8, else as {"base64": ...}; dump_json never throws.
   const nlohmann::json wrapped = {{"text", text_json(line)}};
   const nlohmann::json back = nlohmann::json::parse(dump_json(wrapped), nullptr, false);

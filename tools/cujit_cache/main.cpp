@@ -13,11 +13,11 @@
 
 #include "cache/compiler_identity.hpp"
 #include "cache/entry_signature.hpp"
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/manifest.hpp"
 #include "cache/record.hpp"
-#include "cache/sha256.hpp"
+#include "support/sha256.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/units.hpp"
 #include "core/checked_file.hpp"

@@ -1,6 +1,6 @@
 #include "tools/cujit_cache/precompile_jobs.hpp"
 
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 #include "cache/manifest.hpp"
 
 #include <cujit/error.hpp>

@@ -1,7 +1,7 @@
 #pragma once
 // Small helpers shared by cujit-cache's command files.
 
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -23,7 +23,7 @@ inline std::string iso_time(std::int64_t ms) {
 }
 
 /// Prints `j` indented. Text that is not UTF-8 (a Latin-1 path, a compiler message) is written
-/// under cujit's one rule: {"base64": ...} in place of the string (cache/json_text.hpp).
+/// under cujit's one rule: {"base64": ...} in place of the string (support/json_text.hpp).
 inline void print_json(const nlohmann::json& j) { std::cout << detail::dump_json(j, 2) << "\n"; }
 
 }  // namespace cujit::tool

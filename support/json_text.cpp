@@ -1,4 +1,4 @@
-#include "cache/json_text.hpp"
+#include "support/json_text.hpp"
 
 #include <cujit/error.hpp>
 

@@ -1,6 +1,6 @@
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 
-#include "cache/log.hpp"
+#include "support/log.hpp"
 
 #include <cujit/cache.hpp>
 

@@ -23,7 +23,7 @@ inline bool log_enabled(LogLevel level) noexcept {
 }
 
 /// Hands `message` to the log sink (by default stderr, "cujit: info: <message>") when `level`
-/// is enabled. Warnings go through detail::warn (cache/warning.hpp) instead, which counts them.
+/// is enabled. Warnings go through detail::warn (support/warning.hpp) instead, which counts them.
 /// Thread-safe; never throws.
 void log_message(LogLevel level, const std::string& message) noexcept;
 

@@ -1,6 +1,6 @@
-#include "cache/log.hpp"
+#include "support/log.hpp"
 
-#include "cache/warning.hpp"
+#include "support/warning.hpp"
 
 #include <cctype>
 #include <cstdio>

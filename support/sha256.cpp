@@ -1,4 +1,4 @@
-#include "cache/sha256.hpp"
+#include "support/sha256.hpp"
 
 // libsodium's SHA-256 (cmake/CujitStaticDeps.cmake says why libsodium, linked statically and
 // hidden). crypto_hash_sha256 needs no sodium_init: it has one portable implementation and
