@@ -1,9 +1,9 @@
 #include "runtime/source_dump.hpp"
 
-#include "core/checked_file.hpp"
+#include "cache/database_files.hpp"
 #include "cache/sha256.hpp"
-#include "cache/sqlite_store.hpp"
 #include "cache/warning.hpp"
+#include "core/checked_file.hpp"
 
 #include <cujit/error.hpp>
 
