@@ -4,6 +4,7 @@
 //
 //   cache_bench [iterations]     (default 2000)
 
+#include "cache/database_admin.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/record.hpp"
 #include "cache/sqlite_store.hpp"
@@ -223,10 +224,12 @@ int main(int argc, char** argv) {
     {
       auto from = SqliteStore::open_existing(db, {});
       auto to = SqliteStore::open_writable(app, {});
-      from->for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {
-        to->import_record(r, keys);
+      DatabaseAdmin source(*from);
+      DatabaseAdmin destination(*to);
+      source.for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {
+        destination.import_record(r, keys);
       });
-      to->finalize_for_deployment();
+      destination.finalize_for_deployment();
     }
     CacheConfig config;
     config.writable = false;

@@ -81,7 +81,7 @@ bool read_record(FieldReader& r, CacheRecord& rec) {
     return false;
   }
   // The log as published (one entry, one encoding); a trailing NUL of an older entry is
-  // stripped when the local database reads it back (sqlite_store.cpp).
+  // stripped when the local database reads it back (read_row, database_schema.cpp).
   auto decoded = decode_names(names);
   if (!decoded || codegen > 1000000 || static_cast<std::uint64_t>(source_size) > kMaxSourceSize) {
     return false;

@@ -1,8 +1,8 @@
 #include "runtime/source_dump.hpp"
 
+#include "cache/database_files.hpp"
 #include "core/checked_file.hpp"
 #include "support/sha256.hpp"
-#include "cache/sqlite_store.hpp"
 #include "support/warning.hpp"
 
 #include <cujit/error.hpp>

@@ -49,6 +49,7 @@ for from in support core codegen cache analysis; do
 done
 
 if [[ -n $build ]]; then
+  # The library's objects are compiled once, in the object library cujit_objects (issue 31).
   objects="$build/CMakeFiles/cujit_objects.dir"
   if [[ ! -d $objects/runtime ]]; then
     echo "error: no objects under $objects (build the library first)" >&2

@@ -2,6 +2,7 @@
 
 #include <cujit/cache.hpp>
 
+#include "cache/database_admin.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache_test_util.hpp"
@@ -66,7 +67,7 @@ TEST(CacheApi, ConfigureCountAndDisable) {
   cache.get_or_compile(other.request, other.generator(), compiler.fn(Target{80}));
   EXPECT_EQ(compiler.calls, 2);
   auto store = detail::SqliteStore::open_existing(config.directory + "/kernels.db", {});
-  EXPECT_EQ(store->list().size(), 1u);  // nothing written while disabled
+  EXPECT_EQ(detail::DatabaseAdmin(*store).list().size(), 1u);  // nothing written while disabled
 }
 
 TEST(CacheApi, PrefetchOpensTheConfiguredDatabase) {

@@ -1,5 +1,6 @@
 // Many processes sharing one cache database.
 
+#include "cache/database_admin.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache_test_util.hpp"
@@ -78,15 +79,16 @@ TEST(Concurrency, SixteenProcessesShareOneDatabase) {
   }
   auto store = SqliteStore::open_writable(db, {});
   EXPECT_EQ(store->integrity_check(), "ok");
-  EXPECT_EQ(store->list().size(), expected.size());
+  EXPECT_EQ(DatabaseAdmin(*store).list().size(), expected.size());
   for (const auto& name : expected) {
     auto kernel = fake_kernel(name);
     EXPECT_EQ(store->find_by_request(request_key("test", kernel.request.spec, Target{80})).status,
               Lookup::Status::Hit)
         << "lost entry " << name;
   }
-  EXPECT_EQ(store->verify(false).damaged.size(), 0u);
-  EXPECT_EQ(store->info().misses, expected.size());  // each kernel stored once
+  DatabaseAdmin admin(*store);
+  EXPECT_EQ(admin.verify(false).damaged.size(), 0u);
+  EXPECT_EQ(admin.info().misses, expected.size());  // each kernel stored once
 }
 
 TEST(Concurrency, ProcessKilledDuringWritesLeavesAUsableDatabase) {
@@ -123,7 +125,7 @@ TEST(Concurrency, ProcessKilledDuringWritesLeavesAUsableDatabase) {
   auto store = SqliteStore::open_writable(db, {});
   EXPECT_EQ(store->integrity_check(), "ok");
   EXPECT_EQ(warnings.count(), 0u) << warnings.joined();
-  VerifyReport report = store->verify(false);
+  VerifyReport report = DatabaseAdmin(*store).verify(false);
   EXPECT_GE(report.checked, 21u);
   EXPECT_TRUE(report.damaged.empty());
   auto k = fake_kernel("k5");

@@ -11,6 +11,7 @@
 // The SIGKILL test draws its kill times at random; a failure prints CUJIT_FAULT_SEED=N, and
 // setting that variable draws the same delays again.
 
+#include "cache/database_admin.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/raw_replay.hpp"
 #include "cache/record.hpp"
@@ -354,7 +355,7 @@ TEST(FaultInjection, WriterKilledAtRandomPointsLeavesAnIntactDatabase) {
     WarningCapture warnings;
     auto store = SqliteStore::open_writable(db, {});
     EXPECT_EQ(store->integrity_check(), "ok");
-    VerifyReport report = store->verify(false);
+    VerifyReport report = DatabaseAdmin(*store).verify(false);
     EXPECT_TRUE(report.damaged.empty()) << report.damaged.size() << " damaged entries";
     // Every kernel whose put returned is there (unless evicted), and every kernel served is
     // the one written (the lookup verified its checksum; the bytes are compared here too).
@@ -427,7 +428,7 @@ TEST(FaultInjection, FlippedByteInAStoredBinaryIsDeletedAndRecompiled) {
     CacheOutcome where{};
     EXPECT_TRUE(kernel_ok(produce(cache, &where)));
     EXPECT_EQ(where, CacheOutcome::DiskHit);
-    EXPECT_TRUE(SqliteStore::open_writable(db, {})->verify(false).damaged.empty());
+    EXPECT_TRUE(DatabaseAdmin(*SqliteStore::open_writable(db, {})).verify(false).damaged.empty());
     EXPECT_EQ(warnings.count(), 1u) << warnings.joined();
   }
 }
@@ -727,7 +728,7 @@ TEST(FaultInjection, FileSizeLimitFallsBackWithOneWarning) {
   WarningCapture warnings;
   auto store = SqliteStore::open_writable(db, {});
   EXPECT_EQ(store->integrity_check(), "ok");
-  EXPECT_TRUE(store->verify(false).damaged.empty());
+  EXPECT_TRUE(DatabaseAdmin(*store).verify(false).damaged.empty());
   auto k = fake_kernel("stored", Target{90});
   EXPECT_EQ(store->find_by_request(request_key("test", k.request.spec, Target{90})).status,
             Lookup::Status::Hit);
@@ -847,7 +848,8 @@ TEST(CacheSecurity, EveryRouteFromAFileToALoadChecksTheChecksum) {
       KernelCache cache(config_at(db));
       ASSERT_TRUE(kernel_ok(produce(cache)));
       if (r.deployment) {
-        std::dynamic_pointer_cast<SqliteStore>(cache.writable_store())->finalize_for_deployment();
+        DatabaseAdmin(*std::dynamic_pointer_cast<SqliteStore>(cache.writable_store()))
+            .finalize_for_deployment();
       }
     }
     ASSERT_TRUE(flip_stored_byte(db, binary, binary.size() / 2));

@@ -2,6 +2,7 @@
 // `cujit-cache push` seeds the server from a database, `pull` builds a (deployment) database
 // from what the fleet compiled, verified; `ls --remote` and `info --remote` inspect it.
 
+#include "cache/database_admin.hpp"
 #include "cache/remote_entry.hpp"
 #include "fleet_test_util.hpp"
 #include "tool_test_util.hpp"
@@ -258,7 +259,7 @@ TEST(FleetTool, PullRefusesPoisonedAndUnsignedEntriesCountingEachCause) {
   EXPECT_EQ(causes.value(to_string(RemoteDecode::WrongRequest), 0), 1) << causes;
   EXPECT_EQ(causes.value("not a string value (wrong type)", 0), 1) << causes;
   EXPECT_EQ(causes.value("too large (over 64.0 MiB; not read)", 0), 1) << causes;
-  EXPECT_EQ(SqliteStore::open_existing(dir.file("a.db"), {})->list().size(), 2u);
+  EXPECT_EQ(DatabaseAdmin(*SqliteStore::open_existing(dir.file("a.db"), {})).list().size(), 2u);
   // Trusting any writer takes the unsigned entry too, never the poisoned ones.
   run = tool(base + dir.file("b.db") + " --trust-any", kCleanEnv);
   EXPECT_EQ(run.status, 1) << run.out;

@@ -3,6 +3,7 @@
 // can no longer store one architecture's binary under another's key. Each test failed on the
 // code before the fix (eb933fb).
 
+#include "cache/database_admin.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache_test_util.hpp"
@@ -52,7 +53,7 @@ TEST(Integrity, SwappedBinaryAndChecksumAreDamagedAndVerifyFindsThem) {
   // Before: a's request was a hit carrying b's binary.
   EXPECT_EQ(store->find_by_request(rkey("a")).status, Lookup::Status::Damaged);
   EXPECT_EQ(store->find_by_content(b.content_key).status, Lookup::Status::Damaged);
-  EXPECT_EQ(store->verify(false).damaged.size(), 2u);
+  EXPECT_EQ(DatabaseAdmin(*store).verify(false).damaged.size(), 2u);
 }
 
 TEST(Integrity, RelabelledTargetOrKindIsDamaged) {
@@ -65,7 +66,7 @@ TEST(Integrity, RelabelledTargetOrKindIsDamaged) {
   store->exec("UPDATE kernels SET kind = 'raw' WHERE content_key = '" + b.content_key + "'");
   EXPECT_EQ(store->find_by_request(rkey("a")).status, Lookup::Status::Damaged);
   EXPECT_EQ(store->find_by_request(rkey("b")).status, Lookup::Status::Damaged);
-  EXPECT_EQ(store->verify(false).damaged.size(), 2u);
+  EXPECT_EQ(DatabaseAdmin(*store).verify(false).damaged.size(), 2u);
 }
 
 // A request of one target mapped to a sealed record of another target: a miss, compiled for

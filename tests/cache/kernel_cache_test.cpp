@@ -1,5 +1,6 @@
 #include "cache/kernel_cache.hpp"
 
+#include "cache/database_admin.hpp"
 #include "cache/manifest.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
@@ -416,7 +417,8 @@ TEST(KernelCache, DeploymentDatabaseIsConsultedBeforeCompilingAndNeverWritten) {
     build.database_path = dir.file("app.db");
     KernelCache cache(build);
     cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}));
-    std::dynamic_pointer_cast<SqliteStore>(cache.writable_store())->finalize_for_deployment();
+    DatabaseAdmin(*std::dynamic_pointer_cast<SqliteStore>(cache.writable_store()))
+        .finalize_for_deployment();
   }
   auto app_size = std::filesystem::file_size(dir.file("app.db"));
   CacheConfig run = config_in(dir);
@@ -439,7 +441,7 @@ TEST(KernelCache, DeploymentDatabaseIsConsultedBeforeCompilingAndNeverWritten) {
   EXPECT_EQ(cache.stats().deployment_hits, 1u);
   // The compiled kernel went to the writable database, not to app.db.
   auto ro = SqliteStore::open_read_only(dir.file("app.db"), {});
-  EXPECT_EQ(ro->list().size(), 1u);
+  EXPECT_EQ(DatabaseAdmin(*ro).list().size(), 1u);
   EXPECT_THROW(cache.add_deployment_database(dir.file("missing.db")), CacheError);
 }
 

@@ -4,6 +4,7 @@
 // trusted key refuses everything.
 #include "cache/signature_policy.hpp"
 
+#include "cache/database_admin.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/sqlite_store.hpp"
@@ -53,11 +54,11 @@ class SignedDeployment : public ::testing::Test {
     }
     auto store = SqliteStore::open_existing(app_, {});
     if (key != nullptr) {
-      store->sign_all([key](const CacheRecord& r, const std::string& request) {
+      DatabaseAdmin(*store).sign_all([key](const CacheRecord& r, const std::string& request) {
         return sign_entry(r, request, *key);
       });
     }
-    store->finalize_for_deployment();
+    DatabaseAdmin(*store).finalize_for_deployment();
   }
 
   CacheConfig run_config(bool required, const std::string& trusted_keys) const {
@@ -84,7 +85,7 @@ class SignedDeployment : public ::testing::Test {
   // signature can tell.
   void replace_binary(const std::string& content_key, const std::string& binary) {
     auto store = SqliteStore::open_existing(app_, {});
-    CacheRecord r = store->load(content_key, false).value();
+    CacheRecord r = DatabaseAdmin(*store).load(content_key, false).value();
     r.program.binary = binary;
     r.checksum = record_checksum(r);
     store->exec("UPDATE kernels SET binary = X'" + to_hex(binary) +

@@ -4,6 +4,7 @@
 // checksum (which anyone can recompute): the entry must be refused, never served.
 #include "cache/entry_signature.hpp"
 
+#include "cache/database_admin.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/remote_entry.hpp"
 #include "cache/sqlite_store.hpp"
@@ -104,10 +105,10 @@ class EditedDeployment : public ::testing::Test {
       cache.get_or_compile(k_.request, k_.generator(), builder_compiler_.fn(k_.request.target));
     }
     auto store = SqliteStore::open_existing(app_, {});
-    store->sign_all([this](const CacheRecord& r, const std::string& request) {
+    DatabaseAdmin(*store).sign_all([this](const CacheRecord& r, const std::string& request) {
       return sign_entry(r, request, builder_);
     });
-    store->finalize_for_deployment();
+    DatabaseAdmin(*store).finalize_for_deployment();
   }
 
   // Writes `r`'s editable fields over the stored row, checksum resealed.
@@ -142,8 +143,8 @@ TEST_F(EditedDeployment, AnEditedFieldIsRefusedAndTheKernelCompiledHere) {
   write_key_pair(dir_.file("builder"), builder_, false);
   build_signed();
   const CacheRecord original =
-      SqliteStore::open_existing(app_, {})
-          ->load(content_key(k_.source, k_.request.target, k_.request.kind), true)
+      DatabaseAdmin(*SqliteStore::open_existing(app_, {}))
+          .load(content_key(k_.source, k_.request.target, k_.request.kind), true)
           .value();
   {  // unedited: served from the deployment
     KernelCache cache(required());
@@ -231,11 +232,12 @@ TEST(SignedFleetRecord, ALocalCopyKeepsTheFleetSignature) {
     cache.flush();
   }
   auto local = SqliteStore::open_existing(dir.file("kernels.db"), {});
-  ASSERT_EQ(local->signatures().count(rkey(k)), 1u);
-  const CacheRecord stored = local->load(r.content_key, true).value();
-  EXPECT_EQ(
-      verify_entry(stored, rkey(k), local->signatures().at(rkey(k)), {trusted(keys.key)}, nullptr),
-      SignatureVerdict::Valid);
+  DatabaseAdmin local_db(*local);
+  ASSERT_EQ(local_db.signatures().count(rkey(k)), 1u);
+  const CacheRecord stored = local_db.load(r.content_key, true).value();
+  EXPECT_EQ(verify_entry(stored, rkey(k), local_db.signatures().at(rkey(k)), {trusted(keys.key)},
+                         nullptr),
+            SignatureVerdict::Valid);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "cache/sqlite_store.hpp"
 
+#include "cache/database_admin.hpp"
+#include "cache/database_files.hpp"
 #include "cache_test_util.hpp"
 
 #include <cujit/error.hpp>
@@ -104,8 +106,8 @@ TEST(SqliteStore, InsertIfAbsentKeepsTheFirstRecord) {
   second.program.log = "second";
   store->put(second, rkey("k2"));
   EXPECT_EQ(store->find_by_request(rkey("k2")).record.program.log, r.program.log);
-  EXPECT_EQ(store->list().size(), 1u);
-  EXPECT_EQ(store->info().misses, 1u);
+  EXPECT_EQ(DatabaseAdmin(*store).list().size(), 1u);
+  EXPECT_EQ(DatabaseAdmin(*store).info().misses, 1u);
 }
 
 TEST(SqliteStore, CreatesDirectoriesPrivately) {
@@ -128,7 +130,7 @@ TEST(SqliteStore, DamagedBinaryIsReportedNotReturned) {
   Lookup l = store->find_by_request(rkey("k"));
   EXPECT_EQ(l.status, Lookup::Status::Damaged);
   EXPECT_EQ(l.record.content_key, r.content_key);
-  VerifyReport report = store->verify(true);
+  VerifyReport report = DatabaseAdmin(*store).verify(true);
   EXPECT_TRUE(report.integrity_ok);
   EXPECT_EQ(report.damaged, std::vector<std::string>{r.content_key});
   EXPECT_EQ(store->find_by_request(rkey("k")).status, Lookup::Status::Miss);
@@ -148,7 +150,8 @@ TEST(SqliteStore, DamagedLengthFieldsAreReportedNotTrusted) {
   store->exec("UPDATE kernels SET target = 'sm_80', source_size = 1 << 40");
   EXPECT_EQ(store->find_by_request(rkey("k")).status, Lookup::Status::Damaged);
   store->exec("UPDATE kernels SET source_size = 3");
-  EXPECT_EQ(store->verify(false).damaged.size(), 1u);  // source no longer decompresses
+  EXPECT_EQ(DatabaseAdmin(*store).verify(false).damaged.size(),
+            1u);  // source no longer decompresses
 }
 
 TEST(SqliteStore, NonDatabaseFileIsMovedAsideAndRecreated) {
@@ -280,7 +283,7 @@ TEST(SqliteStore, ReadOnlyDeploymentDatabase) {
   {
     auto store = SqliteStore::open_writable(path, {});
     store->put(record_for("k"), rkey("k"));
-    store->finalize_for_deployment();
+    DatabaseAdmin(*store).finalize_for_deployment();
   }
   EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
   ::chmod(path.c_str(), 0444);
@@ -288,7 +291,7 @@ TEST(SqliteStore, ReadOnlyDeploymentDatabase) {
   EXPECT_TRUE(ro->read_only());
   EXPECT_EQ(ro->find_by_request(rkey("k")).status, Lookup::Status::Hit);
   EXPECT_THROW(ro->put(record_for("x"), rkey("x")), CacheError);
-  EXPECT_THROW(ro->clear(), CacheError);
+  EXPECT_THROW(DatabaseAdmin(*ro).clear(), CacheError);
   EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
   EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
   EXPECT_THROW(SqliteStore::open_read_only(dir.file("missing.db"), {}), CacheError);
@@ -330,7 +333,7 @@ TEST(SqliteStore, LeastRecentlyUsedEntriesAreEvicted) {
   EXPECT_EQ(store->find_by_request(rkey("k1")).status, Lookup::Status::Miss);
   EXPECT_EQ(store->find_by_request(rkey("k2")).status, Lookup::Status::Miss);
   EXPECT_EQ(store->find_by_request(rkey("k3")).status, Lookup::Status::Hit);
-  EXPECT_EQ(store->info().evictions, 2u);
+  EXPECT_EQ(DatabaseAdmin(*store).info().evictions, 2u);
 }
 
 TEST(SqliteStore, SizeLimitEvictsOnInsert) {
@@ -345,99 +348,11 @@ TEST(SqliteStore, SizeLimitEvictsOnInsert) {
     store->put(record_for("k" + std::to_string(i), Target{80}, 10000),
                rkey("k" + std::to_string(i)));
   }
-  DatabaseInfo info = store->info();
+  DatabaseInfo info = DatabaseAdmin(*store).info();
   EXPECT_LE(info.stored_bytes, o.max_size);
   EXPECT_EQ(info.entries, 3u);
   EXPECT_EQ(store->find_by_request(rkey("k9")).status, Lookup::Status::Hit);
   EXPECT_EQ(store->find_by_request(rkey("k0")).status, Lookup::Status::Miss);
-}
-
-TEST(SqliteStore, PruneByAgeArchAndClear) {
-  TempDir dir;
-  std::int64_t clock = 1'000'000;
-  StoreOptions o;
-  o.clock = [&] { return clock; };
-  auto store = SqliteStore::open_writable(dir.file("kernels.db"), o);
-  store->put(record_for("old"), rkey("old"));
-  clock += 10'000;
-  store->put(record_for("new"), rkey("new"));
-  store->put(record_for("hopper", Target{90}), "");
-  PruneOptions age;
-  age.older_than_ms = 5'000;
-  EXPECT_EQ(store->prune(age), 1u);
-  EXPECT_EQ(store->find_by_request(rkey("old")).status, Lookup::Status::Miss);
-  PruneOptions arch;
-  arch.targets = {"sm_90"};
-  EXPECT_EQ(store->prune(arch), 1u);
-  EXPECT_EQ(store->list().size(), 1u);
-  EXPECT_EQ(store->clear(), 1u);
-  EXPECT_TRUE(store->list().empty());
-  EXPECT_EQ(store->find_by_request(rkey("new")).status, Lookup::Status::Miss);
-}
-
-TEST(SqliteStore, PruneStaleEntries) {
-  TempDir dir;
-  auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});
-  store->put(record_for("current"), rkey("current"));
-  CacheRecord old_nvrtc = record_for("old-nvrtc");
-  old_nvrtc.nvrtc_version = "12.0 (older)";
-  store->put(old_nvrtc, rkey("old-nvrtc"));
-  CacheRecord old_codegen = record_for("old-codegen");
-  old_codegen.codegen_version = kCodegenVersion - 1;
-  store->put(old_codegen, rkey("old-codegen"));
-  EXPECT_EQ(store->info().stale, 2u);
-  PruneOptions stale;
-  stale.stale = true;
-  EXPECT_EQ(store->prune(stale), 2u);
-  EXPECT_EQ(store->find_by_request(rkey("current")).status, Lookup::Status::Hit);
-  EXPECT_EQ(store->info().stale, 0u);
-  EXPECT_EQ(store->info().entries, 1u);
-}
-
-TEST(SqliteStore, InfoListAndLoadByPrefix) {
-  TempDir dir;
-  auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});
-  CacheRecord a = record_for("a");
-  store->put(a, rkey("a"));
-  store->put(record_for("b", Target{90}), rkey("b"));
-  ASSERT_EQ(store->find_by_request(rkey("a")).status, Lookup::Status::Hit);
-  DatabaseInfo info = store->info();
-  EXPECT_EQ(info.entries, 2u);
-  EXPECT_EQ(info.per_target["sm_80"], 1u);
-  EXPECT_EQ(info.per_target["sm_90"], 1u);
-  EXPECT_EQ(info.per_kind["test"], 2u);
-  EXPECT_EQ(info.hits, 1u);
-  EXPECT_EQ(info.misses, 2u);
-  EXPECT_EQ(info.schema_version, kSchemaVersion);
-  auto loaded = store->load(a.content_key.substr(0, 12), true);
-  ASSERT_TRUE(loaded);
-  EXPECT_EQ(loaded->content_key, a.content_key);
-  EXPECT_EQ(store->source_of(*loaded).value(), "__global__ void a() {}");
-  auto by_request = store->load(rkey("a"), false);
-  ASSERT_TRUE(by_request);
-  EXPECT_EQ(by_request->content_key, a.content_key);
-  EXPECT_FALSE(store->load("ffffffff", false));
-  EXPECT_THROW(store->load("xyz!", false), ArgumentError);
-}
-
-TEST(SqliteStore, ExportImportCopiesRecordsAndRequests) {
-  TempDir dir;
-  auto from = SqliteStore::open_writable(dir.file("from.db"), {});
-  from->put(record_for("a"), rkey("a"));
-  from->put(record_for("b"), rkey("b"));
-  auto to = SqliteStore::open_writable(dir.file("to.db"), {});
-  int copied = 0;
-  from->for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {
-    copied += to->import_record(r, keys).inserted ? 1 : 0;
-  });
-  EXPECT_EQ(copied, 2);
-  EXPECT_EQ(to->find_by_request(rkey("a")).status, Lookup::Status::Hit);
-  auto b = to->load(rkey("b"), true);
-  ASSERT_TRUE(b);
-  EXPECT_EQ(to->source_of(*b).value(), "__global__ void b() {}");
-  from->for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {
-    EXPECT_FALSE(to->import_record(r, keys).inserted);
-  });
 }
 
 // Issue 16, finding 5: a process that only read from the cache does not wait at exit for

@@ -1,6 +1,7 @@
 // Signatures kept with entries, in both stores: put stores them in its transaction, lookups
 // bring the right one along (the mapping's by request key, the entry's by content key), and
 // they go with the entry or the mapping they sign.
+#include "cache/database_admin.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
@@ -90,7 +91,7 @@ TEST_P(StoreSignatures, RemovalTakesTheEntrysAndItsRequestsSignatures) {
   EXPECT_NE(store_->find_by_request(rkey("other")).signature, "");
   EXPECT_NE(store_->find_by_content(other.content_key).signature, "");
   if (auto* sqlite = dynamic_cast<SqliteStore*>(store_.get())) {
-    EXPECT_EQ(sqlite->signatures().size(), 2u);
+    EXPECT_EQ(DatabaseAdmin(*sqlite).signatures().size(), 2u);
   } else {
     EXPECT_EQ(dynamic_cast<MemoryStore&>(*store_).signatures().size(), 2u);
   }
@@ -116,6 +117,7 @@ INSTANTIATE_TEST_SUITE_P(Stores, StoreSignatures, ::testing::Values(false, true)
 TEST(SqliteStoreSignatures, SignAllSignsEveryEntryAndMappingAndSkipsDamagedOnes) {
   TempDir dir;
   auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});
+  DatabaseAdmin admin(*store);
   const CacheRecord a = record_for("a");
   const CacheRecord b = record_for("b");
   const CacheRecord c = record_for("c");
@@ -126,13 +128,13 @@ TEST(SqliteStoreSignatures, SignAllSignsEveryEntryAndMappingAndSkipsDamagedOnes)
   store->exec("UPDATE kernels SET binary = CAST('x' AS BLOB) WHERE content_key = '" +
               b.content_key + "'");
   const SigningKey key = generate_signing_key();
-  const auto outcome = store->sign_all([&](const CacheRecord& r, const std::string& request) {
+  const auto outcome = admin.sign_all([&](const CacheRecord& r, const std::string& request) {
     return sign_entry(r, request, key);
   });
   EXPECT_EQ(outcome.entries, 2u);
   EXPECT_EQ(outcome.requests, 2u);
   EXPECT_EQ(outcome.damaged, 1u);
-  const std::map<std::string, std::string> all = store->signatures();
+  const std::map<std::string, std::string> all = admin.signatures();
   EXPECT_EQ(all.size(), 4u);
   const std::vector<TrustedKey> trusted = {{key.public_key, key_id(key.public_key)}};
   for (const std::string& request : {rkey("a"), rkey("a2")}) {
@@ -141,14 +143,14 @@ TEST(SqliteStoreSignatures, SignAllSignsEveryEntryAndMappingAndSkipsDamagedOnes)
   EXPECT_EQ(verify_entry(a, "", all.at(a.content_key), trusted, nullptr), SignatureVerdict::Valid);
   EXPECT_EQ(verify_entry(c, "", all.at(c.content_key), trusted, nullptr), SignatureVerdict::Valid);
   EXPECT_EQ(all.count(b.content_key) + all.count(rkey("b")), 0u);
-  EXPECT_EQ(store->info().signatures, 4u);
+  EXPECT_EQ(admin.info().signatures, 4u);
   // Signing again replaces, never duplicates; clear() takes every signature.
-  store->sign_all([&](const CacheRecord& r, const std::string& request) {
+  admin.sign_all([&](const CacheRecord& r, const std::string& request) {
     return sign_entry(r, request, key);
   });
-  EXPECT_EQ(store->signatures().size(), 4u);
-  store->clear();
-  EXPECT_TRUE(store->signatures().empty());
+  EXPECT_EQ(admin.signatures().size(), 4u);
+  admin.clear();
+  EXPECT_TRUE(admin.signatures().empty());
 }
 
 TEST(SqliteStoreSignatures, ADeploymentDatabaseServesItsSignatures) {
@@ -159,13 +161,14 @@ TEST(SqliteStoreSignatures, ADeploymentDatabaseServesItsSignatures) {
   {
     auto store = SqliteStore::open_writable(path, {});
     store->put(r, rkey("k"), signed_by(key, r, rkey("k")));
-    store->finalize_for_deployment();
+    DatabaseAdmin(*store).finalize_for_deployment();
   }
   auto deployed = SqliteStore::open_read_only(path, {});
   EXPECT_EQ(deployed->find_by_request(rkey("k")).signature, sign_entry(r, rkey("k"), key));
   EXPECT_EQ(deployed->find_by_content(r.content_key).signature, sign_entry(r, "", key));
-  EXPECT_THROW(deployed->sign_all([](const CacheRecord&, const std::string&) { return "x"; }),
-               CacheError);
+  EXPECT_THROW(
+      DatabaseAdmin(*deployed).sign_all([](const CacheRecord&, const std::string&) { return "x"; }),
+      CacheError);
 }
 
 // An import carries the signatures of what it writes, and nothing else: a request it leaves
@@ -181,9 +184,11 @@ TEST(SqliteStoreSignatures, ImportCarriesTheSignaturesOfWhatItWrites) {
   from->put(c, rkey("q3"), signed_by(key, c, rkey("q3")));
   to->put(b, rkey("q2"));  // q2 answers b here: the import keeps it so
   to->put(c, rkey("q3"));  // c is here already, unsigned
-  const auto signatures = from->signatures();
-  from->for_each_record([&](const CacheRecord& r, const std::vector<std::string>& requests) {
-    to->import_record(r, requests, signatures);
+  DatabaseAdmin source(*from);
+  DatabaseAdmin destination(*to);
+  const auto signatures = source.signatures();
+  source.for_each_record([&](const CacheRecord& r, const std::vector<std::string>& requests) {
+    destination.import_record(r, requests, signatures);
   });
   EXPECT_EQ(to->find_by_content(a.content_key).signature, sign_entry(a, "", key));
   EXPECT_EQ(to->find_by_request(rkey("q1")).signature, sign_entry(a, rkey("q1"), key));
@@ -191,7 +196,7 @@ TEST(SqliteStoreSignatures, ImportCarriesTheSignaturesOfWhatItWrites) {
   EXPECT_EQ(to->find_by_request(rkey("q2")).signature, "");
   EXPECT_EQ(to->find_by_content(c.content_key).signature, "");
   EXPECT_EQ(to->find_by_request(rkey("q3")).signature, "");
-  EXPECT_EQ(to->signatures().size(), 2u);
+  EXPECT_EQ(destination.signatures().size(), 2u);
 }
 
 // Schema version 3 added the signatures table: an older writable database is rebuilt, an older
@@ -203,7 +208,7 @@ TEST(SqliteStoreSignatures, AVersion2DatabaseIsRebuiltOrRefused) {
     auto store = SqliteStore::open_writable(path, {});
     store->put(record_for("k"), rkey("k"));
     store->exec("DROP TABLE signatures; PRAGMA user_version = 2");
-    store->finalize_for_deployment();
+    DatabaseAdmin(*store).finalize_for_deployment();
   }
   try {
     SqliteStore::open_read_only(path, {});
@@ -212,8 +217,9 @@ TEST(SqliteStoreSignatures, AVersion2DatabaseIsRebuiltOrRefused) {
     EXPECT_NE(std::string(e.what()).find("schema version 2"), std::string::npos) << e.what();
   }
   auto rebuilt = SqliteStore::open_writable(path, {});
-  EXPECT_EQ(rebuilt->info().schema_version, 3);
-  EXPECT_EQ(rebuilt->info().entries, 0u);
+  const DatabaseInfo info = DatabaseAdmin(*rebuilt).info();
+  EXPECT_EQ(info.schema_version, 3);
+  EXPECT_EQ(info.entries, 0u);
   const CacheRecord r = record_for("k");
   rebuilt->put(r, rkey("k"), {"", sign_entry(r, "", generate_signing_key())});
   EXPECT_NE(rebuilt->find_by_content(r.content_key).signature, "");

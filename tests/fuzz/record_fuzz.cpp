@@ -1,5 +1,5 @@
 // Fuzzes the decoding of stored cache records (cache/record.*, and the row decoder of
-// cache/sqlite_store.cpp that uses it): nothing read from a database is trusted, so any bytes
+// cache/database_schema.cpp that uses it): nothing read from a database is trusted, so any bytes
 // in any field must decode to an intact record or be refused (a miss, a damaged entry, an
 // empty optional), never crash, over-read or allocate what a length field claims.
 //
@@ -13,6 +13,7 @@
 //                  source, options, metadata, log, binary_size (i64), source_size (i64),
 //                  codegen_version (i64); bit 2 of the mode stores the byte fields as TEXT.
 
+#include "cache/database_admin.hpp"
 #include "cache/record.hpp"
 #include "cache/sqlite_store.hpp"
 
@@ -173,9 +174,9 @@ void check_row(const std::vector<std::string_view>& f, bool as_text) {
     CUJIT_FUZZ_CHECK(r.source_size <= kMaxSourceSize, "a hit with an oversized source");
   }
   // The cujit-cache tool's path: the record as stored, damaged or not, and its source.
-  std::optional<CacheRecord> loaded = store.load(std::string(kKey), true);
+  std::optional<CacheRecord> loaded = DatabaseAdmin(store).load(std::string(kKey), true);
   CUJIT_FUZZ_CHECK(loaded.has_value(), "a stored row could not be loaded");
-  std::optional<std::string> text = store.source_of(*loaded);
+  std::optional<std::string> text = DatabaseAdmin::source_of(*loaded);
   if (text) CUJIT_FUZZ_CHECK(text->size() == loaded->source_size, "source of another size");
 }
 

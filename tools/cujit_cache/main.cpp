@@ -12,6 +12,8 @@
 // Every command takes --json for machine-readable output.
 
 #include "cache/compiler_identity.hpp"
+#include "cache/database_admin.hpp"
+#include "cache/database_files.hpp"
 #include "cache/entry_signature.hpp"
 #include "support/json_text.hpp"
 #include "cache/kernel_cache.hpp"
@@ -53,6 +55,7 @@
 namespace cujit::tool {
 namespace {
 
+using detail::DatabaseAdmin;
 using detail::SqliteStore;
 using nlohmann::json;
 
@@ -153,14 +156,14 @@ void check_output(const Options& o, const std::string& path) {
                       "it aside and start a new database there)");
 }
 
-json sign_json(const SqliteStore::SignOutcome& s, const detail::SigningKey& key) {
+json sign_json(const DatabaseAdmin::SignOutcome& s, const detail::SigningKey& key) {
   return {{"entries", s.entries},
           {"requests", s.requests},
           {"damaged_skipped", s.damaged},
           {"key_id", detail::key_id(key.public_key)}};
 }
 
-std::string sign_text(const std::string& path, const SqliteStore::SignOutcome& s,
+std::string sign_text(const std::string& path, const DatabaseAdmin::SignOutcome& s,
                       const detail::SigningKey& key) {
   std::string out = fmt::format("signed {} entries and {} request mappings of {} with key {}\n",
                                 s.entries, s.requests, path, detail::key_id(key.public_key));
@@ -179,9 +182,11 @@ void remove_database(const std::string& path) {
 // Copies every intact entry of `from`, with its request keys and signatures, into `to`; an
 // entry or request `to` has already is kept as it is.
 void copy_entries(SqliteStore& from, SqliteStore& to) {
-  const std::map<std::string, std::string> signatures = from.signatures();
-  from.for_each_record([&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
-    to.import_record(r, keys, signatures);
+  DatabaseAdmin source(from);
+  DatabaseAdmin destination(to);
+  const std::map<std::string, std::string> signatures = source.signatures();
+  source.for_each_record([&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
+    destination.import_record(r, keys, signatures);
   });
 }
 
@@ -225,16 +230,17 @@ class PrivateDatabase {
 
   // Signs (with `key`, when given) and finalises what the output will hold, and publishes it;
   // returns what signing did.
-  SqliteStore::SignOutcome publish(const detail::SigningKey* key) {
+  DatabaseAdmin::SignOutcome publish(const detail::SigningKey* key) {
     const DirectoryLock lock(directory_);
     struct stat st {};
     const bool merge = ::lstat(output_.c_str(), &st) == 0;
-    SqliteStore::SignOutcome signed_entries;
+    DatabaseAdmin::SignOutcome signed_entries;
     {
       auto out = SqliteStore::open_writable(merge ? output_ : path_, options_);
       if (merge) copy_entries(*SqliteStore::open_writable(path_, options_), *out);
-      if (key != nullptr) signed_entries = sign_database(*out, *key);  // what was there too
-      out->finalize_for_deployment();
+      DatabaseAdmin admin(*out);
+      if (key != nullptr) signed_entries = sign_database(admin, *key);  // what was there too
+      admin.finalize_for_deployment();
     }
     if (!merge) {
       // mkostemp made it 0600; a deployment database is read by others, as SQLite creates it.
@@ -303,7 +309,7 @@ int precompile_into(const Options& o, const PrecompileArgs& a, bool& stored) {
   std::size_t compiled = tally.compiled();
   std::size_t present = tally.present();
   stored = compiled > 0;
-  std::optional<SqliteStore::SignOutcome> signed_entries;
+  std::optional<DatabaseAdmin::SignOutcome> signed_entries;
   // A run that failed and compiled nothing has nothing to add: the output stays as it was.
   if (stored || failures.empty()) signed_entries = work.publish(key ? &*key : nullptr);
   double seconds =
@@ -366,7 +372,7 @@ int ls(const Options& o, const std::string& kernel) {
   std::vector<detail::RecordSummary> records;
   struct stat st {};
   if (!o.db.empty() || ::stat(db_path(o).c_str(), &st) == 0) {
-    records = SqliteStore::open_existing(db_path(o), store_options(o))->list(true);
+    records = DatabaseAdmin(*SqliteStore::open_existing(db_path(o), store_options(o))).list(true);
   }
   if (!kernel.empty()) {
     records.erase(std::remove_if(records.begin(), records.end(),
@@ -393,7 +399,7 @@ int ls(const Options& o, const std::string& kernel) {
 
 int info(const Options& o) {
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
-  detail::DatabaseInfo i = store->info();
+  detail::DatabaseInfo i = DatabaseAdmin(*store).info();
   if (o.json) {
     print_json({{"path", i.path},
                 {"schema_version", i.schema_version},
@@ -430,7 +436,7 @@ int info(const Options& o) {
 
 int show(const Options& o, const std::string& key, bool with_source) {
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
-  auto r = store->load(key, true);
+  auto r = DatabaseAdmin(*store).load(key, true);
   if (!r) {
     const std::string message = "no entry with key " + key + " in " + db_path(o);
     if (o.json) {
@@ -440,7 +446,7 @@ int show(const Options& o, const std::string& key, bool with_source) {
     }
     return 1;
   }
-  auto source = store->source_of(*r);
+  auto source = DatabaseAdmin::source_of(*r);
   bool intact = r->checksum_ok() && source.has_value();
   json names = json::array();
   for (const auto& [e, l] : r->program.lowered_names) names.push_back({e, l});
@@ -486,11 +492,12 @@ int verify(const Options& o, bool fix, const std::string& trusted_keys) {
   std::vector<detail::TrustedKey> trusted;
   if (!trusted_keys.empty()) trusted = detail::read_trusted_keys(trusted_keys);
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
-  detail::VerifyReport r = store->verify(fix);
+  DatabaseAdmin admin(*store);
+  detail::VerifyReport r = admin.verify(fix);
   bool ok = r.integrity_ok && (r.damaged.empty() || r.removed);
   std::optional<SignatureAudit> audit;
   if (!trusted_keys.empty()) {
-    audit = audit_signatures(*store, trusted);
+    audit = audit_signatures(admin, trusted);
     ok = ok && audit->ok();
   }
   if (o.json) {
@@ -514,7 +521,8 @@ int verify(const Options& o, bool fix, const std::string& trusted_keys) {
 int sign(const Options& o, const std::string& key_file) {
   const detail::SigningKey key = detail::read_signing_key(key_file);
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
-  const SqliteStore::SignOutcome s = sign_database(*store, key);
+  DatabaseAdmin admin(*store);
+  const DatabaseAdmin::SignOutcome s = sign_database(admin, key);
   if (o.json) {
     json j = sign_json(s, key);
     j["path"] = db_path(o);
@@ -548,12 +556,13 @@ int prune(const Options& o, const std::string& max_size, const std::string& olde
     throw ArgumentError("cujit-cache: prune needs --max-size, --older-than, --arch or --stale");
   }
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
-  std::uint64_t removed = store->prune(p);
+  DatabaseAdmin admin(*store);
+  std::uint64_t removed = admin.prune(p);
   if (o.json) {
-    print_json({{"path", db_path(o)}, {"removed", removed}, {"entries", store->list().size()}});
+    print_json({{"path", db_path(o)}, {"removed", removed}, {"entries", admin.list().size()}});
   } else {
     std::cout << fmt::format("{}: removed {} entries, {} left\n", db_path(o), removed,
-                             store->list().size());
+                             admin.list().size());
   }
   return 0;
 }
@@ -562,10 +571,12 @@ int copy(const Options& o, SqliteStore& from, SqliteStore& to, const char* verb)
   std::uint64_t copied = 0;
   std::uint64_t present = 0;
   std::uint64_t kept = 0;
-  const std::map<std::string, std::string> signatures = from.signatures();
-  const std::uint64_t damaged =
-      from.for_each_record([&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
-        const auto outcome = to.import_record(r, keys, signatures);
+  DatabaseAdmin source(from);
+  DatabaseAdmin destination(to);
+  const std::map<std::string, std::string> signatures = source.signatures();
+  const std::uint64_t damaged = source.for_each_record(
+      [&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
+        const auto outcome = destination.import_record(r, keys, signatures);
         (outcome.inserted ? copied : present) += 1;
         kept += outcome.kept_requests;
       });
@@ -596,7 +607,7 @@ int export_to(const Options& o, const std::string& out) {
   check_output(o, out);
   auto to = SqliteStore::open_writable(out, store_options(o));
   int rc = copy(o, *from, *to, "exported");
-  to->finalize_for_deployment();  // an exported database is usually shipped
+  DatabaseAdmin(*to).finalize_for_deployment();  // an exported database is usually shipped
   return rc;
 }
 
@@ -616,7 +627,7 @@ int clear(const Options& o, bool yes) {
                         "; pass --yes to confirm");
   }
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
-  std::uint64_t removed = store->clear();
+  std::uint64_t removed = DatabaseAdmin(*store).clear();
   if (o.json) {
     print_json({{"path", db_path(o)}, {"removed", removed}});
   } else {

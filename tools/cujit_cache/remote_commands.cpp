@@ -1,5 +1,6 @@
 #include "tools/cujit_cache/remote_commands.hpp"
 
+#include "cache/database_admin.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/redis_client.hpp"
 #include "cache/remote_endpoint.hpp"
@@ -271,7 +272,7 @@ int push(const ToolContext& ctx, const Args& a) {
   Publisher out(c);
   PushTally t;
   const auto started = std::chrono::steady_clock::now();
-  t.damaged = store->for_each_record(
+  t.damaged = detail::DatabaseAdmin(*store).for_each_record(
       [&](const detail::CacheRecord& r, const std::vector<std::string>& request_keys) {
         ++t.records;
         if (request_keys.empty()) ++t.without_request;
@@ -316,7 +317,7 @@ struct PullTally {
 };
 
 void pull_one(RedisConnection& c, const std::string& key, const Trust& trust,
-              detail::SqliteStore& store, PullTally& t) {
+              detail::DatabaseAdmin& into, PullTally& t) {
   Fetched f = fetch_entry(c, key);
   if (f.status == Fetched::Status::Vanished) {
     ++t.vanished;
@@ -331,7 +332,7 @@ void pull_one(RedisConnection& c, const std::string& key, const Trust& trust,
   // pulled database can be required signed and verified again.
   std::map<std::string, std::string> signatures;
   if (!f.entry.signature.empty()) signatures.emplace(f.entry.request_key, f.entry.signature);
-  const auto outcome = store.import_record(f.entry.record, {f.entry.request_key}, signatures);
+  const auto outcome = into.import_record(f.entry.record, {f.entry.request_key}, signatures);
   ++(outcome.inserted ? t.pulled : t.present);
   t.kept += outcome.kept_requests;
 }
@@ -379,12 +380,13 @@ int pull(const ToolContext& ctx, const Args& a) {
   auto store = new_output || ::access(to.c_str(), F_OK) != 0
                    ? detail::SqliteStore::open_writable(to, ctx.store)
                    : detail::SqliteStore::open_existing(to, ctx.store);
+  detail::DatabaseAdmin into(*store);
   PullTally t;
   for (const auto& key : scan_all(c, detail::remote_kernel_pattern())) {
     ++t.entries;
-    pull_one(c, key, trust, *store, t);
+    pull_one(c, key, trust, into, t);
   }
-  if (new_output) store->finalize_for_deployment();  // an output built so is usually shipped
+  if (new_output) into.finalize_for_deployment();  // an output built so is usually shipped
   report_pull(ctx, c, to, t);
   return t.refused_total() > 0 ? 1 : 0;
 }

@@ -54,16 +54,16 @@ std::string key_ids(const std::vector<detail::TrustedKey>& trusted) {
 
 }  // namespace
 
-detail::SqliteStore::SignOutcome sign_database(detail::SqliteStore& store,
-                                               const detail::SigningKey& key) {
-  return store.sign_all([&key](const detail::CacheRecord& record, const std::string& request) {
+detail::DatabaseAdmin::SignOutcome sign_database(detail::DatabaseAdmin& database,
+                                                 const detail::SigningKey& key) {
+  return database.sign_all([&key](const detail::CacheRecord& record, const std::string& request) {
     return detail::sign_entry(record, request, key);
   });
 }
 
-SignatureAudit audit_signatures(detail::SqliteStore& store,
+SignatureAudit audit_signatures(detail::DatabaseAdmin& database,
                                 const std::vector<detail::TrustedKey>& trusted) {
-  const std::map<std::string, std::string> signatures = store.signatures();
+  const std::map<std::string, std::string> signatures = database.signatures();
   SignatureAudit audit;
   auto check = [&](const detail::CacheRecord& record, const std::string& request) {
     const std::string& key = request.empty() ? record.content_key : request;
@@ -79,7 +79,7 @@ SignatureAudit audit_signatures(detail::SqliteStore& store,
     p.request = !request.empty();
     audit.problems.push_back(std::move(p));
   };
-  store.for_each_record(
+  database.for_each_record(
       [&](const detail::CacheRecord& record, const std::vector<std::string>& requests) {
         check(record, "");
         for (const auto& request : requests) check(record, request);

@@ -2,8 +2,8 @@
 // cujit-cache's signing of databases (`sign`, `precompile --sign`) and the signature check of
 // `verify --trusted-keys`.
 
+#include "cache/database_admin.hpp"
 #include "cache/entry_signature.hpp"
-#include "cache/sqlite_store.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -13,10 +13,10 @@
 
 namespace cujit::tool {
 
-/// Signs every intact entry of `store` (its content key) and every request mapped to one, with
+/// Signs every intact entry of `database` (its content key) and every request mapped to one, with
 /// `key`, replacing older signatures, in one transaction. Throws CacheError.
-detail::SqliteStore::SignOutcome sign_database(detail::SqliteStore& store,
-                                               const detail::SigningKey& key);
+detail::DatabaseAdmin::SignOutcome sign_database(detail::DatabaseAdmin& database,
+                                                 const detail::SigningKey& key);
 
 /// A signature that does not verify.
 struct SignatureProblem {
@@ -40,8 +40,8 @@ struct SignatureAudit {
 };
 
 /// Checks the signature of every intact entry (signed alone) and of every request mapping in
-/// `store` against `trusted`. Throws CacheError.
-SignatureAudit audit_signatures(detail::SqliteStore& store,
+/// `database` against `trusted`. Throws CacheError.
+SignatureAudit audit_signatures(detail::DatabaseAdmin& database,
                                 const std::vector<detail::TrustedKey>& trusted);
 
 /// The audit as `verify --json` reports it: counts, the trusted key ids, the problems.
