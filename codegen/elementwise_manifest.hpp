@@ -2,7 +2,7 @@
 // Elementwise kernels as manifest entries (JSON) and back, so `cujit-cache precompile` can
 // regenerate exactly the source a run used; and building a validated definition.
 
-#include "codegen/elementwise_codegen.hpp"
+#include "codegen/elementwise_spec.hpp"
 
 #include <string>
 #include <utility>

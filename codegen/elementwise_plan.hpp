@@ -4,8 +4,8 @@
 // function of the argument descriptions and the device limits; code generation reads only the
 // plan (through its specialisation), argument packing only the plan and the arrays.
 
-#include "codegen/elementwise_codegen.hpp"
-#include "codegen/kernel_abi.hpp"
+#include "codegen/elementwise_abi.hpp"
+#include "codegen/elementwise_spec.hpp"
 #include "codegen/kernel_call.hpp"
 #include "core/layout.hpp"
 
@@ -62,16 +62,6 @@ EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, s
 EwSpecialization elementwise_specialization(const ElementwiseDefinition& def,
                                             const ResolvedTypes& types, const EwPlan& plan,
                                             const ArgDesc* args, std::size_t given);
-
-/// The kernel's parameter list: per parameter (in, then out) a raw array, a scalar or an array
-/// address; then the element count; then, for Strided, Rows2D and Tiled2D, the layout struct.
-std::vector<AbiParam> elementwise_parameters(const ElementwiseDefinition& def,
-                                             const EwSpecialization& s);
-
-/// The layout struct `_cj_Layout` of a specialisation: shape[ndim], strides[arrays][ndim],
-/// magic[ndim], shift[ndim].
-AbiStruct elementwise_layout_abi(const ElementwiseDefinition& def, const EwSpecialization& s);
-enum EwLayoutField : int { kEwShape, kEwStrides, kEwMagic, kEwShift };
 
 /// Writes the layout struct of `plan` (abi.size() bytes at `out`).
 void write_elementwise_layout(const AbiStruct& abi, const EwPlan& plan, unsigned char* out);

@@ -2,7 +2,7 @@
 // The Tiled2D loop of an elementwise kernel: 2-d iteration in tiles, column-major arrays
 // through shared memory.
 
-#include "codegen/elementwise_codegen.hpp"
+#include "codegen/elementwise_spec.hpp"
 #include "codegen/source_writer.hpp"
 
 #include <functional>

@@ -4,110 +4,11 @@
 // output and reduced dimensions after collapsing, vector width and index width. Pure text
 // generation; no CUDA headers, testable without a GPU.
 
-#include <cstdint>
-#include <cujit/dtype.hpp>
 #include <cujit/program.hpp>
 
-#include "codegen/signature.hpp"
-#include "codegen/snippet_use.hpp"
-
-#include <string>
-#include <vector>
+#include "codegen/reduction_spec.hpp"
 
 namespace cujit::detail {
-
-/// What the user wrote (constructor arguments), after parsing.
-struct ReductionDefinition {
-  std::string name;
-  std::string in_signature, out_signature;  // as written, for the cache spec
-  std::vector<Param> in, out;
-  std::string map_expr, reduce_expr, post_map_expr, identity, preamble;
-  std::string reduce_type;  ///< as written; empty: the first output's type
-  std::vector<std::string> compile_options;
-  std::vector<LinkInput> link;  ///< device code the expressions call, linked with nvJitLink
-  bool reduce_dims = true;
-  ParamUse use;  ///< what the snippets use, computed once by make_*_definition
-};
-
-/// How threads are mapped onto (output, reduced index) pairs.
-enum class RedStrategy : unsigned char {
-  /// Few outputs with long segments (a full reduction among them): each segment is split
-  /// over `nsplit` blocks that accumulate grid-stride, reduce in the block and write a
-  /// partial; a second kernel reduces the partials of each output in a fixed order.
-  Segments,
-  /// Many outputs whose reduced axis is the fastest-moving one (rows): a group of `group`
-  /// lanes (1..32) of a warp per row, or the whole block per row (group == block_size).
-  Rows,
-  /// The reduced axis is strided and the outputs are the fastest-moving axis (axis 0 of a C
-  /// matrix): each thread owns an output and walks the reduced axis, coalesced across
-  /// threads; the reduced axis may be split over `nsplit` blocks with a second kernel.
-  /// With group < 32 (few outputs) a block has `group` thread columns and block_size / group
-  /// threads along the reduced axis, combined in a fixed order through shared memory.
-  Columns,
-};
-
-/// Per parameter (inputs, then outputs) facts that select the generated code.
-struct RedParam {
-  DType dtype = DType::Float32;
-  bool scalar = false;         ///< an input passed by value (a host scalar)
-  bool used = true;            ///< referenced by a snippet; unused arrays are never loaded
-  bool raw_view_used = false;  ///< `_raw_<name>` referenced (needs a C-contiguous array)
-  bool raw_contiguous = true;  ///< raw parameters: C-contiguous (else 1-d with a byte stride)
-};
-
-struct RedSpecialization {
-  std::vector<RedParam> params;  ///< in, then out
-  std::string reduce_ctype;      ///< C++ type of the accumulator ("float", "ArgMax", ...)
-  RedStrategy strategy = RedStrategy::Segments;
-  int out_ndim = 1;  ///< output dimensions after collapsing (>= 1)
-  int red_ndim = 1;  ///< reduced dimensions after collapsing (>= 1)
-  /// Every used input is contiguous along a single reduced dimension (direct indexing).
-  bool red_contiguous = false;
-  int vec = 1;     ///< elements per 16-byte load along the reduced axis (red_contiguous)
-  int group = 32;  ///< Rows: lanes per row (power of two <= 32) or block_size (block per row);
-                   ///< Columns: thread columns per block when < 32 (a power of two)
-  /// Rows with group < 32: 0 walks each row in a loop; 1 or 2 means every lane loads at most
-  /// that many vectors (elements) of a row, and a group takes rows_per_pass rows at once.
-  int row_loads = 0;
-  int rows_per_pass = 1;
-  /// Rows, a block per row, with vec > 1 although rows are not 16-byte aligned: each row is a
-  /// head of scalars up to the first input's 16-byte boundary (every loaded input is
-  /// misaligned alike), aligned vectors, and a tail of scalars.
-  bool peel = false;
-  bool two_pass = false;  ///< Segments/Columns: partials in scratch plus a second kernel
-  bool index64 = false;   ///< 64-bit index arithmetic
-  int block_size = 256;   ///< multiple of 32, <= 1024
-  int pass2_block = 0;    ///< threads per block of the second pass (0: block_size)
-
-  /// Threads per block of the second pass.
-  int second_pass_block() const { return pass2_block > 0 ? pass2_block : block_size; }
-
-  /// Canonical text naming everything above (part of the cache key).
-  std::string key() const;
-};
-
-/// Elements one unrolled pass of a block covers when it walks a contiguous segment: chunks of
-/// a split segment are whole tiles, so every thread runs full unrolled passes.
-std::int64_t reduction_tile(const RedSpecialization& s);
-
-/// Kernel symbols: "cujit_red_<name>" (the first pass, or the only one) and
-/// "cujit_red2_<name>" (the second pass of a two-pass specialisation).
-std::string reduction_symbol(const ReductionDefinition& def);
-std::string reduction_pass2_symbol(const ReductionDefinition& def);
-
-/// Parameters (indices into in) that take part in the layout: non-raw, non-scalar inputs.
-std::vector<int> reduction_layout_inputs(const ReductionDefinition& def,
-                                         const RedSpecialization& s);
-/// Outputs (indices into out) that take part in the layout: non-raw outputs.
-std::vector<int> reduction_layout_outputs(const ReductionDefinition& def);
-
-/// The size of a reduce type defined in the preamble is not known on the host, so scratch is
-/// sized from this bound per partial (the generated code asserts it at compile time).
-inline constexpr int kMaxAccumulatorBytes = 256;
-
-/// Bytes of scratch per partial result: a bound on the accumulator's size (exact-ish for
-/// dtype reduce types, kMaxAccumulatorBytes otherwise).
-std::size_t reduction_partial_bytes(const RedSpecialization& s);
 
 /// Generates the source. Both kernels take, in order: for each parameter (in, then out) a
 /// raw array passes (pointer, int64 size, int64 byte stride); a scalar input its value in its

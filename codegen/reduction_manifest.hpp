@@ -2,7 +2,7 @@
 // Reduction kernels as manifest entries (JSON) and back, so `cujit-cache precompile` can
 // regenerate exactly the source a run used; and building a validated definition.
 
-#include "codegen/reduction_codegen.hpp"
+#include "codegen/reduction_spec.hpp"
 
 #include <string>
 #include <utility>

@@ -6,9 +6,9 @@
 
 #include <cujit/kernel_args.hpp>
 
-#include "codegen/kernel_abi.hpp"
 #include "codegen/kernel_call.hpp"
-#include "codegen/reduction_codegen.hpp"
+#include "codegen/reduction_abi.hpp"
+#include "codegen/reduction_spec.hpp"
 #include "core/layout.hpp"
 
 #include <cstdint>
@@ -60,29 +60,6 @@ RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& type
 /// kernel's occupancy), keeping the plan one- or two-pass as compiled.
 void replan_reduction_grid(RedPlan& plan, int blocks_per_sm, const RedTuning& tuning,
                            const DeviceLimits& device);
-
-/// The parameter list both passes take: per parameter (in, then out) a raw array, a scalar
-/// input or an array address; then the layout struct; then the partials' scratch pointer.
-std::vector<AbiParam> reduction_parameters(const ReductionDefinition& def,
-                                           const RedSpecialization& s);
-
-/// The layout struct `_cj_RL` of a specialisation.
-AbiStruct reduction_layout_abi(const ReductionDefinition& def, const RedSpecialization& s);
-enum RedLayoutField : int {
-  kRedNOut,
-  kRedNRed,
-  kRedChunk,
-  kRedNSplit,
-  kRedOutShape,
-  kRedRedShape,
-  kRedInOut,
-  kRedInRed,
-  kRedOutOut,
-  kRedOutMagic,
-  kRedOutShift,
-  kRedRedMagic,
-  kRedRedShift
-};
 
 /// The layout struct's bytes for `plan`.
 std::vector<unsigned char> reduction_layout_bytes(const AbiStruct& abi, const RedPlan& plan);

@@ -3,8 +3,10 @@
 #include "codegen/kernel_abi.hpp"
 
 #include "codegen/elementwise_manifest.hpp"
+#include "codegen/elementwise_codegen.hpp"
 #include "codegen/elementwise_plan.hpp"
 #include "codegen/reduction_manifest.hpp"
+#include "codegen/reduction_codegen.hpp"
 #include "codegen/reduction_plan.hpp"
 
 #include <gtest/gtest.h>

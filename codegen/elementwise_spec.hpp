@@ -1,0 +1,72 @@
+#pragma once
+// One specialisation of an elementwise kernel as a value: what the user wrote (the definition)
+// and the facts that select the generated code (the specialisation). Below both the planner,
+// which computes a specialisation, and the generator, which reads one; neither includes the
+// other.
+
+#include <cujit/dtype.hpp>
+#include <cujit/program.hpp>
+
+#include "codegen/signature.hpp"
+#include "codegen/snippet_use.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cujit::detail {
+
+/// What the user wrote (constructor arguments), after parsing.
+struct ElementwiseDefinition {
+  std::string name;
+  std::string in_signature, out_signature;  // as written, for the cache spec
+  std::vector<Param> in, out;
+  std::string operation, preamble, loop_prep, after_loop;
+  std::vector<std::string> compile_options;
+  bool reduce_dims = true;
+  ParamUse use;                 ///< what the snippets use, computed once by make_*_definition
+  std::vector<LinkInput> link;  ///< device code the snippets call, linked with nvJitLink
+};
+
+enum class EwLayout : unsigned char {
+  Vectorized,  ///< every array contiguous and aligned: `vec` elements per 16-byte access
+  Contiguous,  ///< every array contiguous: one element per access
+  Strided,     ///< N-d byte strides (broadcast, transposed, sliced, negative)
+  Rows2D,      ///< two dimensions, every array contiguous or broadcast along each row:
+               ///< `vec` elements per 16-byte access, one fast division per vector
+  Tiled2D,     ///< two dimensions after collapsing: 64x32 tiles, 32x8 threads, no division;
+               ///< arrays whose first dimension is the faster one go through shared memory
+};
+
+/// Per parameter (inputs, then outputs) facts that select the generated code.
+struct EwParam {
+  DType dtype = DType::Float32;
+  bool scalar = false;         ///< passed by value (a host scalar)
+  bool used = true;            ///< referenced by a snippet; unused arrays are never loaded
+  bool raw_view_used = false;  ///< `_raw_<name>` referenced
+  bool load_output = false;    ///< output read before the operation (vectorised path)
+  bool raw_contiguous = true;  ///< raw parameters: C-contiguous (else 1-d with a byte stride)
+  bool transposed = false;     ///< Tiled2D: dimension 0 has the smaller stride (via a tile)
+  bool row_broadcast = false;  ///< Rows2D: one element per row (stride 0 along the row)
+};
+
+struct EwSpecialization {
+  std::vector<EwParam> params;  ///< in, then out
+  EwLayout layout = EwLayout::Contiguous;
+  int vec = 1;           ///< elements per thread access (Vectorized)
+  int ndim = 1;          ///< dimensions after collapsing (Strided)
+  bool index64 = false;  ///< 64-bit index arithmetic
+  int block_size = 256;
+  int tile_rows = 64;  ///< Tiled2D: rows per tile (32, 64 or 128)
+
+  /// Canonical text naming everything above (part of the cache key).
+  std::string key() const;
+};
+
+/// The kernel's symbol: "cujit_ew_<name>".
+std::string elementwise_symbol(const ElementwiseDefinition& def);
+
+/// Names of the arrays that take part in the strided layout, in layout order: used non-raw,
+/// non-scalar parameters (and those whose _raw_ view is used).
+std::vector<int> strided_array_params(const ElementwiseDefinition& def, const EwSpecialization& s);
+
+}  // namespace cujit::detail
