@@ -1,14 +1,14 @@
 #include "cache/kernel_cache.hpp"
 
-#include "support/log.hpp"
 #include "cache/manifest.hpp"
 #include "cache/memory_layer.hpp"
 #include "cache/record.hpp"
 #include "cache/remote_tier.hpp"
 #include "cache/store_set.hpp"
 #include "cache/tier_chain.hpp"
-#include "support/warning.hpp"
 #include "core/nvtx.hpp"
+#include "support/log.hpp"
+#include "support/warning.hpp"
 
 #include <cujit/error.hpp>
 
@@ -35,13 +35,6 @@ std::map<std::string, ReplayFn>& replay_registry() {
 }
 
 using Clock = std::chrono::steady_clock;
-
-// Error messages start with "cujit: "; warn() adds its own "cujit: warning: ".
-std::string without_prefix(const char* message) {
-  std::string_view m(message);
-  if (m.substr(0, 7) == "cujit: ") m.remove_prefix(7);
-  return std::string(m);
-}
 
 const char* outcome_text(CacheOutcome outcome) {
   switch (outcome) {
@@ -109,11 +102,11 @@ struct Configuration {
     try {
       r->record(request.manifest_entry);
     } catch (const ArgumentError& e) {
-      warn(without_prefix(e.what()) + "; not recorded");
+      warn(without_cujit_prefix(e.what()) + "; not recorded");
     } catch (const Error& e) {
       std::lock_guard lock(recorder_mutex);
       recorder_failed = true;
-      warn(without_prefix(e.what()) + "; recording stopped");
+      warn(without_cujit_prefix(e.what()) + "; recording stopped");
     }
   }
 };
@@ -297,7 +290,7 @@ void KernelCache::flush() {
     if (c->remote) c->remote->flush();  // publications in flight, before the process exits
     c->stores.flush();
   } catch (const Error& e) {
-    warn(without_prefix(e.what()) + "; last-used times not saved");
+    warn(without_cujit_prefix(e.what()) + "; last-used times not saved");
   } catch (...) {
     // flush() runs from destructors and atexit: never throw.
   }

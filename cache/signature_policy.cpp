@@ -7,15 +7,6 @@
 #include <string_view>
 
 namespace cujit::detail {
-namespace {
-
-std::string without_prefix(std::string_view message) {
-  if (message.substr(0, 7) == "cujit: ") message.remove_prefix(7);
-  return std::string(message);
-}
-
-}  // namespace
-
 SignaturePolicy::SignaturePolicy(std::string trusted_keys_path)
     : trusted_keys_path_(std::move(trusted_keys_path)) {}
 
@@ -28,7 +19,7 @@ const std::vector<TrustedKey>& SignaturePolicy::keys() {
       keys_ = read_trusted_keys(trusted_keys_path_);
     } catch (const Error& e) {
       keys_.clear();  // fail closed: a key file that cannot be used trusts nobody
-      warn("trusted keys cannot be used (" + without_prefix(e.what()) + ")" + refused);
+      warn("trusted keys cannot be used (" + without_cujit_prefix(e.what()) + ")" + refused);
       return;
     }
     if (keys_.empty()) {
@@ -64,7 +55,7 @@ bool SignaturePolicy::admits(const std::string& database, const CacheRecord& rec
     warn_once(database, to_string(verdict), signer);
   } catch (const Error& e) {
     // libsodium could not initialise: nothing can be verified, so nothing is served.
-    warn_once(database, without_prefix(e.what()), "");
+    warn_once(database, without_cujit_prefix(e.what()), "");
   }
   return false;
 }

@@ -8,17 +8,6 @@
 #include <string_view>
 
 namespace cujit::detail {
-namespace {
-
-// Error messages start with "cujit: "; warn() adds its own "cujit: warning: ".
-std::string without_prefix(const char* message) {
-  std::string_view m(message);
-  if (m.substr(0, 7) == "cujit: ") m.remove_prefix(7);
-  return std::string(m);
-}
-
-}  // namespace
-
 StoreSet::StoreSet(CacheConfig config, std::shared_ptr<std::atomic<std::uint64_t>> refused)
     : config_(std::move(config)), refused_(std::move(refused)) {}
 
@@ -69,7 +58,7 @@ std::shared_ptr<Store> StoreSet::writable() {
       try {
         writable_ = SqliteStore::open_writable(writable_path(), store_options());
       } catch (const Error& e) {
-        warn(without_prefix(e.what()) + "; using the in-process cache only");
+        warn(without_cujit_prefix(e.what()) + "; using the in-process cache only");
       }
     }
   }
@@ -83,7 +72,7 @@ void StoreSet::open_deployments_locked() {
     try {
       deployments_.push_back(SqliteStore::open_read_only(path, store_options()));
     } catch (const Error& e) {
-      warn(without_prefix(e.what()) + "; deployment database skipped");
+      warn(without_cujit_prefix(e.what()) + "; deployment database skipped");
     }
   }
 }
@@ -114,7 +103,7 @@ void StoreSet::degrade(const std::shared_ptr<Store>& store, const Error& e,
   const StoreFailure failure = store->failure_of(e);
   if (failure == StoreFailure::Corrupt && !store->read_only()) {
     try {
-      store->recreate_after_corruption(without_prefix(e.what()), generation);
+      store->recreate_after_corruption(without_cujit_prefix(e.what()), generation);
     } catch (const Error& again) {
       disable(store, again);
     }
@@ -124,7 +113,7 @@ void StoreSet::degrade(const std::shared_ptr<Store>& store, const Error& e,
     std::lock_guard lock(mutex_);
     if (!writes_disabled_) {
       writes_disabled_ = true;
-      warn(without_prefix(e.what()) + "; new kernels are kept in the in-process cache only");
+      warn(without_cujit_prefix(e.what()) + "; new kernels are kept in the in-process cache only");
     }
     return;
   }
@@ -135,13 +124,13 @@ void StoreSet::disable(const std::shared_ptr<Store>& store, const Error& e) {
   std::lock_guard lock(mutex_);
   if (writable_ == store) {
     writable_.reset();
-    warn(without_prefix(e.what()) + "; using the in-process cache only");
+    warn(without_cujit_prefix(e.what()) + "; using the in-process cache only");
     return;
   }
   auto it = std::find(deployments_.begin(), deployments_.end(), store);
   if (it != deployments_.end()) {
     deployments_.erase(it);
-    warn(without_prefix(e.what()) + "; deployment database skipped");
+    warn(without_cujit_prefix(e.what()) + "; deployment database skipped");
   }
   // Else already disabled by another thread, which warned.
 }

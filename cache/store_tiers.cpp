@@ -8,12 +8,6 @@
 namespace cujit::detail {
 namespace {
 
-std::string without_prefix(const char* message) {
-  std::string_view m(message);
-  if (m.substr(0, 7) == "cujit: ") m.remove_prefix(7);
-  return std::string(m);
-}
-
 // A sealed record is served only for its own kind and target. Found by request key, another
 // one is a miss (the mapping is rewritten when the kernel is stored); found by content key,
 // which names the target, it is mislabelled and handled as damaged.
@@ -168,7 +162,7 @@ std::shared_ptr<const CompiledProgram> CompatibleTier::serve(Search& search, Loo
     if (cubin.target != request.target) throw CacheError("the JIT made " + cubin.target.name());
   } catch (const Error& e) {
     warn("PTX for " + ptx.target.name() + " in " + where + " could not be JIT-compiled for " +
-         request.target.name() + " (" + without_prefix(e.what()) + "); trying further");
+         request.target.name() + " (" + without_cujit_prefix(e.what()) + "); trying further");
     return nullptr;
   }
   if (const std::shared_ptr<Store> w = stores_.writable()) {

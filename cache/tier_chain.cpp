@@ -1,9 +1,9 @@
 #include "cache/tier_chain.hpp"
 
 #include "cache/compiler_identity.hpp"
-#include "support/log.hpp"
 #include "cache/record.hpp"
 #include "cache/unavailable.hpp"
+#include "support/log.hpp"
 #include "support/warning.hpp"
 
 #include <cujit/error.hpp>
@@ -16,12 +16,6 @@ namespace cujit::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string without_prefix(const char* message) {
-  std::string_view m(message);
-  if (m.substr(0, 7) == "cujit: ") m.remove_prefix(7);
-  return std::string(m);
-}
 
 }  // namespace
 
@@ -181,7 +175,7 @@ void TierChain::keep(Search& search, const CompiledProgram& program) {
     record = make_record(search.content_key(), search.request().kind, search.source(), program,
                          now_ms());
   } catch (const Error& e) {
-    warn(without_prefix(e.what()) + "; the kernel is kept in memory only");
+    warn(without_cujit_prefix(e.what()) + "; the kernel is kept in memory only");
   }
   for (Tier* tier : tiers_) tier->keep(search, record ? &*record : nullptr);
 }

@@ -56,5 +56,10 @@ void warn(const std::string& message) noexcept {
   log_message(LogLevel::Warn, message);  // the log sink, or stderr; nothing with CUJIT_LOG=off
 }
 
+std::string without_cujit_prefix(std::string_view message) {
+  if (message.substr(0, 7) == "cujit: ") message.remove_prefix(7);
+  return std::string(message);
+}
+
 }  // namespace detail
 }  // namespace cujit
