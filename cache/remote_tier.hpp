@@ -3,60 +3,37 @@
 // compiler class and codegen version. Below the local databases, above compiling:
 //  - fetch(): a local miss reads the kernel's entry, which is loaded only when it decodes, answers
 //    this exact request and carries a valid signature by a trusted key (or the operator chose to
-//    trust any writer); everything else is refused, counted and warned about once per cause;
+//    trust any writer); everything else is refused, counted and warned about once per cause
+//    (FleetVerifier);
 //  - lease()/wait(): before compiling, a process takes the kernel's fleet lease (SET NX PX);
 //    processes on other hosts that miss it wait for its publication, up to a bound;
 //  - publish(): a compiled kernel is signed and written by a background thread, never on the
-//    caller's path; the lease is then released.
+//    caller's path; the lease is then released (FleetPublisher).
 // Redis slow or gone costs at most one timeout, one warning, then the tier is skipped for a
-// back-off period, after which it reconnects. A hit in a local layer never reaches this code.
+// back-off period, after which it reconnects (FleetConnection). A hit in a local layer never
+// reaches this code.
 
-#include "cache/entry_signature.hpp"
+#include "cache/fleet_connection.hpp"
+#include "cache/fleet_publisher.hpp"
+#include "cache/fleet_verifier.hpp"
 #include "cache/record.hpp"
-#include "cache/redis_client.hpp"
-#include "cache/remote_endpoint.hpp"
+#include "cache/remote_counters.hpp"
 #include "cache/remote_entry.hpp"
 
 #include <cujit/cache.hpp>
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
-#include <thread>
-#include <vector>
 
 namespace cujit::detail {
-
-/// What the caller asks the fleet for: the request key and what the entry must be.
-struct RemoteRequest {
-  std::string request_key;
-  std::string kind;
-  Target target;
-  std::string name;  ///< the kernel's name, for messages
-};
 
 /// The outcome of trying to take a kernel's fleet lease.
 enum class FleetLease : unsigned char {
   Held,         ///< this process holds it: compile, then publish
   Taken,        ///< another process holds it: wait() for its publication
   Unavailable,  ///< no lease (tier off, down, or refusing writes): compile
-};
-
-/// The counters a RemoteTier adds to CacheStats.
-struct RemoteCounters {
-  std::atomic<std::uint64_t> hits{0}, misses{0}, refused{0}, published{0}, errors{0}, lookup_us{0},
-      lease_waits{0}, lease_served{0};
-  /// Adds them to `stats`.
-  void add_to(CacheStats& stats) const noexcept;
-  /// Zeroes them.
-  void reset() noexcept;
 };
 
 class RemoteTier {
@@ -102,54 +79,15 @@ class RemoteTier {
   std::string display() const;
 
  private:
-  struct Job {
-    std::string request_key;
-    std::optional<CacheRecord> record;
-    bool release_lease = false;
-    std::function<void()> task;  ///< instead of a publication
-  };
-  void enqueue(Job job);
-  bool usable();
-  bool can_load();
-  void failed(const RedisError& e, const char* doing);
-  void refuse(const RemoteRequest& request, const std::string& cause, const std::string& signer);
-  std::optional<RemoteEntry> accept(const RemoteRequest& request, const BoundedValue& value);
   std::optional<RemoteEntry> read(const RemoteRequest& request, bool* lease_exists);
-  // A re-read of an entry already refused once in this lookup is not counted again.
-  static thread_local bool quiet_refusals_;
-  RedisConnection& connection(std::unique_ptr<RedisConnection>& slot);
-  // Runs `op` on the connection in `slot`; a connection that served before and now fails with
-  // an I/O error (the server restarted, an idle timeout) is replaced and `op` retried once.
-  template <class Op>
-  auto on_connection(std::unique_ptr<RedisConnection>& slot, Op op);
-  void succeeded();
-  void publisher_loop();
-  void write(RedisConnection& c, Job& job);
-  std::string sign(const std::string& request_key, const CacheRecord& record);
+  std::optional<FleetLease> try_lease(const std::string& key);
+  void warn_lease_outlived(const RemoteRequest& request);
 
-  CacheConfig config_;
-  std::optional<RemoteEndpoint> endpoint_;
+  int lease_ms_;
   std::shared_ptr<RemoteCounters> counters_;
-
-  std::mutex mutex_;  // lookups: the connection, the health state, the warnings
-  std::unique_ptr<RedisConnection> lookup_connection_;
-  std::chrono::steady_clock::time_point skip_until_{};
-  bool down_ = false;
-  bool keys_loaded_ = false;
-  std::vector<TrustedKey> trusted_;
-  std::set<std::string> warned_;
-  std::atomic<bool> writes_denied_{false};
-
-  std::mutex queue_mutex_;  // the publisher
-  std::condition_variable queue_cv_;
-  std::condition_variable idle_cv_;
-  std::deque<Job> queue_;
-  bool busy_ = false;
-  bool stopping_ = false;
-  bool signing_loaded_ = false;
-  std::optional<SigningKey> signing_key_;
-  std::unique_ptr<RedisConnection> publish_connection_;
-  std::thread publisher_;
+  FleetConnection connection_;
+  FleetVerifier verifier_;
+  FleetPublisher publisher_;  // last: stopped first, while what it uses is still there
 };
 
 }  // namespace cujit::detail

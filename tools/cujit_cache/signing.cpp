@@ -1,10 +1,17 @@
 #include "tools/cujit_cache/signing.hpp"
 
+#include "tools/cujit_cache/tool_util.hpp"
+
 #include <fmt/format.h>
 
+#include <iostream>
 #include <map>
 
 namespace cujit::tool {
+
+using detail::DatabaseAdmin;
+using detail::SqliteStore;
+
 namespace {
 
 using detail::SignatureVerdict;
@@ -124,6 +131,54 @@ std::string audit_text(const SignatureAudit& audit,
                        p.signer.empty() ? "" : " (key id " + p.signer + ")");
   }
   return out;
+}
+
+nlohmann::json sign_json(const DatabaseAdmin::SignOutcome& s, const detail::SigningKey& key) {
+  return {{"entries", s.entries},
+          {"requests", s.requests},
+          {"damaged_skipped", s.damaged},
+          {"key_id", detail::key_id(key.public_key)}};
+}
+
+std::string sign_text(const std::string& path, const DatabaseAdmin::SignOutcome& s,
+                      const detail::SigningKey& key) {
+  std::string out = fmt::format("signed {} entries and {} request mappings of {} with key {}\n",
+                                s.entries, s.requests, path, detail::key_id(key.public_key));
+  if (s.damaged > 0) {
+    out += fmt::format("skipped {} damaged entries (run cujit-cache verify on it)\n", s.damaged);
+  }
+  return out;
+}
+
+// Signs every entry and request mapping of an existing database (one this user owns).
+int sign(const Options& o, const std::string& key_file) {
+  const detail::SigningKey key = detail::read_signing_key(key_file);
+  auto store = SqliteStore::open_existing(db_path(o), store_options(o));
+  DatabaseAdmin admin(*store);
+  const DatabaseAdmin::SignOutcome s = sign_database(admin, key);
+  if (o.json) {
+    nlohmann::json j = sign_json(s, key);
+    j["path"] = db_path(o);
+    print_json(j);
+  } else {
+    std::cout << sign_text(db_path(o), s, key);
+  }
+  return s.damaged > 0 ? 1 : 0;
+}
+
+// Writes a key pair for signing cache entries; the secret stays with builders.
+int keygen(const Options& o, const std::string& prefix) {
+  const detail::SigningKey key = detail::generate_signing_key();
+  detail::write_key_pair(prefix, key, o.force);
+  const std::string id = detail::key_id(key.public_key);
+  if (o.json) {
+    print_json({{"secret_key", prefix + ".key"}, {"public_key", prefix + ".pub"}, {"key_id", id}});
+    return 0;
+  }
+  std::cout << "wrote " << prefix << ".key (secret, mode 0600: for builders, "
+            << "CUJIT_CACHE_SIGNING_KEY)\nwrote " << prefix << ".pub (key id " << id
+            << ": for readers, CUJIT_CACHE_TRUSTED_KEYS)\n";
+  return 0;
 }
 
 }  // namespace cujit::tool

@@ -1,9 +1,10 @@
 #pragma once
-// cujit-cache's signing of databases (`sign`, `precompile --sign`) and the signature check of
-// `verify --trusted-keys`.
+// cujit-cache's signing of databases (the `sign` and `keygen` commands, `precompile --sign`) and
+// the signature check of `verify --trusted-keys`.
 
 #include "cache/database_admin.hpp"
 #include "cache/entry_signature.hpp"
+#include "tools/cujit_cache/tool_options.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,25 @@ namespace cujit::tool {
 /// `key`, replacing older signatures, in one transaction. Throws CacheError.
 detail::DatabaseAdmin::SignOutcome sign_database(detail::DatabaseAdmin& database,
                                                  const detail::SigningKey& key);
+
+/// What sign_database did, as `sign --json` and `precompile --sign --json` report it.
+nlohmann::json sign_json(const detail::DatabaseAdmin::SignOutcome& outcome,
+                         const detail::SigningKey& key);
+
+/// What sign_database did to the database at `path`, as text (a line, and one more when
+/// damaged entries were skipped).
+std::string sign_text(const std::string& path, const detail::DatabaseAdmin::SignOutcome& outcome,
+                      const detail::SigningKey& key);
+
+/// The `sign` command: signs every entry and request mapping of an existing database (one this
+/// user owns) with the secret key in `key_file`. Returns 1 when damaged entries were skipped,
+/// else 0. Throws cujit::Error (exit status 2).
+int sign(const Options& o, const std::string& key_file);
+
+/// The `keygen` command: writes a key pair for signing cache entries, PREFIX.key (the secret,
+/// for builders) and PREFIX.pub; replaces existing files only with --force. Returns 0. Throws
+/// cujit::Error (exit status 2).
+int keygen(const Options& o, const std::string& prefix);
 
 /// A signature that does not verify.
 struct SignatureProblem {
