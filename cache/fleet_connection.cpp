@@ -9,11 +9,7 @@ namespace cujit::detail {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-std::string message_of(const std::exception& e) {
-  std::string_view m(e.what());
-  if (m.substr(0, 7) == "cujit: ") m.remove_prefix(7);
-  return std::string(m);
-}
+std::string message_of(const std::exception& e) { return without_cujit_prefix(e.what()); }
 
 FleetConnection::FleetConnection(const CacheConfig& config, RemoteCounters& counters)
     : connect_timeout_(config.remote_connect_timeout_ms),
