@@ -145,7 +145,9 @@ void check_cache_files(const std::string& path, bool allow_foreign_owner) {
                        (S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file") +
                        "; not followed or used (remove it, or set CUJIT_CACHE_ALLOW_FOREIGN=1)");
     }
-    check_file_owner(file, false, false);
+    // The lstat result itself: a second stat could find a -journal SQLite has removed since
+    // (another process's transaction ending), and fail a healthy database.
+    check_owner_and_mode("cache database", file, st, false);
   }
 }
 

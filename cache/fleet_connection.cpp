@@ -9,8 +9,6 @@ namespace cujit::detail {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-std::string message_of(const std::exception& e) { return without_cujit_prefix(e.what()); }
-
 FleetConnection::FleetConnection(const CacheConfig& config, RemoteCounters& counters)
     : connect_timeout_(config.remote_connect_timeout_ms),
       timeout_(config.remote_timeout_ms),
@@ -47,7 +45,7 @@ void FleetConnection::failed(const RedisError& e, const char* doing) {
   std::lock_guard lock(mutex_);
   if (e.failure() == RedisFailure::Denied && std::string_view(doing) != "reading") {
     if (deny_writes()) {
-      warn(message_of(e) +
+      warn(without_cujit_prefix(e.what()) +
            "; kernels compiled here are not published (the local "
            "cache keeps them)");
     }
@@ -57,7 +55,7 @@ void FleetConnection::failed(const RedisError& e, const char* doing) {
   skip_until_ = Clock::now() + backoff_;
   if (!down_) {
     down_ = true;
-    warn(message_of(e) + " while " + doing + "; the fleet tier is skipped for " +
+    warn(without_cujit_prefix(e.what()) + " while " + doing + "; the fleet tier is skipped for " +
          std::to_string(backoff_.count()) + " ms, then retried");
   }
 }

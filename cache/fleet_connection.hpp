@@ -19,9 +19,6 @@
 
 namespace cujit::detail {
 
-/// `e`'s message without the "cujit: " it starts with, to become part of a warning.
-std::string message_of(const std::exception& e);
-
 /// The endpoint of `config.remote_url` and its health. Redis slow or gone costs one warning,
 /// then the server is skipped for `config.remote_backoff_ms` (usable() is false), after which
 /// it is tried again. Thread-safe: lookups of several threads take their turns on one

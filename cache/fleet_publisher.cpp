@@ -64,7 +64,7 @@ std::string FleetPublisher::sign(const std::string& request_key, const CacheReco
       try {
         signing_key_ = read_signing_key(signing_key_path_);
       } catch (const Error& e) {
-        warn(message_of(e) + "; kernels are published unsigned");
+        warn(without_cujit_prefix(e.what()) + "; kernels are published unsigned");
       }
     }
   }

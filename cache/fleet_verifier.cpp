@@ -20,7 +20,7 @@ bool FleetVerifier::can_load() {
     try {
       if (!trusted_keys_path_.empty()) trusted_ = read_trusted_keys(trusted_keys_path_);
     } catch (const Error& e) {
-      warn(message_of(e) + "; no fleet kernel is loaded without a trusted key");
+      warn(without_cujit_prefix(e.what()) + "; no fleet kernel is loaded without a trusted key");
     }
     if (trusted_.empty() && !trust_any_writer_) {
       connection_.warn_once(

@@ -67,21 +67,25 @@ void log_outcome(const KernelRequest& request, CacheOutcome where, Clock::time_p
 // flight keep using the tiers they started with. Destroyed in reverse: the fleet finishes its
 // publications (which write into the stores) before the stores write their last-used times.
 struct Configuration {
-  Configuration(CacheConfig config, CacheCounters& counters)
-      : stores(std::move(config), counters.deployment_refused),
-        remote(fleet_of(stores.settings(), counters)),
-        chain(stores, remote.get(), counters) {}
-  Configuration(CacheConfig config, CacheCounters& counters, std::shared_ptr<Store> writable,
-                std::vector<std::shared_ptr<Store>> deployments)
-      : stores(std::move(config), counters.deployment_refused, std::move(writable),
+  Configuration(CacheConfig config, std::shared_ptr<CacheCounters> shared)
+      : counters(std::move(shared)),
+        stores(std::move(config), counters->deployment_refused),
+        remote(fleet_of(stores.settings(), *counters)),
+        chain(stores, remote.get(), *counters) {}
+  Configuration(CacheConfig config, std::shared_ptr<CacheCounters> shared,
+                std::shared_ptr<Store> writable, std::vector<std::shared_ptr<Store>> deployments)
+      : counters(std::move(shared)),
+        stores(std::move(config), counters->deployment_refused, std::move(writable),
                std::move(deployments)),
-        chain(stores, nullptr, counters) {}
+        chain(stores, nullptr, *counters) {}
 
   static std::unique_ptr<RemoteTier> fleet_of(const CacheConfig& config, CacheCounters& counters) {
     if (config.remote_url.empty()) return nullptr;
     return std::make_unique<RemoteTier>(config, counters.remote);
   }
 
+  // Shared with the cache: a configuration may outlive it (prefetch()'s thread holds one).
+  std::shared_ptr<CacheCounters> counters;
   StoreSet stores;
   std::unique_ptr<RemoteTier> remote;  ///< the fleet tier (CacheConfig::remote_url), or null
   TierChain chain;
@@ -137,7 +141,7 @@ ReplayedKernel replay(const std::string& manifest_entry, const Target& target) {
 
 struct KernelCache::Impl {
   MemoryLayer memory;
-  CacheCounters counters;
+  std::shared_ptr<CacheCounters> counters = std::make_shared<CacheCounters>();
   mutable std::mutex mutex;
   std::shared_ptr<Configuration> current;
 
@@ -178,11 +182,28 @@ CompiledProgram Compiler::jit_ptx(const CompiledProgram& ptx) {
   throw CacheError("cujit: no PTX JIT for " + ptx.target.name());
 }
 
+namespace {
+
+// The functions of the callback overload, by reference: a memory hit copies nothing.
+class BorrowedCompiler final : public Compiler {
+ public:
+  BorrowedCompiler(const GenerateFn& generate, const CompileFn& compile)
+      : generate_(generate), compile_(compile) {}
+  SourceProgram generate() override { return generate_(); }
+  CompiledProgram compile(const SourceProgram& source) override { return compile_(source); }
+
+ private:
+  const GenerateFn& generate_;
+  const CompileFn& compile_;
+};
+
+}  // namespace
+
 std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelRequest& request,
                                                                    const GenerateFn& generate,
                                                                    const CompileFn& compile,
                                                                    CacheOutcome* outcome) {
-  FunctionCompiler compiler(generate, compile);
+  BorrowedCompiler compiler(generate, compile);
   return get_or_compile(request, compiler, outcome);
 }
 
@@ -207,7 +228,7 @@ std::shared_ptr<const CompiledProgram> KernelCache::get_or_compile(const KernelR
       },
       &hit);
   if (hit) {
-    m.counters.count(Found{nullptr, CacheOutcome::MemoryHit});
+    m.counters->count(Found{nullptr, CacheOutcome::MemoryHit});
     CUJIT_LOG_AT(LogLevel::Debug, describe_request(request) + ": memory hit");
   } else {
     log_outcome(request, where, start);
@@ -275,9 +296,9 @@ std::shared_ptr<Store> KernelCache::writable_store() {
   return impl_->configuration()->stores.writable();
 }
 
-CacheStats KernelCache::stats() const { return impl_->counters.stats(); }
+CacheStats KernelCache::stats() const { return impl_->counters->stats(); }
 
-void KernelCache::reset_stats() { impl_->counters.reset(); }
+void KernelCache::reset_stats() { impl_->counters->reset(); }
 
 void KernelCache::clear_memory() { impl_->memory.clear(); }
 

@@ -1,7 +1,8 @@
 #pragma once
-// The process-wide kernel cache: in-memory layer, writable SQLite database, read-only
-// deployment databases. Knows nothing about CUDA; the caller supplies how to generate source
-// and how to compile it, so the cache never parses or generates anything itself.
+// The process-wide kernel cache: the memory layer, then a chain of tiers (tier_chain.hpp: the
+// deployment databases, the writable database, code for compatible targets, the fleet), then
+// the compiler. Knows nothing about CUDA; the caller supplies, as one Compiler object, how to
+// generate the source and compile it, so the cache never parses or generates anything itself.
 
 #include <cujit/cache.hpp>
 #include <cujit/program.hpp>
@@ -96,7 +97,7 @@ enum class CacheOutcome : std::uint8_t {
   DiskHit,        ///< in the writable database
   DeploymentHit,  ///< in a read-only deployment database
   RemoteHit,      ///< in the fleet tier (verified, then stored in the writable database)
-  Compiled,       ///< compiled by the CompileFn (a miss)
+  Compiled,       ///< compiled by the caller's Compiler (a miss)
 };
 
 class KernelCache {

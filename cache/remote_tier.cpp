@@ -88,7 +88,7 @@ std::optional<FleetLease> RemoteTier::try_lease(const std::string& key) {
   } catch (const RedisError& e) {
     if (e.failure() != RedisFailure::Denied) throw;
     if (connection_.deny_writes()) {
-      warn(message_of(e) +
+      warn(without_cujit_prefix(e.what()) +
            "; this process cannot take fleet leases or publish kernels (a read-only user?)");
     }
   }

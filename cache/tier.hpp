@@ -6,6 +6,7 @@
 
 #include "cache/kernel_cache.hpp"
 #include "cache/key_lease.hpp"
+#include "cache/record.hpp"
 
 #include <cujit/program.hpp>
 
@@ -65,7 +66,7 @@ class Search {
 
 /// One level of the cache below the memory layer. Every pass is optional; a tier that has
 /// nothing to say returns an empty Found. Storage failures degrade inside the tier (a warning,
-/// then a miss); compile errors and what the request's callbacks throw propagate.
+/// then a miss); compile errors and what the caller's Compiler throws propagate.
 class Tier {
  public:
   virtual ~Tier() = default;

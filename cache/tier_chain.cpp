@@ -120,9 +120,10 @@ Found TierChain::resolve(const KernelRequest& request, Compiler& compiler) {
     if (Found found = tier->by_request(search)) return counted(std::move(found));
   }
   CUJIT_LOG_AT(LogLevel::Debug, describe_request(request) + ": no entry for request key " +
-                                    search.request_key().substr(0, 16) + " in " +
-                                    std::to_string(tiers_.size()) +
-                                    " tiers; generating the source");
+                                    search.request_key().substr(0, 16) +
+                                    " in the deployment databases, the writable one, compatible "
+                                    "targets" +
+                                    (fleet_ ? ", the fleet tier" : "") + "; generating the source");
   // 2. By content key: the same source may have been compiled for another request.
   for (Tier* tier : tiers_) {
     if (Found found = tier->by_content(search)) return counted(std::move(found));

@@ -20,7 +20,8 @@
 namespace cujit::detail {
 
 inline constexpr std::uint32_t kAnalysisAbiVersion = 1;
-/// The module's file name, looked for beside libcujit.so.
+/// The module's file name, looked for beside libcujit.so (or the program linking cujit
+/// statically), then in the install's library directory (analysis_loader.cpp).
 inline constexpr const char* kAnalysisModuleFile = "libcujit-analysis.so";
 /// The name of its entry point (cujit_analysis_entry_v1 below).
 inline constexpr const char* kAnalysisEntryName = "cujit_analysis_entry_v1";

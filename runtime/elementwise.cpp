@@ -44,9 +44,8 @@ struct DevicePlanKeyHash {
 }  // namespace
 }  // namespace detail
 
-// Hidden: a public class's nested type is exported with it unless marked
-// (include/cujit/export.hpp).
-struct __attribute__((visibility("hidden"))) ElementwiseKernel::Impl {
+// CUJIT_HIDDEN: a public class's nested type is exported with it unless marked.
+struct CUJIT_HIDDEN ElementwiseKernel::Impl {
   std::shared_ptr<const detail::ElementwiseDefinition> def;
   bool no_return = false;
   detail::SharedCache<std::string, detail::ResolvedTypes> resolved;

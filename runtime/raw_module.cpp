@@ -24,7 +24,8 @@
 
 namespace cujit {
 
-struct RawModule::State {
+// CUJIT_HIDDEN: a public class's nested type is exported with it unless marked.
+struct CUJIT_HIDDEN RawModule::State {
   SourceProgram source;                           // when built from source
   std::shared_ptr<const CompiledProgram> binary;  // when built from a binary
   std::mutex mutex;

@@ -2,7 +2,6 @@
 
 #include <cujit/error.hpp>
 
-#include "support/log.hpp"
 #include "codegen/reduction_codegen.hpp"
 #include "codegen/reduction_manifest.hpp"
 #include "codegen/reduction_plan.hpp"
@@ -13,6 +12,7 @@
 #include "runtime/memory.hpp"
 #include "runtime/offline_specialize.hpp"
 #include "runtime/reduction_family.hpp"
+#include "support/log.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -120,9 +120,8 @@ DeviceLimits limits_of(int device) {
 }  // namespace
 }  // namespace detail
 
-// Hidden: a public class's nested type is exported with it unless marked
-// (include/cujit/export.hpp).
-struct __attribute__((visibility("hidden"))) ReductionKernel::Impl {
+// CUJIT_HIDDEN: a public class's nested type is exported with it unless marked.
+struct CUJIT_HIDDEN ReductionKernel::Impl {
   std::shared_ptr<const detail::ReductionDefinition> def;
   detail::SharedCache<std::string, detail::Resolved> resolved;
   detail::SharedCache<std::string, detail::Specialized> specialized;

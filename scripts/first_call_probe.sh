@@ -7,6 +7,10 @@
 set -u
 stage=${1:-.devbuild}
 rounds=${2:-4}
+# gpu_run.sh stages each binary xz-compressed: unpack them first (idempotent); the benchmarks
+# link cujit statically and find the analyser beside them.
+find "$stage" -name '*.xz' -exec xz -d -f {} + 2>/dev/null
+ln -sfn ../libcujit-analysis.so "$stage/bench/libcujit-analysis.so"
 echo "host: $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), up $(cut -d' ' -f1 /proc/uptime) s"
 probe() {
   local label=$1 mode b i d

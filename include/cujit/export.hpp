@@ -7,6 +7,10 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CUJIT_EXPORT __attribute__((visibility("default")))
+/// The opposite mark, for the definition of a public class's private nested type (its `Impl`),
+/// which would otherwise be exported with the class.
+#define CUJIT_HIDDEN __attribute__((visibility("hidden")))
 #else
 #define CUJIT_EXPORT
+#define CUJIT_HIDDEN
 #endif

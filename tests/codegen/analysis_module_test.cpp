@@ -12,7 +12,6 @@
 
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,7 +95,8 @@ ChildResult run_child(const std::string& phase, const std::string& analysis_path
   ChildResult r;
   if (fd < 0) return r;
   ::close(fd);
-  // An empty CUJIT_ANALYSIS_PATH counts as unset: the module beside libcujit.so.
+  // An empty CUJIT_ANALYSIS_PATH counts as unset: the module beside cujit's code (here the test
+  // program, which links it statically).
   const pid_t pid = test::spawn_test(
       "AnalysisModuleChild.Phase",
       {std::string(kPhase) + "=" + phase, "CUJIT_ANALYSIS_PATH=" + analysis_path}, path);
@@ -122,15 +122,15 @@ TEST(AnalysisModule, LoadedBesideLibcujitOnFirstAnalysis) {
   EXPECT_EQ(r.info_lines, 0) << r.err;
 }
 
-// The module beside the libcujit this binary runs with: the build tree's, or the staged copy
-// on a GPU host (scripts/gpu_run.sh), where CUJIT_ANALYSIS_MODULE's build path does not exist.
+// The module beside this test program, which links cujit statically: the build tree's link to
+// it, or the staged one on a GPU host (scripts/gpu_run.sh), where CUJIT_ANALYSIS_MODULE's build
+// path does not exist.
 std::string module_beside_libcujit() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&analysis_available), &info) == 0 || !info.dli_fname) {
-    return CUJIT_ANALYSIS_MODULE;
-  }
-  const std::string library = info.dli_fname;
-  return library.substr(0, library.rfind('/') + 1) + "libcujit-analysis.so";
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return CUJIT_ANALYSIS_MODULE;
+  const std::string program(self, static_cast<std::size_t>(n));
+  return program.substr(0, program.rfind('/') + 1) + "libcujit-analysis.so";
 }
 
 TEST(AnalysisModule, ExplicitPathIsLoaded) {

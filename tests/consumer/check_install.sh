@@ -77,7 +77,7 @@ loaded=$(env -i LD_DEBUG=files "$prefix/bin/cujit-cache" precompile "$manifest" 
   -o "$work/error.db" 2>&1 || true)
 if grep -q "NVRTC" <<<"$loaded" && ! grep -q "not_declared" <<<"$loaded"; then
   echo "note: no NVRTC here; the analyser's discovery by the installed tool is not checked"
-elif ! grep -q "file=$prefix/bin/../$(basename "$lib")/libcujit-analysis.so .*dynamically loaded" <<<"$loaded"; then
+elif ! grep -q "file=$prefix/bin/../${lib#"$prefix"/}/libcujit-analysis.so .*dynamically loaded" <<<"$loaded"; then
   echo "error: the installed cujit-cache did not load $lib/libcujit-analysis.so on a snippet error:" >&2
   grep -i "analy\|error" <<<"$loaded" | head -5 >&2
   failed=1
