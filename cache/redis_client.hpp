@@ -2,55 +2,20 @@
 // A blocking connection to a Redis server (hiredis), with connect and operation timeouts, for
 // the fleet tier and `cujit-cache push/pull`. Whoever runs the server is not trusted: every
 // operation is bounded in time as a whole (not per read), every reply in bytes and array
-// elements, and values are read with a size limit, never whole.
+// elements, and values are read with a size limit, never whole. The commands and their reply checks
+// live here; the bounded reads and deadlines in RedisSocket (redis_socket.hpp).
 
-#include "cache/remote_endpoint.hpp"
-
-#include <cujit/error.hpp>
+#include "cache/redis_socket.hpp"
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
-struct redisContext;
-
 namespace cujit::detail {
-
-/// The most bytes one reply may take (a value read by get_bounded: its limit plus a small
-/// header allowance instead); a server sending more fails the operation (RedisFailure::Io).
-inline constexpr std::size_t kMaxRedisReplyBytes = std::size_t{1} << 20;
-/// The most array elements one reply may hold, nested arrays included.
-inline constexpr std::size_t kMaxRedisReplyElements = std::size_t{1} << 16;
-/// The slowest transfer an operation allows for a value's bytes (8 MiB/s, in bytes per ms),
-/// on top of its timeout: a 64 MiB entry gets 8 s more, a 16 KiB one 2 ms.
-inline constexpr std::uint64_t kMinRedisBytesPerMs = 8 * 1024 * 1024 / 1000;
-
-/// What the reply being read may still hold (private to RedisConnection and its reader).
-struct RedisReplyBudget;
-
-/// What went wrong talking to Redis, for the caller's fallback.
-enum class RedisFailure : unsigned char {
-  Io,      ///< connect, read or write failed or timed out: the connection is gone
-  Denied,  ///< the server refused (wrong password, no permission, read-only replica, full)
-  Reply,   ///< an unexpected reply for this key (a wrong type): the key is bad, not the server
-};
-
-/// A failed Redis operation; the message names the endpoint (password elided).
-class RedisError : public CacheError {
- public:
-  RedisError(RedisFailure failure, const std::string& message)
-      : CacheError(message), failure_(failure) {}
-  RedisFailure failure() const noexcept { return failure_; }
-
- private:
-  RedisFailure failure_;
-};
 
 /// A string value read with a size limit.
 struct BoundedValue {
@@ -108,32 +73,15 @@ class RedisConnection {
   /// Runs any command, discarding its reply (tests, operator tools). Throws RedisError.
   void execute(const std::vector<std::string>& args);
   /// The endpoint, for messages.
-  const RemoteEndpoint& endpoint() const noexcept { return endpoint_; }
+  const RemoteEndpoint& endpoint() const noexcept { return socket_.endpoint(); }
 
  private:
-  struct ReplyDeleter {
-    void operator()(void* reply) const noexcept;
-  };
-  using Reply = std::unique_ptr<void, ReplyDeleter>;
-  void start_operation(std::uint64_t payload_bytes = 0);
-  Reply command(const std::vector<std::string>& args, std::size_t max_bytes = kMaxRedisReplyBytes);
-  // Pipelining: queue commands in the output buffer, then read one reply per command.
-  void append(const std::vector<std::string_view>& args);
-  Reply next_reply(const std::string& what, std::size_t max_bytes = kMaxRedisReplyBytes);
-  void flush_output(const std::string& what);
-  void arm_timeout(const std::string& what);
-  [[noreturn]] void io_failure(const std::string& what);
-  [[noreturn]] void fail_io(const std::string& what, const std::string& cause);
-  [[noreturn]] void fail(RedisFailure failure, const std::string& what) const;
+  // Sends `args` as one command and reads its reply; an error reply throws RedisError (Denied
+  // or Reply). Within the operation already started.
+  RedisReply command(const std::vector<std::string>& args,
+                     std::size_t max_bytes = kMaxRedisReplyBytes);
 
-  RemoteEndpoint endpoint_;
-  std::chrono::milliseconds timeout_;
-  std::chrono::steady_clock::time_point deadline_;  // of the operation under way
-  std::unique_ptr<RedisReplyBudget> budget_;        // the reader's private data
-  struct ContextDeleter {
-    void operator()(redisContext* c) const noexcept;
-  };
-  std::unique_ptr<redisContext, ContextDeleter> context_;
+  RedisSocket socket_;
 };
 
 }  // namespace cujit::detail
