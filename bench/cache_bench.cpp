@@ -4,7 +4,7 @@
 //
 //   cache_bench [iterations]     (default 2000)
 
-#include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/record.hpp"
 #include "cache/sqlite_store.hpp"
@@ -224,8 +224,8 @@ int main(int argc, char** argv) {
     {
       auto from = SqliteStore::open_existing(db, {});
       auto to = SqliteStore::open_writable(app, {});
-      DatabaseAdmin source(*from);
-      DatabaseAdmin destination(*to);
+      DatabaseTransfer source(*from);
+      DatabaseTransfer destination(*to);
       source.for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {
         destination.import_record(r, keys);
       });

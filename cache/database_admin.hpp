@@ -1,14 +1,13 @@
 #pragma once
-// The maintenance operations of the cujit-cache tool on a cache database: listings, lookup by key
-// prefix, statistics, verification, pruning, clearing, copying entries between databases,
-// signing, and making a database self-contained for shipping. None of them is on the kernel
-// cache's lookup path (that is SqliteStore, sqlite_store.hpp).
+// The inspection and maintenance operations of the cujit-cache tool on a cache database:
+// listings, lookup by key prefix, statistics, verification, pruning and clearing. Copying
+// entries between databases, signing and finalizing for shipping are in database_transfer.hpp.
+// None of them is on the kernel cache's lookup path (that is SqliteStore, sqlite_store.hpp).
 
 #include "cache/record.hpp"
 #include "cache/sqlite_store.hpp"
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -66,9 +65,9 @@ struct PruneOptions {
   bool stale = false;  ///< remove entries of another NVRTC version or codegen version
 };
 
-/// The maintenance operations on one SqliteStore's database, through the store's connection
-/// and under its lock (SqliteStore::lock): thread-safe as the store is, and consistent with
-/// the store's pending last-used times and hits. Holds a reference: the store must outlive it.
+/// The inspection and maintenance operations on one SqliteStore's database, through the store's
+/// connection and under its lock (SqliteStore::lock): thread-safe as the store is, and consistent
+/// with the store's pending last-used times and hits. Holds a reference: the store must outlive it.
 /// Operations that write throw CacheError on a read-only deployment database; SQLite failures
 /// throw SqliteError.
 class DatabaseAdmin {
@@ -94,44 +93,6 @@ class DatabaseAdmin {
   std::uint64_t prune(const PruneOptions& options);
   /// Removes every entry; returns how many. Writable databases only.
   std::uint64_t clear();
-  /// Calls `fn` with each intact record (source included, checksum verified) and the request
-  /// keys mapped to it; returns how many damaged records (bad checksum or fields: swapped or
-  /// relabelled ones too) were skipped with their request keys.
-  std::uint64_t for_each_record(
-      const std::function<void(const CacheRecord&, const std::vector<std::string>&)>& fn);
-  /// What import_record did.
-  struct ImportOutcome {
-    bool inserted = false;            ///< the record was new
-    std::uint64_t kept_requests = 0;  ///< request keys already mapped to another record,
-                                      ///< left as they were
-  };
-  /// Inserts a complete record unless present, and maps its request keys unless they are
-  /// mapped already: an import never redirects a request this database answers. The
-  /// `signatures` (by content or request key, as signatures() returns them) of what the
-  /// import writes come along: the record's when it is inserted, a request's when it is mapped
-  /// here. Throws CacheError for a record whose checksum fails.
-  ImportOutcome import_record(const CacheRecord& record,
-                              const std::vector<std::string>& request_keys,
-                              const std::map<std::string, std::string>& signatures = {});
-  /// Every stored signature, by the request key or content key it signs (sign_entry blobs).
-  std::map<std::string, std::string> signatures();
-  /// What sign_all did.
-  struct SignOutcome {
-    std::uint64_t entries = 0;   ///< entries signed (by content key)
-    std::uint64_t requests = 0;  ///< request mappings signed
-    std::uint64_t damaged = 0;   ///< damaged entries skipped, with their requests
-  };
-  /// Produces a signature blob for `record` found under `request_key` (empty: by content key).
-  using Signer = std::function<std::string(const CacheRecord& record, const std::string& key)>;
-  /// Signs every intact entry (signer(record, "")) and every request mapped to one
-  /// (signer(record, request_key)), replacing older signatures, in one transaction. Damaged
-  /// entries are skipped (and counted): nothing vouches for them. Writable databases only.
-  /// Throws CacheError (what `signer` throws propagates, and nothing is written).
-  SignOutcome sign_all(const Signer& signer);
-  /// Makes the file self-contained for shipping: writes pending uses, checkpoints the WAL and
-  /// switches to a rollback journal, so that it can be opened immutable. Writable databases
-  /// only.
-  void finalize_for_deployment();
 
  private:
   SqliteStore& store_;

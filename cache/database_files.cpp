@@ -245,4 +245,15 @@ std::string move_damaged_aside(const std::string& path, const std::string& reaso
   return aside;
 }
 
+bool prepare_cache_location(const std::string& path, bool allow_foreign_owner,
+                            std::optional<bool> network_fs) {
+  std::string dir = parent_directory(path);
+  create_private_directories(dir);
+  const bool on_network = network_fs ? *network_fs : is_network_filesystem(dir);
+  // Once the directory is private, nobody else can plant a file after these checks.
+  check_cache_directory(dir, allow_foreign_owner);
+  check_cache_files(path, allow_foreign_owner);
+  return on_network;
+}
+
 }  // namespace cujit::detail

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace cujit::detail {
@@ -43,6 +44,13 @@ void check_existing_database(const std::string& path, bool allow_foreign_owner);
 
 /// True when `directory` lies on NFS, CIFS/SMB or another network filesystem.
 bool is_network_filesystem(const std::string& directory);
+
+/// Prepares the place of the writable database `path`: creates its directory like
+/// create_private_directories, then checks it (check_cache_directory) and the database's files
+/// (check_cache_files). Returns `network_fs` when given, else whether the directory lies on a
+/// network filesystem (is_network_filesystem). Throws CacheError.
+bool prepare_cache_location(const std::string& path, bool allow_foreign_owner,
+                            std::optional<bool> network_fs);
 
 /// Creates `directory` and its missing parents with mode 0700. Throws CacheError.
 void create_private_directories(const std::string& directory);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <utility>
 
 namespace cujit::detail {
 namespace {
@@ -233,6 +234,54 @@ void map_request(Database& db, const std::string& request_key, const std::string
   s.bind_text(1, request_key).bind_text(2, content_key);
   s.step();
   store_signature(db, request_key, signature);
+}
+
+void store_entry(Database& db, const CacheRecord& r, const std::string& request_key,
+                 const std::string& content_signature, const std::string& request_signature,
+                 std::int64_t stamp) {
+  insert_record(db, r, stamp);
+  bool inserted = db.query_int("SELECT changes()") > 0;
+  // A signature vouches for `r`: it is kept only with an entry that is `r` in every signed
+  // field (an entry of this content key stored earlier may differ, in its options' program
+  // name for one, and would then fail its verification).
+  const bool same =
+      inserted || (content_signature.empty() && request_signature.empty()) || stored_as(db, r);
+  if (!content_signature.empty() && same) store_signature(db, r.content_key, content_signature);
+  if (!request_key.empty()) {
+    map_request(db, request_key, r.content_key, same ? request_signature : "");
+  }
+  if (inserted) add_counter(db, "misses", 1);
+}
+
+std::vector<std::string> evict_least_recent(Database& db, std::uint64_t max_size,
+                                            const std::string& keep) {
+  auto total =
+      static_cast<std::uint64_t>(db.query_int("SELECT COALESCE(SUM(record_size), 0) FROM kernels"));
+  if (total <= max_size) return {};
+  std::vector<std::string> victims;
+  {
+    Statement s = db.prepare(
+        "SELECT content_key, record_size FROM kernels ORDER BY last_used ASC, created ASC");
+    while (total > max_size && s.step()) {
+      std::string key = s.column_bytes(0);
+      if (key == keep) continue;
+      victims.push_back(std::move(key));
+      total -= std::min<std::uint64_t>(total, static_cast<std::uint64_t>(s.column_int(1)));
+    }
+  }
+  for (const auto& key : victims) delete_entry(db, key);
+  add_counter(db, "evictions", victims.size());
+  return victims;
+}
+
+std::string integrity_report(Database& db) {
+  Statement s = db.prepare("PRAGMA integrity_check");
+  std::string out;
+  while (s.step()) {
+    if (!out.empty()) out += '\n';
+    out += s.column_bytes(0);
+  }
+  return out;
 }
 
 }  // namespace cujit::detail

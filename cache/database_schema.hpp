@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cujit::detail {
 
@@ -101,5 +102,21 @@ void store_signature(Database& db, const std::string& key, const std::string& si
 /// old mapping) with `signature` (empty: none).
 void map_request(Database& db, const std::string& request_key, const std::string& content_key,
                  const std::string& signature);
+
+/// Inserts `r` unless its content key is stored (created and last used at `stamp`), keeps
+/// `content_signature` and `request_signature` only when the stored entry is `r` in every
+/// signed field, maps `request_key` (unless empty) to it, and counts a miss when it was
+/// inserted.
+void store_entry(Database& db, const CacheRecord& r, const std::string& request_key,
+                 const std::string& content_signature, const std::string& request_signature,
+                 std::int64_t stamp);
+
+/// Deletes least recently used entries, never `keep`, until the stored bytes are at most
+/// `max_size`, and counts them; returns their content keys.
+std::vector<std::string> evict_least_recent(Database& db, std::uint64_t max_size,
+                                            const std::string& keep);
+
+/// The lines of `PRAGMA integrity_check`, joined by newlines ("ok" for a sound database).
+std::string integrity_report(Database& db);
 
 }  // namespace cujit::detail

@@ -1,19 +1,20 @@
 #pragma once
 // The SQLite implementation of Store: the writable user cache and read-only deployment
-// databases, as the kernel cache's lookups use them. The checks of the database's files are in
-// database_files.hpp, its tables and rows in database_schema.hpp, and the maintenance
-// operations of the cujit-cache tool (list, verify, prune, import, sign, ...) in
-// database_admin.hpp.
+// databases, as the kernel cache's lookups use them. Its connection (opening, reopening after
+// corruption, lookup statements) is in store_connection.hpp, its batched last-used times and
+// hits in use_batch.hpp, the checks of the database's files in database_files.hpp, its tables
+// and rows in database_schema.hpp, and the maintenance operations of the cujit-cache tool
+// (list, verify, prune, import, sign, ...) in database_admin.hpp.
 
 #include "cache/sqlite.hpp"
 #include "cache/store.hpp"
+#include "cache/store_connection.hpp"
+#include "cache/use_batch.hpp"
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,8 +64,8 @@ class SqliteStore final : public Store {
                                                     const StoreOptions& options);
   ~SqliteStore() override;
 
-  const std::string& name() const override { return path_; }
-  bool read_only() const override { return read_only_; }
+  const std::string& name() const override { return conn_.path(); }
+  bool read_only() const override { return conn_.read_only(); }
   Lookup find_by_request(const std::string& request_key) override;
   Lookup find_by_content(const std::string& content_key) override;
   void put(const CacheRecord& record, const std::string& request_key,
@@ -95,7 +96,7 @@ class SqliteStore final : public Store {
   /// "wal", "delete", ... as SQLite reports it.
   std::string journal_mode();
   /// True when the database was found on a network filesystem.
-  bool network_filesystem() const noexcept { return network_fs_; }
+  bool network_filesystem() const noexcept { return conn_.network_filesystem(); }
   /// Runs SQL on the connection (tests use it to set pragmas or hold locks).
   void exec(const std::string& sql);
   /// Result of `PRAGMA integrity_check`.
@@ -113,7 +114,7 @@ class SqliteStore final : public Store {
   class Locked {
    public:
     /// The open connection.
-    Database& db() noexcept { return *store_.db_; }
+    Database& db() noexcept { return store_.conn_.db(); }
     /// Writes the pending last-used times and hits (nothing for a read-only database). Throws
     /// SqliteError.
     void flush() { store_.flush_locked(); }
@@ -121,9 +122,9 @@ class SqliteStore final : public Store {
     /// bytes are at most `max_size`; returns how many. Throws SqliteError.
     std::uint64_t evict(std::uint64_t max_size) { return store_.evict_locked(max_size, ""); }
     /// Forgets the pending last-used times (their entries were deleted).
-    void forget_touches() noexcept { store_.pending_touches_.clear(); }
+    void forget_touches() noexcept { store_.uses_.forget_all(); }
     /// Hits counted since the last write, not in the database yet.
-    std::uint64_t pending_hits() const noexcept { return store_.pending_hits_; }
+    std::uint64_t pending_hits() const noexcept { return store_.uses_.hits(); }
 
    private:
     friend class SqliteStore;
@@ -135,35 +136,18 @@ class SqliteStore final : public Store {
   Locked lock() { return Locked(*this); }
 
  private:
-  SqliteStore(std::string path, bool read_only, StoreOptions options);
-  // `read_only_uri`: what a read-only store opens instead of its path (DescriptorPath).
-  void open_locked(const std::string& read_only_uri = {});
-  void prepare_lookups_locked();
-  // One row by key (cached statement); find_locked also notes the use (touch, hit count).
-  Lookup read_locked(const char* sql, const std::string& key);
+  SqliteStore(std::string path, bool read_only, StoreOptions options, bool network_fs = false);
+  // One row by key (cached statement), noting the use (touch, hit count).
   Lookup find_locked(const char* sql, const std::string& key);
-  void close_locked() noexcept;
   void flush_locked();
-  // flush_locked waiting at most kFlushBusyTimeoutMs for a lock; false when it was busy.
+  // flush_locked waiting at most 100 ms for a lock; false when it was busy.
   bool flush_briefly_locked();
-  void write_touches_locked();  // inside a transaction
   std::uint64_t evict_locked(std::uint64_t max_size, const std::string& keep);
 
-  std::string path_;
-  bool read_only_;
   StoreOptions options_;
-  bool network_fs_ = false;
-  std::mutex mutex_;
-  std::optional<Database> db_;
-  // Lookups reuse their prepared statements (keyed by the SQL's address); cleared before
-  // db_ is closed or replaced.
-  std::map<const char*, Statement> statements_;
-  std::uint64_t generation_ = 0;
-  // The file opened (device, inode), to tell whether another process replaced it.
-  std::uint64_t opened_dev_ = 0;
-  std::uint64_t opened_ino_ = 0;
-  std::map<std::string, std::int64_t> pending_touches_;
-  std::uint64_t pending_hits_ = 0;
+  std::mutex mutex_;  // guards conn_ and uses_
+  StoreConnection conn_;
+  UseBatch uses_;
 };
 
 }  // namespace cujit::detail

@@ -4,7 +4,7 @@
 // attacker's key (lstat passed on the regular file, std::ifstream then followed the link swapped
 // in), and DeploymentFiles.AFifoIsRefusedAtOnce hung inside SQLite's open().
 
-#include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/sqlite_store.hpp"
@@ -145,7 +145,7 @@ TEST(DeploymentFiles, TheCheckedFileIsTheOneSqliteReads) {
     cache.get_or_compile(kernel.request, kernel.generator(), compiler.fn(Target{80}));
   }
   const std::string db = dir.file("kernels.db");
-  DatabaseAdmin(*SqliteStore::open_writable(db, {})).finalize_for_deployment();
+  DatabaseTransfer(*SqliteStore::open_writable(db, {})).finalize_for_deployment();
   // A link to a good database is followed, and what it names is checked.
   ASSERT_EQ(::symlink(db.c_str(), dir.file("link.db").c_str()), 0);
   EXPECT_NO_THROW(SqliteStore::open_read_only(dir.file("link.db"), {}));

@@ -1,7 +1,7 @@
 // The lookup order for a device: its own cubin, its arch-specific cubin, cubins of a lower
 // minor, PTX (JIT-compiled once per machine), and only then a compilation; and what a miss says
 // when no compiler can be loaded.
-#include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache_test_util.hpp"
@@ -66,7 +66,7 @@ void make_deployment(const std::string& path, FakeKernel kernel, FakeCompiler& c
     kernel.request.target = t;
     cache.get_or_compile(kernel.request, kernel.generator(), compiler.fn(t));
   }
-  DatabaseAdmin(*std::dynamic_pointer_cast<SqliteStore>(cache.writable_store()))
+  DatabaseTransfer(*std::dynamic_pointer_cast<SqliteStore>(cache.writable_store()))
       .finalize_for_deployment();
 }
 

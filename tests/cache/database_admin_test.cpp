@@ -1,6 +1,7 @@
 // The cujit-cache tool's maintenance operations on a cache database (DatabaseAdmin): pruning,
 // clearing, statistics, lookup by key prefix, and copying entries between databases.
 #include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 
 #include "cache/database_schema.hpp"
 #include "cache/sqlite_store.hpp"
@@ -110,15 +111,15 @@ TEST(DatabaseAdmin, ExportImportCopiesRecordsAndRequests) {
   from->put(record_for("a"), rkey("a"));
   from->put(record_for("b"), rkey("b"));
   auto to = SqliteStore::open_writable(dir.file("to.db"), {});
-  DatabaseAdmin source(*from);
-  DatabaseAdmin destination(*to);
+  DatabaseTransfer source(*from);
+  DatabaseTransfer destination(*to);
   int copied = 0;
   source.for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {
     copied += destination.import_record(r, keys).inserted ? 1 : 0;
   });
   EXPECT_EQ(copied, 2);
   EXPECT_EQ(to->find_by_request(rkey("a")).status, Lookup::Status::Hit);
-  auto b = destination.load(rkey("b"), true);
+  auto b = DatabaseAdmin(*to).load(rkey("b"), true);
   ASSERT_TRUE(b);
   EXPECT_EQ(DatabaseAdmin::source_of(*b).value(), "__global__ void b() {}");
   source.for_each_record([&](const CacheRecord& r, const std::vector<std::string>& keys) {

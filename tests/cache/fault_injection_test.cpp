@@ -12,6 +12,7 @@
 // setting that variable draws the same delays again.
 
 #include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/raw_replay.hpp"
 #include "cache/record.hpp"
@@ -848,7 +849,7 @@ TEST(CacheSecurity, EveryRouteFromAFileToALoadChecksTheChecksum) {
       KernelCache cache(config_at(db));
       ASSERT_TRUE(kernel_ok(produce(cache)));
       if (r.deployment) {
-        DatabaseAdmin(*std::dynamic_pointer_cast<SqliteStore>(cache.writable_store()))
+        DatabaseTransfer(*std::dynamic_pointer_cast<SqliteStore>(cache.writable_store()))
             .finalize_for_deployment();
       }
     }

@@ -1,11 +1,12 @@
 #include "cache/kernel_cache.hpp"
 
 #include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/manifest.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
-#include "support/warning.hpp"
 #include "cache_test_util.hpp"
+#include "support/warning.hpp"
 
 #include <cujit/error.hpp>
 
@@ -417,7 +418,7 @@ TEST(KernelCache, DeploymentDatabaseIsConsultedBeforeCompilingAndNeverWritten) {
     build.database_path = dir.file("app.db");
     KernelCache cache(build);
     cache.get_or_compile(k.request, k.generator(), compiler.fn(Target{80}));
-    DatabaseAdmin(*std::dynamic_pointer_cast<SqliteStore>(cache.writable_store()))
+    DatabaseTransfer(*std::dynamic_pointer_cast<SqliteStore>(cache.writable_store()))
         .finalize_for_deployment();
   }
   auto app_size = std::filesystem::file_size(dir.file("app.db"));

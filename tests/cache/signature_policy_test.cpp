@@ -5,6 +5,7 @@
 #include "cache/signature_policy.hpp"
 
 #include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/sqlite_store.hpp"
@@ -54,11 +55,11 @@ class SignedDeployment : public ::testing::Test {
     }
     auto store = SqliteStore::open_existing(app_, {});
     if (key != nullptr) {
-      DatabaseAdmin(*store).sign_all([key](const CacheRecord& r, const std::string& request) {
+      DatabaseTransfer(*store).sign_all([key](const CacheRecord& r, const std::string& request) {
         return sign_entry(r, request, *key);
       });
     }
-    DatabaseAdmin(*store).finalize_for_deployment();
+    DatabaseTransfer(*store).finalize_for_deployment();
   }
 
   CacheConfig run_config(bool required, const std::string& trusted_keys) const {

@@ -5,6 +5,7 @@
 #include "cache/entry_signature.hpp"
 
 #include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/remote_entry.hpp"
 #include "cache/sqlite_store.hpp"
@@ -105,10 +106,10 @@ class EditedDeployment : public ::testing::Test {
       cache.get_or_compile(k_.request, k_.generator(), builder_compiler_.fn(k_.request.target));
     }
     auto store = SqliteStore::open_existing(app_, {});
-    DatabaseAdmin(*store).sign_all([this](const CacheRecord& r, const std::string& request) {
+    DatabaseTransfer(*store).sign_all([this](const CacheRecord& r, const std::string& request) {
       return sign_entry(r, request, builder_);
     });
-    DatabaseAdmin(*store).finalize_for_deployment();
+    DatabaseTransfer(*store).finalize_for_deployment();
   }
 
   // Writes `r`'s editable fields over the stored row, checksum resealed.
@@ -233,10 +234,11 @@ TEST(SignedFleetRecord, ALocalCopyKeepsTheFleetSignature) {
   }
   auto local = SqliteStore::open_existing(dir.file("kernels.db"), {});
   DatabaseAdmin local_db(*local);
-  ASSERT_EQ(local_db.signatures().count(rkey(k)), 1u);
+  DatabaseTransfer local_transfer(*local);
+  ASSERT_EQ(local_transfer.signatures().count(rkey(k)), 1u);
   const CacheRecord stored = local_db.load(r.content_key, true).value();
-  EXPECT_EQ(verify_entry(stored, rkey(k), local_db.signatures().at(rkey(k)), {trusted(keys.key)},
-                         nullptr),
+  EXPECT_EQ(verify_entry(stored, rkey(k), local_transfer.signatures().at(rkey(k)),
+                         {trusted(keys.key)}, nullptr),
             SignatureVerdict::Valid);
 }
 

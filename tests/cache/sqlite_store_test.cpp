@@ -2,6 +2,7 @@
 
 #include "cache/database_admin.hpp"
 #include "cache/database_files.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache_test_util.hpp"
 
 #include <cujit/error.hpp>
@@ -283,7 +284,7 @@ TEST(SqliteStore, ReadOnlyDeploymentDatabase) {
   {
     auto store = SqliteStore::open_writable(path, {});
     store->put(record_for("k"), rkey("k"));
-    DatabaseAdmin(*store).finalize_for_deployment();
+    DatabaseTransfer(*store).finalize_for_deployment();
   }
   EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
   ::chmod(path.c_str(), 0444);

@@ -2,6 +2,7 @@
 // bring the right one along (the mapping's by request key, the entry's by content key), and
 // they go with the entry or the mapping they sign.
 #include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
@@ -91,7 +92,7 @@ TEST_P(StoreSignatures, RemovalTakesTheEntrysAndItsRequestsSignatures) {
   EXPECT_NE(store_->find_by_request(rkey("other")).signature, "");
   EXPECT_NE(store_->find_by_content(other.content_key).signature, "");
   if (auto* sqlite = dynamic_cast<SqliteStore*>(store_.get())) {
-    EXPECT_EQ(DatabaseAdmin(*sqlite).signatures().size(), 2u);
+    EXPECT_EQ(DatabaseTransfer(*sqlite).signatures().size(), 2u);
   } else {
     EXPECT_EQ(dynamic_cast<MemoryStore&>(*store_).signatures().size(), 2u);
   }
@@ -118,6 +119,7 @@ TEST(SqliteStoreSignatures, SignAllSignsEveryEntryAndMappingAndSkipsDamagedOnes)
   TempDir dir;
   auto store = SqliteStore::open_writable(dir.file("kernels.db"), {});
   DatabaseAdmin admin(*store);
+  DatabaseTransfer transfer(*store);
   const CacheRecord a = record_for("a");
   const CacheRecord b = record_for("b");
   const CacheRecord c = record_for("c");
@@ -128,13 +130,13 @@ TEST(SqliteStoreSignatures, SignAllSignsEveryEntryAndMappingAndSkipsDamagedOnes)
   store->exec("UPDATE kernels SET binary = CAST('x' AS BLOB) WHERE content_key = '" +
               b.content_key + "'");
   const SigningKey key = generate_signing_key();
-  const auto outcome = admin.sign_all([&](const CacheRecord& r, const std::string& request) {
+  const auto outcome = transfer.sign_all([&](const CacheRecord& r, const std::string& request) {
     return sign_entry(r, request, key);
   });
   EXPECT_EQ(outcome.entries, 2u);
   EXPECT_EQ(outcome.requests, 2u);
   EXPECT_EQ(outcome.damaged, 1u);
-  const std::map<std::string, std::string> all = admin.signatures();
+  const std::map<std::string, std::string> all = transfer.signatures();
   EXPECT_EQ(all.size(), 4u);
   const std::vector<TrustedKey> trusted = {{key.public_key, key_id(key.public_key)}};
   for (const std::string& request : {rkey("a"), rkey("a2")}) {
@@ -145,12 +147,12 @@ TEST(SqliteStoreSignatures, SignAllSignsEveryEntryAndMappingAndSkipsDamagedOnes)
   EXPECT_EQ(all.count(b.content_key) + all.count(rkey("b")), 0u);
   EXPECT_EQ(admin.info().signatures, 4u);
   // Signing again replaces, never duplicates; clear() takes every signature.
-  admin.sign_all([&](const CacheRecord& r, const std::string& request) {
+  transfer.sign_all([&](const CacheRecord& r, const std::string& request) {
     return sign_entry(r, request, key);
   });
-  EXPECT_EQ(admin.signatures().size(), 4u);
+  EXPECT_EQ(transfer.signatures().size(), 4u);
   admin.clear();
-  EXPECT_TRUE(admin.signatures().empty());
+  EXPECT_TRUE(transfer.signatures().empty());
 }
 
 TEST(SqliteStoreSignatures, ADeploymentDatabaseServesItsSignatures) {
@@ -161,14 +163,14 @@ TEST(SqliteStoreSignatures, ADeploymentDatabaseServesItsSignatures) {
   {
     auto store = SqliteStore::open_writable(path, {});
     store->put(r, rkey("k"), signed_by(key, r, rkey("k")));
-    DatabaseAdmin(*store).finalize_for_deployment();
+    DatabaseTransfer(*store).finalize_for_deployment();
   }
   auto deployed = SqliteStore::open_read_only(path, {});
   EXPECT_EQ(deployed->find_by_request(rkey("k")).signature, sign_entry(r, rkey("k"), key));
   EXPECT_EQ(deployed->find_by_content(r.content_key).signature, sign_entry(r, "", key));
-  EXPECT_THROW(
-      DatabaseAdmin(*deployed).sign_all([](const CacheRecord&, const std::string&) { return "x"; }),
-      CacheError);
+  EXPECT_THROW(DatabaseTransfer(*deployed).sign_all(
+                   [](const CacheRecord&, const std::string&) { return "x"; }),
+               CacheError);
 }
 
 // An import carries the signatures of what it writes, and nothing else: a request it leaves
@@ -184,8 +186,8 @@ TEST(SqliteStoreSignatures, ImportCarriesTheSignaturesOfWhatItWrites) {
   from->put(c, rkey("q3"), signed_by(key, c, rkey("q3")));
   to->put(b, rkey("q2"));  // q2 answers b here: the import keeps it so
   to->put(c, rkey("q3"));  // c is here already, unsigned
-  DatabaseAdmin source(*from);
-  DatabaseAdmin destination(*to);
+  DatabaseTransfer source(*from);
+  DatabaseTransfer destination(*to);
   const auto signatures = source.signatures();
   source.for_each_record([&](const CacheRecord& r, const std::vector<std::string>& requests) {
     destination.import_record(r, requests, signatures);
@@ -208,7 +210,7 @@ TEST(SqliteStoreSignatures, AVersion2DatabaseIsRebuiltOrRefused) {
     auto store = SqliteStore::open_writable(path, {});
     store->put(record_for("k"), rkey("k"));
     store->exec("DROP TABLE signatures; PRAGMA user_version = 2");
-    DatabaseAdmin(*store).finalize_for_deployment();
+    DatabaseTransfer(*store).finalize_for_deployment();
   }
   try {
     SqliteStore::open_read_only(path, {});

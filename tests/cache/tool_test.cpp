@@ -2,12 +2,13 @@
 // with zero NVRTC compilations, and maintain databases with the other subcommands.
 
 #include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/entry_signature.hpp"
-#include "support/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/raw_replay.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache_test_util.hpp"
+#include "support/json_text.hpp"
 #include "tool_test_util.hpp"
 
 #include <cujit/elementwise.hpp>
@@ -311,14 +312,14 @@ TEST_F(ToolDatabase, VerifyAndImportCatchSwappedAndRedirectedRecords) {
   ASSERT_EQ(tool("--db " + db_ + " export " + dest).status, 0);
   std::map<std::string, std::string> request_to_binary;  // as the original database has them
   std::vector<std::string> keys;
-  DatabaseAdmin(*SqliteStore::open_existing(db_, {}))
+  DatabaseTransfer(*SqliteStore::open_existing(db_, {}))
       .for_each_record([&](const CacheRecord& r, const std::vector<std::string>& requests) {
         keys.push_back(r.content_key);
         for (const auto& q : requests) request_to_binary[q] = r.program.binary;
       });
   ASSERT_EQ(keys.size(), 4u);
   std::string request_a;
-  DatabaseAdmin(*SqliteStore::open_existing(db_, {}))
+  DatabaseTransfer(*SqliteStore::open_existing(db_, {}))
       .for_each_record([&](const CacheRecord& r, const std::vector<std::string>& requests) {
         if (r.content_key == keys[0] && !requests.empty()) request_a = requests[0];
       });
@@ -435,7 +436,7 @@ TEST_F(SignedToolDatabase, VerifyReportsUnsignedUntrustedAndTamperedEntries) {
 
   // A request remapped to another intact entry: checksums cannot tell, the signature can.
   std::string request, other_entry;
-  DatabaseAdmin(*SqliteStore::open_existing(signed_, {}))
+  DatabaseTransfer(*SqliteStore::open_existing(signed_, {}))
       .for_each_record([&](const CacheRecord& r, const std::vector<std::string>& requests) {
         if (request.empty() && !requests.empty()) {
           request = requests[0];

@@ -1,6 +1,6 @@
 // On the GPU: code for a compatible target serves a device whose own cubin is in no cache; PTX
 // is JIT-compiled by the driver once and stored as the device's cubin.
-#include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/sqlite_store.hpp"
 #include "support/gpu.hpp"
@@ -35,8 +35,8 @@ struct Deployment {
     build.database_path = db;
     configure_cache(build);
     RawModule(kFill).compile_for(target);  // the request the device's lookups will make
-    detail::DatabaseAdmin(*std::dynamic_pointer_cast<detail::SqliteStore>(
-                              detail::KernelCache::global().writable_store()))
+    detail::DatabaseTransfer(*std::dynamic_pointer_cast<detail::SqliteStore>(
+                                 detail::KernelCache::global().writable_store()))
         .finalize_for_deployment();
     configure_cache(CacheConfig::from_environment());
   }

@@ -2,7 +2,7 @@
 // and NVRTC is never mapped; a kernel in no database raises CompilerUnavailableError saying how
 // to precompile it. Runs in a child process whose CUJIT_NVRTC_PATH points nowhere (an explicit
 // path is the only one searched), so the library cannot be found however the machine is set up.
-#include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/raw_replay.hpp"
 #include "cache/sqlite_store.hpp"
@@ -80,7 +80,8 @@ TEST(NoCompiler, DeploymentDatabaseServesWithoutNvrtcAndAMissSaysHowToCoverIt) {
     cache.get_or_compile(
         detail::raw_kernel_request(shipped, sm90), [&] { return shipped; },
         [&](const SourceProgram& p) { return compile(p, sm90); });
-    detail::DatabaseAdmin(*std::dynamic_pointer_cast<detail::SqliteStore>(cache.writable_store()))
+    detail::DatabaseTransfer(
+        *std::dynamic_pointer_cast<detail::SqliteStore>(cache.writable_store()))
         .finalize_for_deployment();
   }
   const pid_t child = test::spawn_test(

@@ -170,11 +170,12 @@ int verify(const Options& o, bool fix, const std::string& trusted_keys) {
   if (!trusted_keys.empty()) trusted = detail::read_trusted_keys(trusted_keys);
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
   DatabaseAdmin admin(*store);
+  detail::DatabaseTransfer transfer(*store);
   detail::VerifyReport r = admin.verify(fix);
   bool ok = r.integrity_ok && (r.damaged.empty() || r.removed);
   std::optional<SignatureAudit> audit;
   if (!trusted_keys.empty()) {
-    audit = audit_signatures(admin, trusted);
+    audit = audit_signatures(transfer, trusted);
     ok = ok && audit->ok();
   }
   if (o.json) {

@@ -1,6 +1,7 @@
 #include "tools/cujit_cache/maintain_commands.hpp"
 
 #include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/units.hpp"
 #include "tools/cujit_cache/tool_util.hpp"
 
@@ -17,6 +18,7 @@
 namespace cujit::tool {
 
 using detail::DatabaseAdmin;
+using detail::DatabaseTransfer;
 using detail::SqliteStore;
 
 namespace {
@@ -27,8 +29,8 @@ int copy(const Options& o, SqliteStore& from, SqliteStore& to, const char* verb)
   std::uint64_t copied = 0;
   std::uint64_t present = 0;
   std::uint64_t kept = 0;
-  DatabaseAdmin source(from);
-  DatabaseAdmin destination(to);
+  DatabaseTransfer source(from);
+  DatabaseTransfer destination(to);
   const std::map<std::string, std::string> signatures = source.signatures();
   const std::uint64_t damaged = source.for_each_record(
       [&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
@@ -99,7 +101,7 @@ int export_to(const Options& o, const std::string& out) {
   check_output(o, out);
   auto to = SqliteStore::open_writable(out, store_options(o));
   int rc = copy(o, *from, *to, "exported");
-  DatabaseAdmin(*to).finalize_for_deployment();  // an exported database is usually shipped
+  DatabaseTransfer(*to).finalize_for_deployment();  // an exported database is usually shipped
   return rc;
 }
 

@@ -1,7 +1,7 @@
 #include "tools/cujit_cache/precompile_command.hpp"
 
-#include "cache/database_admin.hpp"
 #include "cache/database_files.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/manifest.hpp"
 #include "core/checked_file.hpp"
 #include "tools/cujit_cache/precompile_jobs.hpp"
@@ -32,7 +32,7 @@
 namespace cujit::tool {
 namespace {
 
-using detail::DatabaseAdmin;
+using detail::DatabaseTransfer;
 using detail::SqliteStore;
 using nlohmann::json;
 
@@ -69,8 +69,8 @@ void remove_database(const std::string& path) {
 // Copies every intact entry of `from`, with its request keys and signatures, into `to`; an
 // entry or request `to` has already is kept as it is.
 void copy_entries(SqliteStore& from, SqliteStore& to) {
-  DatabaseAdmin source(from);
-  DatabaseAdmin destination(to);
+  DatabaseTransfer source(from);
+  DatabaseTransfer destination(to);
   const std::map<std::string, std::string> signatures = source.signatures();
   source.for_each_record([&](const detail::CacheRecord& r, const std::vector<std::string>& keys) {
     destination.import_record(r, keys, signatures);
@@ -117,15 +117,15 @@ class PrivateDatabase {
 
   // Signs (with `key`, when given) and finalises what the output will hold, and publishes it;
   // returns what signing did.
-  DatabaseAdmin::SignOutcome publish(const detail::SigningKey* key) {
+  DatabaseTransfer::SignOutcome publish(const detail::SigningKey* key) {
     const DirectoryLock lock(directory_);
     struct stat st {};
     const bool merge = ::lstat(output_.c_str(), &st) == 0;
-    DatabaseAdmin::SignOutcome signed_entries;
+    DatabaseTransfer::SignOutcome signed_entries;
     {
       auto out = SqliteStore::open_writable(merge ? output_ : path_, options_);
       if (merge) copy_entries(*SqliteStore::open_writable(path_, options_), *out);
-      DatabaseAdmin admin(*out);
+      DatabaseTransfer admin(*out);
       if (key != nullptr) signed_entries = sign_database(admin, *key);  // what was there too
       admin.finalize_for_deployment();
     }
@@ -171,8 +171,8 @@ struct PrecompileOutcome {
   std::size_t present = 0;
   std::vector<Failure> failures;  ///< sorted by entry and target
   double seconds = 0;
-  const detail::SigningKey* key = nullptr;                   ///< --sign's key, when given
-  std::optional<DatabaseAdmin::SignOutcome> signed_entries;  ///< when published
+  const detail::SigningKey* key = nullptr;                      ///< --sign's key, when given
+  std::optional<DatabaseTransfer::SignOutcome> signed_entries;  ///< when published
 };
 
 // The worker count: -j (default every core), at most one per job.

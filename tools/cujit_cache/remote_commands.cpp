@@ -1,6 +1,6 @@
 #include "tools/cujit_cache/remote_commands.hpp"
 
-#include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/redis_client.hpp"
 #include "cache/remote_endpoint.hpp"
@@ -272,7 +272,7 @@ int push(const ToolContext& ctx, const Args& a) {
   Publisher out(c);
   PushTally t;
   const auto started = std::chrono::steady_clock::now();
-  t.damaged = detail::DatabaseAdmin(*store).for_each_record(
+  t.damaged = detail::DatabaseTransfer(*store).for_each_record(
       [&](const detail::CacheRecord& r, const std::vector<std::string>& request_keys) {
         ++t.records;
         if (request_keys.empty()) ++t.without_request;
@@ -317,7 +317,7 @@ struct PullTally {
 };
 
 void pull_one(RedisConnection& c, const std::string& key, const Trust& trust,
-              detail::DatabaseAdmin& into, PullTally& t) {
+              detail::DatabaseTransfer& into, PullTally& t) {
   Fetched f = fetch_entry(c, key);
   if (f.status == Fetched::Status::Vanished) {
     ++t.vanished;
@@ -380,7 +380,7 @@ int pull(const ToolContext& ctx, const Args& a) {
   auto store = new_output || ::access(to.c_str(), F_OK) != 0
                    ? detail::SqliteStore::open_writable(to, ctx.store)
                    : detail::SqliteStore::open_existing(to, ctx.store);
-  detail::DatabaseAdmin into(*store);
+  detail::DatabaseTransfer into(*store);
   PullTally t;
   for (const auto& key : scan_all(c, detail::remote_kernel_pattern())) {
     ++t.entries;

@@ -9,7 +9,7 @@
 
 namespace cujit::tool {
 
-using detail::DatabaseAdmin;
+using detail::DatabaseTransfer;
 using detail::SqliteStore;
 
 namespace {
@@ -61,14 +61,14 @@ std::string key_ids(const std::vector<detail::TrustedKey>& trusted) {
 
 }  // namespace
 
-detail::DatabaseAdmin::SignOutcome sign_database(detail::DatabaseAdmin& database,
-                                                 const detail::SigningKey& key) {
+detail::DatabaseTransfer::SignOutcome sign_database(detail::DatabaseTransfer& database,
+                                                    const detail::SigningKey& key) {
   return database.sign_all([&key](const detail::CacheRecord& record, const std::string& request) {
     return detail::sign_entry(record, request, key);
   });
 }
 
-SignatureAudit audit_signatures(detail::DatabaseAdmin& database,
+SignatureAudit audit_signatures(detail::DatabaseTransfer& database,
                                 const std::vector<detail::TrustedKey>& trusted) {
   const std::map<std::string, std::string> signatures = database.signatures();
   SignatureAudit audit;
@@ -133,14 +133,14 @@ std::string audit_text(const SignatureAudit& audit,
   return out;
 }
 
-nlohmann::json sign_json(const DatabaseAdmin::SignOutcome& s, const detail::SigningKey& key) {
+nlohmann::json sign_json(const DatabaseTransfer::SignOutcome& s, const detail::SigningKey& key) {
   return {{"entries", s.entries},
           {"requests", s.requests},
           {"damaged_skipped", s.damaged},
           {"key_id", detail::key_id(key.public_key)}};
 }
 
-std::string sign_text(const std::string& path, const DatabaseAdmin::SignOutcome& s,
+std::string sign_text(const std::string& path, const DatabaseTransfer::SignOutcome& s,
                       const detail::SigningKey& key) {
   std::string out = fmt::format("signed {} entries and {} request mappings of {} with key {}\n",
                                 s.entries, s.requests, path, detail::key_id(key.public_key));
@@ -154,8 +154,8 @@ std::string sign_text(const std::string& path, const DatabaseAdmin::SignOutcome&
 int sign(const Options& o, const std::string& key_file) {
   const detail::SigningKey key = detail::read_signing_key(key_file);
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
-  DatabaseAdmin admin(*store);
-  const DatabaseAdmin::SignOutcome s = sign_database(admin, key);
+  DatabaseTransfer admin(*store);
+  const DatabaseTransfer::SignOutcome s = sign_database(admin, key);
   if (o.json) {
     nlohmann::json j = sign_json(s, key);
     j["path"] = db_path(o);

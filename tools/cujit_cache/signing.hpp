@@ -2,7 +2,7 @@
 // cujit-cache's signing of databases (the `sign` and `keygen` commands, `precompile --sign`) and
 // the signature check of `verify --trusted-keys`.
 
-#include "cache/database_admin.hpp"
+#include "cache/database_transfer.hpp"
 #include "cache/entry_signature.hpp"
 #include "tools/cujit_cache/tool_options.hpp"
 
@@ -16,16 +16,16 @@ namespace cujit::tool {
 
 /// Signs every intact entry of `database` (its content key) and every request mapped to one, with
 /// `key`, replacing older signatures, in one transaction. Throws CacheError.
-detail::DatabaseAdmin::SignOutcome sign_database(detail::DatabaseAdmin& database,
-                                                 const detail::SigningKey& key);
+detail::DatabaseTransfer::SignOutcome sign_database(detail::DatabaseTransfer& database,
+                                                    const detail::SigningKey& key);
 
 /// What sign_database did, as `sign --json` and `precompile --sign --json` report it.
-nlohmann::json sign_json(const detail::DatabaseAdmin::SignOutcome& outcome,
+nlohmann::json sign_json(const detail::DatabaseTransfer::SignOutcome& outcome,
                          const detail::SigningKey& key);
 
 /// What sign_database did to the database at `path`, as text (a line, and one more when
 /// damaged entries were skipped).
-std::string sign_text(const std::string& path, const detail::DatabaseAdmin::SignOutcome& outcome,
+std::string sign_text(const std::string& path, const detail::DatabaseTransfer::SignOutcome& outcome,
                       const detail::SigningKey& key);
 
 /// The `sign` command: signs every entry and request mapping of an existing database (one this
@@ -61,7 +61,7 @@ struct SignatureAudit {
 
 /// Checks the signature of every intact entry (signed alone) and of every request mapping in
 /// `database` against `trusted`. Throws CacheError.
-SignatureAudit audit_signatures(detail::DatabaseAdmin& database,
+SignatureAudit audit_signatures(detail::DatabaseTransfer& database,
                                 const std::vector<detail::TrustedKey>& trusted);
 
 /// The audit as `verify --json` reports it: counts, the trusted key ids, the problems.
