@@ -96,17 +96,16 @@ CompiledProgram realistic_binary(const SourceProgram& p, const Target& t) {
   return c;
 }
 
-}  // namespace
+// Looks request `i` up in `cache`, which must hold it: no source is generated, nothing compiled.
+CacheOutcome look_up_stored(KernelCache& cache, int i) {
+  CacheOutcome where{};
+  cache.get_or_compile(
+      realistic_request(i), []() -> SourceProgram { std::abort(); },
+      [](const SourceProgram&) -> CompiledProgram { std::abort(); }, &where);
+  return where;
+}
 
-int main(int argc, char** argv) {
-  const int iterations = argc > 1 ? std::max(10, std::atoi(argv[1])) : 2000;
-  std::string dir =
-      (std::filesystem::temp_directory_path() / ("cujit-cache-bench-" + std::to_string(::getpid())))
-          .string();
-  std::filesystem::create_directories(dir);
-  set_warning_sink([](const std::string& m) { std::fprintf(stderr, "warning: %s\n", m.c_str()); });
-  std::printf("cujit cache benchmark: %d iterations, database in %s\n\n", iterations, dir.c_str());
-
+void bench_memory_hit(int iterations) {
   // 1. In-process hit: a hash lookup under a shared lock.
   {
     KernelCache cache(nullptr, {});
@@ -124,7 +123,9 @@ int main(int argc, char** argv) {
     }
     report("in-process hit (get_or_compile, memory layer)", per_hit);
   }
+}
 
+void bench_keys(int iterations) {
   // 2. Keys.
   {
     KernelRequest r = realistic_request(1);
@@ -134,11 +135,12 @@ int main(int argc, char** argv) {
     report("content key (SHA-256 of a 5 KiB source and options)",
            time_each(iterations, [&](int) { content_key(p, Target{90}, "raw"); }));
   }
+}
 
+void bench_sqlite(const std::string& db, int iterations) {
   // 3. SQLite put and get of a record of realistic size.
-  const std::string db = dir + "/kernels.db";
-  std::vector<std::string> request_keys;
   {
+    std::vector<std::string> request_keys;
     auto store = SqliteStore::open_writable(db, {});
     std::vector<CacheRecord> records;
     for (int i = 0; i < iterations; ++i) {
@@ -161,7 +163,9 @@ int main(int argc, char** argv) {
            }));
     store->flush();
   }
+}
 
+void bench_fresh_writable(const std::string& db, int iterations) {
   // 4. First lookup in a fresh cache, as in a new process: open the database, find the
   //    request, verify the checksum. The file is in the OS page cache (a warm disk cache).
   {
@@ -173,10 +177,7 @@ int main(int argc, char** argv) {
       // Construction and the first lookup are timed; closing (at process exit) is not.
       auto t0 = Clock::now();
       auto cache = std::make_unique<KernelCache>(config);
-      CacheOutcome where{};
-      cache->get_or_compile(
-          realistic_request(i), []() -> SourceProgram { std::abort(); },
-          [](const SourceProgram&) -> CompiledProgram { std::abort(); }, &where);
+      const CacheOutcome where = look_up_stored(*cache, i);
       open_and_hit.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       if (where != CacheOutcome::DiskHit) std::abort();
     }
@@ -194,10 +195,7 @@ int main(int argc, char** argv) {
         auto cache = std::make_unique<KernelCache>(c);
         cache->prefetch().wait();
         auto t0 = Clock::now();
-        CacheOutcome where{};
-        cache->get_or_compile(
-            realistic_request(n - 1), []() -> SourceProgram { std::abort(); },
-            [](const SourceProgram&) -> CompiledProgram { std::abort(); }, &where);
+        const CacheOutcome where = look_up_stored(*cache, n - 1);
         prefetched.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
         if (where != CacheOutcome::DiskHit) std::abort();
       }
@@ -209,15 +207,13 @@ int main(int argc, char** argv) {
     KernelCache cache(config);
     cache.writable_store();  // opened beforehand: the lookup alone
     std::vector<double> hit_only = time_each(n, [&](int i) {
-      CacheOutcome where{};
-      cache.get_or_compile(
-          realistic_request(i), []() -> SourceProgram { std::abort(); },
-          [](const SourceProgram&) -> CompiledProgram { std::abort(); }, &where);
-      if (where != CacheOutcome::DiskHit) std::abort();
+      if (look_up_stored(cache, i) != CacheOutcome::DiskHit) std::abort();
     });
     report("KernelCache first hit of a kernel, DB already open", hit_only);
   }
+}
 
+void bench_deployment(const std::string& dir, const std::string& db, int iterations) {
   // 5. The same from an immutable deployment database.
   {
     const std::string app = dir + "/app.db";
@@ -239,10 +235,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) {
       auto t0 = Clock::now();
       auto cache = std::make_unique<KernelCache>(config);
-      CacheOutcome where{};
-      cache->get_or_compile(
-          realistic_request(i), []() -> SourceProgram { std::abort(); },
-          [](const SourceProgram&) -> CompiledProgram { std::abort(); }, &where);
+      const CacheOutcome where = look_up_stored(*cache, i);
       open_and_hit.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       if (where != CacheOutcome::DeploymentHit) std::abort();
     }
@@ -255,7 +248,24 @@ int main(int argc, char** argv) {
     }
     report("open deployment DB alone (SqliteStore::open_read_only)", open_only);
   }
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int iterations = argc > 1 ? std::max(10, std::atoi(argv[1])) : 2000;
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("cujit-cache-bench-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::create_directories(dir);
+  set_warning_sink([](const std::string& m) { std::fprintf(stderr, "warning: %s\n", m.c_str()); });
+  std::printf("cujit cache benchmark: %d iterations, database in %s\n\n", iterations, dir.c_str());
+  const std::string db = dir + "/kernels.db";
+  bench_memory_hit(iterations);
+  bench_keys(iterations);
+  bench_sqlite(db, iterations);
+  bench_fresh_writable(db, iterations);
+  bench_deployment(dir, db, iterations);
   std::filesystem::remove_all(dir);
   return 0;
 }

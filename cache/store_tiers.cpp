@@ -111,9 +111,8 @@ Found WritableTier::before_compile(Search& search) {
   if (!w || timeout_ms <= 0 || stores_.writes_disabled() || w->lease_directory().empty()) {
     return {};
   }
-  bool waited = false;
   search.lease = KeyLease::acquire(w->lease_directory(), search.content_key(),
-                                   std::chrono::milliseconds(timeout_ms), &waited);
+                                   std::chrono::milliseconds(timeout_ms), nullptr);
   return found_by_content(search, w);
 }
 
