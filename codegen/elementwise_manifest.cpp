@@ -1,6 +1,7 @@
 #include "codegen/elementwise_manifest.hpp"
 
 #include "codegen/manifest_json.hpp"
+#include "codegen/spec_json.hpp"
 
 #include "support/json_text.hpp"
 
@@ -51,17 +52,6 @@ ElementwiseDefinition make_elementwise_definition(std::string in_params, std::st
 
 std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
                                        const EwSpecialization& s) {
-  nlohmann::json params = nlohmann::json::array();
-  for (const EwParam& p : s.params) {
-    params.push_back({{"dtype", std::string(dtype_name(p.dtype))},
-                      {"scalar", p.scalar},
-                      {"used", p.used},
-                      {"raw_view_used", p.raw_view_used},
-                      {"load_output", p.load_output},
-                      {"raw_contiguous", p.raw_contiguous},
-                      {"transposed", p.transposed},
-                      {"row_broadcast", p.row_broadcast}});
-  }
   nlohmann::json entry = {
       {"kind", "elementwise"},
       {"name", text_json(def.name)},
@@ -73,14 +63,7 @@ std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
       {"after_loop", text_json(def.after_loop)},
       {"options", text_json(def.compile_options)},
       {"reduce_dims", def.reduce_dims},
-      {"specialization",
-       {{"layout", static_cast<int>(s.layout)},
-        {"vec", s.vec},
-        {"ndim", s.ndim},
-        {"index64", s.index64},
-        {"block_size", s.block_size},
-        {"tile_rows", s.tile_rows},
-        {"params", params}}},
+      {"specialization", spec_json(s)},
   };
   if (!def.link.empty()) entry["link"] = link_json(def.link);  // absent: older entries unchanged
   return dump_json(entry);
@@ -98,32 +81,8 @@ std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
         text("loop_prep"), text("after_loop"),
         require_texts(j.at("options"), "manifest entry: \"options\""), j.at("reduce_dims"));
     if (j.contains("link")) def.link = require_link(j.at("link"), "manifest entry: \"link\"");
-    const nlohmann::json& js = j.at("specialization");
     EwSpecialization s;
-    const int layout = manifest_int(js, "layout");
-    if (layout < 0 || layout > static_cast<int>(EwLayout::Tiled2D)) {
-      throw ArgumentError("cujit: manifest entry has an unknown layout " + std::to_string(layout));
-    }
-    s.layout = static_cast<EwLayout>(layout);
-    s.vec = manifest_int(js, "vec");
-    s.ndim = manifest_int(js, "ndim");
-    s.index64 = js.at("index64");
-    s.block_size = manifest_int(js, "block_size");
-    s.tile_rows = js.contains("tile_rows") ? manifest_int(js, "tile_rows") : 64;
-    for (const nlohmann::json& p : js.at("params")) {
-      EwParam e;
-      if (!parse_dtype(p.at("dtype").get<std::string>(), e.dtype)) {
-        throw ArgumentError("cujit: manifest entry has an unknown dtype " + p.at("dtype").dump());
-      }
-      e.scalar = p.at("scalar");
-      e.used = p.at("used");
-      e.raw_view_used = p.at("raw_view_used");
-      e.load_output = p.at("load_output");
-      e.raw_contiguous = p.at("raw_contiguous");
-      e.transposed = p.at("transposed");
-      e.row_broadcast = p.at("row_broadcast");
-      s.params.push_back(e);
-    }
+    read_spec_json(j.at("specialization"), s);
     if (s.params.size() != def.in.size() + def.out.size() || s.ndim < 1 || s.ndim > 64 ||
         s.vec < 1 || s.vec > 16 || s.block_size < 1 || s.block_size > 1024 ||
         (s.tile_rows != 32 && s.tile_rows != 64 && s.tile_rows != 128)) {

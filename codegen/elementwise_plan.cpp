@@ -29,7 +29,7 @@ bool takes_part(const ElementwiseDefinition& def, const ArgDesc& a, std::size_t 
 }
 
 ArrayFacts array_facts(const ElementwiseDefinition& def, const ArgDesc* args, const Shape& shape,
-                       std::int64_t n, EwPlan& plan) {
+                       std::int64_t n) {
   const ParamList params(def.in, def.out);
   const Who who{"kernel", def.name};
   ArrayFacts facts;
@@ -39,7 +39,6 @@ ArrayFacts array_facts(const ElementwiseDefinition& def, const ArgDesc* args, co
     if (!a.is_array) continue;
     if (params[k].raw) {
       check_raw_array(who, params[k], a);
-      plan.key.push(a.c_contiguous ? 'c' : 'r');
       facts.max_span = std::max(facts.max_span, a.size());
       continue;
     }
@@ -129,7 +128,6 @@ void plan_strided(const ElementwiseDefinition& def, const ArgDesc* args, const S
     const bool tile =
         plan.layout == EwLayout::Tiled2D && st[0] != 0 && std::abs(st[0]) < std::abs(st[1]);
     plan.orientation[a] = tile ? 't' : plan.layout == EwLayout::Rows2D && st[1] == 0 ? 'b' : 'n';
-    plan.key.push(static_cast<unsigned char>(plan.orientation[a]));
   }
 }
 
@@ -187,9 +185,8 @@ const Shape& elementwise_shape(const Who& who, const ArrayScan& scan, std::int64
   return *scan.shape;
 }
 
-EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, std::size_t given,
-                        const Shape& shape, int block_option, const EwTuning& tuning,
-                        const DeviceLimits& device) {
+EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, const Shape& shape,
+                        int block_option, const EwTuning& tuning, const DeviceLimits& device) {
   if (block_option < 0 || block_option > 1024) {
     throw ArgumentError("cujit: kernel '" + def.name + "': block size " +
                         std::to_string(block_option) +
@@ -198,11 +195,7 @@ EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, s
   EwPlan plan;
   plan.n = shape_product(shape);
   plan.tile_rows = tuning.tile_rows;
-  for (std::size_t k = 0; k < given; ++k) {
-    plan.key.push(static_cast<unsigned char>(args[k].dtype));
-    plan.key.push(args[k].is_array ? 'a' : 's');
-  }
-  const ArrayFacts facts = array_facts(def, args, shape, plan.n, plan);
+  const ArrayFacts facts = array_facts(def, args, shape, plan.n);
   plan.index64 = facts.max_span > kInt32IndexLimit;
   if (facts.contiguous) {
     plan_contiguous(def, args, facts, plan);
@@ -213,29 +206,23 @@ EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, s
                     : block_option > 0               ? block_option
                                                      : kDefaultBlock;
   plan_grid(tuning, device, plan);
-  plan.key.push(static_cast<unsigned char>(plan.layout));
-  plan.key.push(static_cast<unsigned char>(plan.vec));
-  plan.key.push(static_cast<unsigned char>(plan.tile_rows));
-  plan.key.push(static_cast<unsigned char>(plan.ndim));
-  plan.key.push(plan.index64 ? 1 : 0);
-  plan.key.push16(static_cast<unsigned>(plan.block_size));
   return plan;
 }
 
-EwSpecialization elementwise_specialization(const ElementwiseDefinition& def,
-                                            const ResolvedTypes& types, const EwPlan& plan,
-                                            const ArgDesc* args, std::size_t given) {
+void elementwise_specialization(const ElementwiseDefinition& def, const ResolvedTypes& types,
+                                const EwPlan& plan, const ArgDesc* args, std::size_t given,
+                                EwSpecialization& spec) {
   const ParamList params(def.in, def.out);
   const std::size_t n_in = def.in.size();
   const bool outputs_given = given == params.size();
-  EwSpecialization spec;
   spec.layout = plan.layout;
   spec.vec = plan.vec;
   spec.ndim = plan.ndim;
   spec.index64 = plan.index64;
   spec.block_size = plan.block_size;
   spec.tile_rows = plan.tile_rows;
-  spec.params.resize(params.size());
+  spec.params.clear();
+  spec.params.resize(params.size());  // within the capacity of a reused value: no allocation
   for (std::size_t k = 0; k < params.size(); ++k) {
     EwParam& e = spec.params[k];
     e.dtype = k < n_in ? types.in[k] : types.out[k - n_in];
@@ -249,6 +236,13 @@ EwSpecialization elementwise_specialization(const ElementwiseDefinition& def,
     spec.params[plan.layout_arrays[a]].row_broadcast = plan.orientation[a] == 'b';
     spec.params[plan.layout_arrays[a]].transposed = plan.orientation[a] == 't';
   }
+}
+
+EwSpecialization elementwise_specialization(const ElementwiseDefinition& def,
+                                            const ResolvedTypes& types, const EwPlan& plan,
+                                            const ArgDesc* args, std::size_t given) {
+  EwSpecialization spec;
+  elementwise_specialization(def, types, plan, args, given, spec);
   return spec;
 }
 

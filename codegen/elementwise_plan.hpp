@@ -36,7 +36,6 @@ struct EwPlan {
   char orientation[kMaxCallArgs] = {};  ///< per layout array: 't' tiled transposed, 'b' row
                                         ///< broadcast, 'n' neither
   unsigned grid = 1, block_x = 256, block_y = 1;
-  PlanKey key;  ///< everything above that selects the generated code, plus argument kinds
 
   bool has_layout_struct() const {
     return layout != EwLayout::Vectorized && layout != EwLayout::Contiguous;
@@ -50,15 +49,18 @@ const Shape& elementwise_shape(const Who& who, const ArrayScan& scan, std::int64
                                Shape& sized);
 
 /// Plans a call with `args` (all n_in + n_out parameters; outputs the caller did not give are
-/// described as the C-contiguous arrays the launcher allocates), of which the first `given`
-/// came from the caller, over the broadcast `shape`. `block_option` is the caller's block
-/// size (0 chooses). Throws ArgumentError for a bad block size or a raw array that is neither
-/// C-contiguous nor 1-d.
-EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, std::size_t given,
-                        const Shape& shape, int block_option, const EwTuning& tuning,
-                        const DeviceLimits& device);
+/// described as the C-contiguous arrays the launcher allocates), over the broadcast `shape`.
+/// `block_option` is the caller's block size (0 chooses). Throws ArgumentError for a bad
+/// block size or a raw array that is neither C-contiguous nor 1-d.
+EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, const Shape& shape,
+                        int block_option, const EwTuning& tuning, const DeviceLimits& device);
 
-/// The specialisation (what the generator and the cache key read) of a plan.
+/// The specialisation (what the generator, the cache and the memo of loaded kernels read) of
+/// a plan, into `spec`: a value reused across calls keeps its parameters' storage.
+void elementwise_specialization(const ElementwiseDefinition& def, const ResolvedTypes& types,
+                                const EwPlan& plan, const ArgDesc* args, std::size_t given,
+                                EwSpecialization& spec);
+/// The same, as a new value.
 EwSpecialization elementwise_specialization(const ElementwiseDefinition& def,
                                             const ResolvedTypes& types, const EwPlan& plan,
                                             const ArgDesc* args, std::size_t given);

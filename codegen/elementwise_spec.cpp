@@ -1,19 +1,10 @@
 #include "codegen/elementwise_spec.hpp"
 
-#include <sstream>
+#include "codegen/spec_serial.hpp"
 
 namespace cujit::detail {
 
-std::string EwSpecialization::key() const {
-  std::ostringstream k;
-  k << "layout=" << static_cast<int>(layout) << ";vec=" << vec << ";tile=" << tile_rows
-    << ";nd=" << ndim << ";i64=" << index64 << ";block=" << block_size << ";params=";
-  for (const EwParam& p : params) {
-    k << dtype_name(p.dtype) << (p.scalar ? "s" : "a") << p.used << p.raw_view_used << p.load_output
-      << p.raw_contiguous << p.transposed << p.row_broadcast << ',';
-  }
-  return k.str();
-}
+std::string EwSpecialization::key() const { return spec_key_text(*this); }
 
 std::string elementwise_symbol(const ElementwiseDefinition& def) { return "cujit_ew_" + def.name; }
 

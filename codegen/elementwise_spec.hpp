@@ -58,9 +58,49 @@ struct EwSpecialization {
   int block_size = 256;
   int tile_rows = 64;  ///< Tiled2D: rows per tile (32, 64 or 128)
 
-  /// Canonical text naming everything above (part of the cache key).
+  /// The key text of everything above (spec_serial.hpp): the generated source's banner.
   std::string key() const;
 };
+
+/// The fields of an elementwise specialisation, once, in key order (spec_serial.hpp): the
+/// key text, the memo bytes and the manifest entry are rendered from this list.
+template <class Param, class V>
+void visit_ew_param(Param& p, V& v) {
+  v.dtype("dtype", p.dtype);
+  v.kind("scalar", p.scalar);
+  v.flag("used", p.used);
+  v.flag("raw_view_used", p.raw_view_used);
+  v.flag("load_output", p.load_output);
+  v.flag("raw_contiguous", p.raw_contiguous);
+  v.flag("transposed", p.transposed);
+  v.flag("row_broadcast", p.row_broadcast);
+}
+template <class Spec, class V>
+void visit_ew_spec(Spec& s, V& v) {
+  v.choice({"layout", "layout"}, s.layout, EwLayout::Tiled2D, "layout");
+  v.number({"vec", "vec"}, s.vec);
+  v.number_or({"tile_rows", "tile"}, s.tile_rows, 64);  // older entries lack it
+  v.number({"ndim", "nd"}, s.ndim);
+  v.flag({"index64", "i64"}, s.index64);
+  v.number({"block_size", "block"}, s.block_size);
+  v.params({"params", "params"}, s.params);
+}
+template <class V>
+void visit_fields(const EwParam& p, V& v) {
+  visit_ew_param(p, v);
+}
+template <class V>
+void visit_fields(EwParam& p, V& v) {
+  visit_ew_param(p, v);
+}
+template <class V>
+void visit_fields(const EwSpecialization& s, V& v) {
+  visit_ew_spec(s, v);
+}
+template <class V>
+void visit_fields(EwSpecialization& s, V& v) {
+  visit_ew_spec(s, v);
+}
 
 /// The kernel's symbol: "cujit_ew_<name>".
 std::string elementwise_symbol(const ElementwiseDefinition& def);

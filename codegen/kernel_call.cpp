@@ -104,6 +104,4 @@ ResolvedTypes resolve_call_types(const Who& who, const ParamList& params,
   return resolve_types(in, out, in_args, out_args, who.name);
 }
 
-void PlanKey::too_many_arguments() { throw ArgumentError("cujit: too many kernel arguments"); }
-
 }  // namespace cujit::detail

@@ -10,7 +10,6 @@
 #include "core/layout.hpp"
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -122,34 +121,5 @@ void check_raw_array(const Who& who, const Param& param, const ArgDesc& arg);
 ResolvedTypes resolve_call_types(const Who& who, const ParamList& params,
                                  const std::vector<Param>& in, const std::vector<Param>& out,
                                  const ArgDesc* args, std::size_t count);
-
-/// A small fixed-capacity byte string that keys a specialisation without heap allocation.
-class PlanKey {
- public:
-  void push(unsigned char byte) {
-    if (size_ == sizeof(bytes_)) too_many_arguments();
-    bytes_[size_++] = byte;
-  }
-  void push16(unsigned value) {
-    push(static_cast<unsigned char>(value & 0xff));
-    push(static_cast<unsigned char>(value >> 8));
-  }
-  friend bool operator==(const PlanKey& a, const PlanKey& b) {
-    return a.size_ == b.size_ && std::memcmp(a.bytes_, b.bytes_, a.size_) == 0;
-  }
-  std::size_t hash() const noexcept {
-    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (std::size_t k = 0; k < size_; ++k) h = (h ^ bytes_[k]) * 1099511628211ull;
-    return static_cast<std::size_t>(h);
-  }
-
- private:
-  [[noreturn]] static void too_many_arguments();
-  unsigned char bytes_[4 * kMaxCallArgs + 16];
-  std::size_t size_ = 0;
-};
-struct PlanKeyHash {
-  std::size_t operator()(const PlanKey& k) const noexcept { return k.hash(); }
-};
 
 }  // namespace cujit::detail

@@ -1,6 +1,7 @@
 #include "codegen/reduction_manifest.hpp"
 
 #include "codegen/manifest_json.hpp"
+#include "codegen/spec_json.hpp"
 
 #include "support/json_text.hpp"
 
@@ -106,14 +107,6 @@ ReductionDefinition make_reduction_definition(std::string in_params, std::string
 }
 
 std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSpecialization& s) {
-  nlohmann::json params = nlohmann::json::array();
-  for (const RedParam& p : s.params) {
-    params.push_back({{"dtype", std::string(dtype_name(p.dtype))},
-                      {"scalar", p.scalar},
-                      {"used", p.used},
-                      {"raw_view_used", p.raw_view_used},
-                      {"raw_contiguous", p.raw_contiguous}});
-  }
   nlohmann::json entry = {
       {"kind", "reduction"},
       {"name", text_json(def.name)},
@@ -127,24 +120,8 @@ std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSp
       {"reduce_type", text_json(def.reduce_type)},
       {"options", text_json(def.compile_options)},
       {"reduce_dims", def.reduce_dims},
-      {"specialization",
-       {{"strategy", static_cast<int>(s.strategy)},
-        {"reduce_ctype", s.reduce_ctype},
-        {"out_ndim", s.out_ndim},
-        {"red_ndim", s.red_ndim},
-        {"red_contiguous", s.red_contiguous},
-        {"vec", s.vec},
-        {"group", s.group},
-        {"row_loads", s.row_loads},
-        {"rows_per_pass", s.rows_per_pass},
-        {"two_pass", s.two_pass},
-        {"index64", s.index64},
-        {"block_size", s.block_size},
-        {"pass2_block", s.pass2_block},
-        {"params", params}}},
+      {"specialization", spec_json(s)},
   };
-  // Only when set, so that the manifests (and request keys) of other kernels are unchanged.
-  if (s.peel) entry["specialization"]["peel"] = true;
   if (!def.link.empty()) entry["link"] = link_json(def.link);  // absent: older entries unchanged
   return dump_json(entry);
 }
@@ -165,41 +142,11 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
         text("preamble"), require_texts(j.at("options"), "manifest entry: \"options\""),
         j.at("reduce_dims"));
     if (j.contains("link")) def.link = require_link(j.at("link"), "manifest entry: \"link\"");
-    const nlohmann::json& js = j.at("specialization");
     RedSpecialization s;
-    const int strategy = manifest_int(js, "strategy");
-    if (strategy < 0 || strategy > static_cast<int>(RedStrategy::Columns)) {
-      throw ArgumentError("cujit: manifest entry has an unknown reduction strategy " +
-                          std::to_string(strategy));
-    }
-    s.strategy = static_cast<RedStrategy>(strategy);
-    s.reduce_ctype = js.at("reduce_ctype");
+    read_spec_json(j.at("specialization"), s);
     // The accumulator type is pasted into the generated source: a type name, never code.
     check_type_name(s.reduce_ctype, "cujit: manifest entry for reduction '" + def.name + "'",
                     "reduce_ctype");
-    s.out_ndim = manifest_int(js, "out_ndim");
-    s.red_ndim = manifest_int(js, "red_ndim");
-    s.red_contiguous = js.at("red_contiguous");
-    s.vec = manifest_int(js, "vec");
-    s.group = manifest_int(js, "group");
-    s.row_loads = manifest_int(js, "row_loads");
-    s.rows_per_pass = manifest_int(js, "rows_per_pass");
-    s.two_pass = js.at("two_pass");
-    s.index64 = js.at("index64");
-    s.block_size = manifest_int(js, "block_size");
-    s.pass2_block = js.contains("pass2_block") ? manifest_int(js, "pass2_block") : 0;
-    s.peel = js.contains("peel") && js.at("peel").get<bool>();
-    for (const nlohmann::json& p : js.at("params")) {
-      RedParam e;
-      if (!parse_dtype(p.at("dtype").get<std::string>(), e.dtype)) {
-        throw ArgumentError("cujit: manifest entry has an unknown dtype " + p.at("dtype").dump());
-      }
-      e.scalar = p.at("scalar");
-      e.used = p.at("used");
-      e.raw_view_used = p.at("raw_view_used");
-      e.raw_contiguous = p.at("raw_contiguous");
-      s.params.push_back(e);
-    }
     const bool group_ok = (s.group >= 1 && s.group <= 32 && (s.group & (s.group - 1)) == 0) ||
                           s.group == s.block_size;
     if (s.params.size() != def.in.size() + def.out.size() || s.out_ndim < 1 || s.out_ndim > 64 ||

@@ -1,43 +1,10 @@
 #include "codegen/reduction_spec.hpp"
 
-#include <sstream>
+#include "codegen/spec_serial.hpp"
 
 namespace cujit::detail {
 
-std::string RedSpecialization::key() const {
-  // Called on every launch (the specialisation lookup): appends, no stream.
-  std::string k;
-  k.reserve(96 + 16 * params.size());
-  auto num = [&k](const char* label, long long value) {
-    k += label;
-    k += std::to_string(value);
-  };
-  num("strategy=", static_cast<int>(strategy));
-  k += ";R=";
-  k += reduce_ctype;
-  num(";ond=", out_ndim);
-  num(";rnd=", red_ndim);
-  num(";rc=", red_contiguous);
-  num(";vec=", vec);
-  num(";group=", group);
-  num(";rl=", row_loads);
-  num(";rpp=", rows_per_pass);
-  num(";2p=", two_pass);
-  num(";i64=", index64);
-  num(";block=", block_size);
-  num(";b2=", pass2_block);
-  if (peel) k += ";peel";  // absent when false: earlier keys are unchanged
-  k += ";params=";
-  for (const RedParam& p : params) {
-    k += dtype_name(p.dtype);
-    k += p.scalar ? 's' : 'a';
-    k += static_cast<char>('0' + p.used);
-    k += static_cast<char>('0' + p.raw_view_used);
-    k += static_cast<char>('0' + p.raw_contiguous);
-    k += ',';
-  }
-  return k;
-}
+std::string RedSpecialization::key() const { return spec_key_text(*this); }
 
 std::int64_t reduction_tile(const RedSpecialization& s) {
   return std::int64_t{s.block_size} * s.vec * (s.vec > 1 ? kUnrollVector : kUnrollScalar);

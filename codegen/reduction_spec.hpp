@@ -87,9 +87,54 @@ struct RedSpecialization {
   /// Threads per block of the second pass.
   int second_pass_block() const { return pass2_block > 0 ? pass2_block : block_size; }
 
-  /// Canonical text naming everything above (part of the cache key).
+  /// The key text of everything above (spec_serial.hpp): the generated source's banner.
   std::string key() const;
 };
+
+/// The fields of a reduction specialisation, once, in key order (spec_serial.hpp): the key
+/// text, the memo bytes and the manifest entry are rendered from this list.
+template <class Param, class V>
+void visit_red_param(Param& p, V& v) {
+  v.dtype("dtype", p.dtype);
+  v.kind("scalar", p.scalar);
+  v.flag("used", p.used);
+  v.flag("raw_view_used", p.raw_view_used);
+  v.flag("raw_contiguous", p.raw_contiguous);
+}
+template <class Spec, class V>
+void visit_red_spec(Spec& s, V& v) {
+  v.choice({"strategy", "strategy"}, s.strategy, RedStrategy::Columns, "reduction strategy");
+  v.text({"reduce_ctype", "R"}, s.reduce_ctype);
+  v.number({"out_ndim", "ond"}, s.out_ndim);
+  v.number({"red_ndim", "rnd"}, s.red_ndim);
+  v.flag({"red_contiguous", "rc"}, s.red_contiguous);
+  v.number({"vec", "vec"}, s.vec);
+  v.number({"group", "group"}, s.group);
+  v.number({"row_loads", "rl"}, s.row_loads);
+  v.number({"rows_per_pass", "rpp"}, s.rows_per_pass);
+  v.flag({"two_pass", "2p"}, s.two_pass);
+  v.flag({"index64", "i64"}, s.index64);
+  v.number({"block_size", "block"}, s.block_size);
+  v.number_or({"pass2_block", "b2"}, s.pass2_block, 0);  // older entries lack it
+  v.marker({"peel", "peel"}, s.peel);  // absent when false: earlier keys are unchanged
+  v.params({"params", "params"}, s.params);
+}
+template <class V>
+void visit_fields(const RedParam& p, V& v) {
+  visit_red_param(p, v);
+}
+template <class V>
+void visit_fields(RedParam& p, V& v) {
+  visit_red_param(p, v);
+}
+template <class V>
+void visit_fields(const RedSpecialization& s, V& v) {
+  visit_red_spec(s, v);
+}
+template <class V>
+void visit_fields(RedSpecialization& s, V& v) {
+  visit_red_spec(s, v);
+}
 
 /// Elements one unrolled pass of a block covers when it walks a contiguous segment: chunks of
 /// a split segment are whole tiles, so every thread runs full unrolled passes.

@@ -7,6 +7,7 @@
 #include "codegen/elementwise_plan.hpp"
 #include "runtime/context.hpp"
 #include "runtime/elementwise_family.hpp"
+#include "runtime/family.hpp"
 #include "runtime/kernel_params.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/offline_specialize.hpp"
@@ -28,36 +29,24 @@ struct Specialized {
   AbiStruct layout;
 };
 
-struct DevicePlanKey {
-  PlanKey plan;
-  int device;
-  friend bool operator==(const DevicePlanKey& a, const DevicePlanKey& b) {
-    return a.device == b.device && a.plan == b.plan;
-  }
-};
-struct DevicePlanKeyHash {
-  std::size_t operator()(const DevicePlanKey& k) const noexcept {
-    return k.plan.hash() ^ static_cast<std::size_t>(k.device);
-  }
-};
-
 }  // namespace
 }  // namespace detail
 
 // CUJIT_HIDDEN: a public class's nested type is exported with it unless marked.
 struct CUJIT_HIDDEN ElementwiseKernel::Impl {
+  using Family = detail::ElementwiseFamily;
   std::shared_ptr<const detail::ElementwiseDefinition> def;
   bool no_return = false;
   detail::SharedCache<std::string, detail::ResolvedTypes> resolved;
-  detail::SharedCache<detail::DevicePlanKey, detail::Specialized, detail::DevicePlanKeyHash>
-      specialized;
+  /// Loaded specialisations by memo_key (the specialisation's bytes and the device).
+  detail::SharedCache<std::string, detail::Specialized> specialized;
 
   std::shared_ptr<const detail::ResolvedTypes> resolve(const Arg* args,
                                                        const detail::ArgDesc* descs,
                                                        std::size_t count);
   void run(const Arg* args, const Array* const* arrays, std::size_t count,
-           const detail::ResolvedTypes& types, const Shape& shape, const detail::CallDescs& descs,
-           const LaunchOptions& options, int device);
+           const detail::ResolvedTypes& types, const Family::Geometry& geometry,
+           const detail::CallDescs& descs, const LaunchOptions& options, int device);
   std::shared_ptr<const detail::Specialized> specialize(const detail::EwPlan& plan,
                                                         const detail::ResolvedTypes& types,
                                                         const detail::ArgDesc* descs,
@@ -88,28 +77,29 @@ std::shared_ptr<const detail::ResolvedTypes> ElementwiseKernel::Impl::resolve(
     const Arg* args, const detail::ArgDesc* descs, std::size_t count) {
   const std::string key = detail::type_key(args, count);
   if (auto found = resolved.find(key)) return found;
-  const detail::ParamList params(def->in, def->out);
-  return resolved.insert(key,
-                         std::make_shared<const detail::ResolvedTypes>(detail::resolve_call_types(
-                             {"kernel", def->name}, params, def->in, def->out, descs, count)));
+  return resolved.insert(
+      key, std::make_shared<const detail::ResolvedTypes>(Family::resolve(*def, descs, count)));
 }
 
+// The specialisation of `plan` (into a per-thread value: no allocation on a hit) and its
+// loaded kernel, found by the specialisation's bytes.
 std::shared_ptr<const detail::Specialized> ElementwiseKernel::Impl::specialize(
     const detail::EwPlan& plan, const detail::ResolvedTypes& types, const detail::ArgDesc* descs,
     std::size_t count, int device) {
-  const detail::DevicePlanKey key{plan.key, device};
-  if (auto found = specialized.find(key)) return found;
-  std::shared_ptr<const detail::EwSpecialization> spec;
+  thread_local detail::EwSpecialization spec;
+  Family::specialise(*def, types, plan, descs, count, spec);
+  if (auto found = specialized.find(detail::memo_key(spec, device))) return found;
+  const std::string key = detail::memo_key(spec, device);
+  auto shared_spec = std::make_shared<const detail::EwSpecialization>(spec);
   auto module = detail::compile_and_load(def->name, device, [&](const detail::DeviceTarget& on) {
-    detail::EwBuild build = detail::elementwise_build(def, types, plan, descs, count, on.target);
-    spec = build.spec;
-    return detail::compile_family(detail::for_device(std::move(build.family), on));
+    return detail::compile_family(
+        detail::for_device(Family::build(def, shared_spec, on.target), on));
   });
   CUfunction function =
       detail::kernel_function(*module, detail::elementwise_symbol(*def), def->name);
-  auto made = std::make_shared<detail::Specialized>(
-      detail::Specialized{std::move(module), function, detail::elementwise_parameters(*def, *spec),
-                          detail::elementwise_layout_abi(*def, *spec)});
+  auto made = std::make_shared<detail::Specialized>(detail::Specialized{
+      std::move(module), function, detail::elementwise_parameters(*def, *shared_spec),
+      detail::elementwise_layout_abi(*def, *shared_spec)});
   return specialized.insert(key, std::move(made));
 }
 
@@ -125,7 +115,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   Impl& im = *impl_;
   const detail::ElementwiseDefinition& def = *im.def;
   const detail::ParamList params(def.in, def.out);
-  const detail::Who who{"kernel", def.name};
+  const detail::Who who{Impl::Family::kWho, def.name};
   detail::check_argument_count(who, params, count);
   detail::CallDescs descs;
   for (std::size_t k = 0; k < count; ++k) descs.describe(k, args[k]);
@@ -134,8 +124,9 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   // The broadcast shape, the device, the outputs (checked, or allocated).
   detail::ArrayScan scan;
   detail::scan_arrays(scan, who, params, descs.data(), count, count);
-  Shape sized;
-  const Shape& shape = detail::elementwise_shape(who, scan, options.size, sized);
+  Impl::Family::Geometry geometry;
+  Impl::Family::geometry(who, scan, {options.size, options.block_size}, geometry);
+  const Shape& shape = geometry.out_shape();
   int device = detail::call_device(who, scan.device, options.stream_device);
   if (device < 0) device = Device::current().id();
   // The whole call (outputs, specialisation, launch) in the device's context; the caller's
@@ -161,7 +152,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
                                      : nullptr;
   }
   if (detail::shape_product(shape) > 0) {
-    im.run(args, arrays, count, *types, shape, descs, options, device);
+    im.run(args, arrays, count, *types, geometry, descs, options, device);
   }
   if (im.no_return || def.out.empty()) return Array();
   if (all_outputs != nullptr) {
@@ -173,13 +164,13 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
 // Plans the call, finds its specialisation (a hash lookup after the first call), packs the
 // kernel arguments by the parameter table the generated signature was written from, launches.
 void ElementwiseKernel::Impl::run(const Arg* args, const Array* const* arrays, std::size_t count,
-                                  const detail::ResolvedTypes& types, const Shape& shape,
-                                  const detail::CallDescs& descs, const LaunchOptions& options,
-                                  int device) {
+                                  const detail::ResolvedTypes& types,
+                                  const Family::Geometry& geometry, const detail::CallDescs& descs,
+                                  const LaunchOptions& options, int device) {
   const detail::DeviceProperties& props = detail::device_properties(device);
-  const detail::EwPlan plan = detail::plan_elementwise(
-      *def, descs.data(), count, shape, options.block_size, detail::elementwise_tuning(),
-      {props.compute_capability, props.sm_count, props.max_threads_per_sm});
+  const detail::EwPlan plan =
+      Family::plan(*def, types, descs.data(), count, geometry, {options.size, options.block_size},
+                   {props.compute_capability, props.sm_count, props.max_threads_per_sm});
   const auto specialized = specialize(plan, types, descs.data(), count, device);
   alignas(16) unsigned char layout[detail::kMaxLayoutBytes];
   if (plan.has_layout_struct()) {

@@ -1,6 +1,7 @@
 #include "runtime/elementwise_family.hpp"
 
 #include "codegen/elementwise_manifest.hpp"
+#include "runtime/family.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,34 +18,7 @@ SnippetSet snippet_set(const ElementwiseDefinition& def, const EwSpecialization&
                                  def.loop_prep, def.after_loop);
 }
 
-// What compiling one specialisation takes; `def` and `s` are shared with the closures.
-FamilyBuild family_build(std::shared_ptr<const ElementwiseDefinition> def,
-                         std::shared_ptr<const EwSpecialization> s, const Target& target) {
-  FamilyBuild build;
-  build.request.kind = "elementwise";
-  build.request.spec = elementwise_manifest_entry(*def, *s);
-  build.request.target = target;
-  build.request.manifest_entry = build.request.spec;
-  build.snippets = [def, s] { return snippet_set(*def, *s); };
-  build.generate = [def, s] { return generate_elementwise(*def, *s); };
-  build.kernel = def->name;
-  build.request.name = def->name;
-  build.snippet_texts = {{"preamble", def->preamble},
-                         {"loop_prep", def->loop_prep},
-                         {"operation", def->operation},
-                         {"after_loop", def->after_loop}};
-  return build;
-}
-
-// Rebuilds elementwise kernels from manifest entries for `cujit-cache precompile`.
-const bool kReplayRegistered = [] {
-  register_family_replay("elementwise", [](const std::string& entry, const Target& target) {
-    auto parsed = elementwise_from_manifest(entry);
-    return family_build(std::make_shared<ElementwiseDefinition>(std::move(parsed.first)),
-                        std::make_shared<EwSpecialization>(std::move(parsed.second)), target);
-  });
-  return true;
-}();
+const bool kReplayRegistered = register_replay<ElementwiseFamily>();
 
 }  // namespace
 
@@ -63,14 +37,50 @@ const EwTuning& elementwise_tuning() {
   return value;
 }
 
-EwBuild elementwise_build(std::shared_ptr<const ElementwiseDefinition> def,
-                          const ResolvedTypes& types, const EwPlan& plan, const ArgDesc* args,
-                          std::size_t given, const Target& target) {
-  EwBuild build;
-  build.spec = std::make_shared<const EwSpecialization>(
-      elementwise_specialization(*def, types, plan, args, given));
-  build.family = family_build(std::move(def), build.spec, target);
+ResolvedTypes ElementwiseFamily::resolve(const Definition& def, const ArgDesc* args,
+                                         std::size_t count) {
+  return resolve_call_types({kWho, def.name}, ParamList(def.in, def.out), def.in, def.out, args,
+                            count);
+}
+
+void ElementwiseFamily::geometry(const Who& who, const ArrayScan& scan, const Call& call,
+                                 Geometry& g) {
+  g.shape = &elementwise_shape(who, scan, call.size, g.sized);
+}
+
+EwPlan ElementwiseFamily::plan(const Definition& def, const Resolved&, const ArgDesc* args,
+                               std::size_t, const Geometry& g, const Call& call,
+                               const DeviceLimits& device) {
+  return plan_elementwise(def, args, *g.shape, call.block_size, elementwise_tuning(), device);
+}
+
+void ElementwiseFamily::specialise(const Definition& def, const Resolved& types, const Plan& plan,
+                                   const ArgDesc* args, std::size_t given, Specialization& spec) {
+  elementwise_specialization(def, types, plan, args, given, spec);
+}
+
+FamilyBuild ElementwiseFamily::build(std::shared_ptr<const Definition> def,
+                                     std::shared_ptr<const Specialization> spec,
+                                     const Target& target) {
+  FamilyBuild build;
+  build.request.kind = kKind;
+  build.request.spec = elementwise_manifest_entry(*def, *spec);
+  build.request.target = target;
+  build.request.manifest_entry = build.request.spec;
+  build.request.name = def->name;
+  build.snippets = [def, spec] { return snippet_set(*def, *spec); };
+  build.generate = [def, spec] { return generate_elementwise(*def, *spec); };
+  build.kernel = def->name;
+  build.snippet_texts = {{"preamble", def->preamble},
+                         {"loop_prep", def->loop_prep},
+                         {"operation", def->operation},
+                         {"after_loop", def->after_loop}};
   return build;
+}
+
+std::pair<ElementwiseDefinition, EwSpecialization> ElementwiseFamily::from_manifest(
+    const std::string& entry) {
+  return elementwise_from_manifest(entry);
 }
 
 }  // namespace cujit::detail

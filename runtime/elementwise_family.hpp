@@ -1,9 +1,9 @@
 #pragma once
-// What compiling an elementwise specialisation takes: the tuning the planner reads, and the
-// one function that turns a planned call into the kernel cache's request, its generator and
-// its snippets. The launch path (runtime/elementwise.cpp) and ElementwiseKernel::specialize
-// (runtime/elementwise_offline.cpp) both build through it, so a kernel specialised without a
-// GPU is the one a first call looks up.
+// The elementwise family behind the steps every family takes (runtime/family.hpp): resolve,
+// the call's geometry, plan, specialise, build, and the manifest entry back into a
+// definition and a specialisation. The launch path (runtime/elementwise.cpp), offline
+// specialize() and `cujit-cache precompile`'s replay all go through it, so a kernel
+// specialised without a GPU is the one a first call looks up.
 
 #include <cujit/program.hpp>
 
@@ -13,24 +13,62 @@
 #include "runtime/launcher.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 
 namespace cujit::detail {
 
 /// CUJIT_EW_TILE_ROWS (32, 64 or 128) and CUJIT_EW_BLOCKS_PER_SM, read once.
 const EwTuning& elementwise_tuning();
 
-/// A planned call's specialisation (what the generator, the cache and the packer read) and
-/// what compiling it for one target takes.
-struct EwBuild {
-  std::shared_ptr<const EwSpecialization> spec;
-  FamilyBuild family;
-};
+struct ElementwiseFamily {
+  using Definition = ElementwiseDefinition;
+  using Resolved = ResolvedTypes;
+  using Specialization = EwSpecialization;
+  using Plan = EwPlan;
+  static constexpr const char* kKind = "elementwise";
+  static constexpr const char* kWho = "kernel";
 
-/// The build of `plan`, a plan of `def` for arguments `args` (all parameters; the first
-/// `given` from the caller) of resolved `types`, for `target`.
-EwBuild elementwise_build(std::shared_ptr<const ElementwiseDefinition> def,
-                          const ResolvedTypes& types, const EwPlan& plan, const ArgDesc* args,
-                          std::size_t given, const Target& target);
+  /// What besides the arguments decides a call's plan.
+  struct Call {
+    std::int64_t size = -1;  ///< the element count when no non-raw array gives the shape
+    int block_size = 0;      ///< 0 chooses
+  };
+  /// The shape a call runs over: the broadcast of its arrays, or `size` elements.
+  struct Geometry {
+    const Shape* shape = nullptr;
+    Shape sized;
+    Geometry() = default;
+    Geometry(const Geometry&) = delete;
+    Geometry& operator=(const Geometry&) = delete;
+    const Shape& out_shape() const { return *shape; }
+    bool empty() const { return shape_product(*shape) == 0; }
+    static constexpr const char* kOutputs =
+        "the broadcast of the inputs is";  ///< given outputs must match
+    static constexpr const char* kWhat = "the broadcast shape";
+  };
+
+  /// The dtypes of every parameter for the first `count` arguments. Throws as
+  /// resolve_call_types does.
+  static Resolved resolve(const Definition& def, const ArgDesc* args, std::size_t count);
+  static const ResolvedTypes& types(const Resolved& resolved) { return resolved; }
+  /// The arrays that give the shape: all of them (given outputs must have it too).
+  static std::size_t shape_args(const ParamList&, std::size_t count) { return count; }
+  /// Fills `g` for a call whose arrays `scan` found. Throws as elementwise_shape does.
+  static void geometry(const Who& who, const ArrayScan& scan, const Call& call, Geometry& g);
+  static Plan plan(const Definition& def, const Resolved& types, const ArgDesc* args,
+                   std::size_t given, const Geometry& g, const Call& call,
+                   const DeviceLimits& device);
+  /// The specialisation of `plan` into `spec` (reused across calls: no allocation).
+  static void specialise(const Definition& def, const Resolved& types, const Plan& plan,
+                         const ArgDesc* args, std::size_t given, Specialization& spec);
+  /// What compiling `spec` of `def` for `target` takes; both are shared with its closures.
+  static FamilyBuild build(std::shared_ptr<const Definition> def,
+                           std::shared_ptr<const Specialization> spec, const Target& target);
+  /// The inverse of the manifest entry a build records. Throws ArgumentError.
+  static std::pair<Definition, Specialization> from_manifest(const std::string& entry);
+};
 
 }  // namespace cujit::detail

@@ -1,9 +1,8 @@
 #pragma once
 // Specialising kernels without a device (ElementwiseKernel::specialize,
-// ReductionKernel::specialize): described arguments are resolved, checked and planned as a
-// call's arguments are, built into a request through the functions the launch path builds
-// with (runtime/elementwise_family, runtime/reduction_family), and compiled through the
-// kernel cache. Nothing here talks to the driver.
+// ReductionKernel::specialize): described arguments go through the steps of a call
+// (offline_build in runtime/family.hpp, over the family types the launch path uses) and the
+// result is compiled through the kernel cache. Nothing here talks to the driver.
 
 #include <cujit/kernel_args.hpp>
 #include <cujit/program.hpp>

@@ -7,6 +7,7 @@
 #include "codegen/reduction_plan.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/family.hpp"
 #include "runtime/kernel_params.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/memory.hpp"
@@ -34,10 +35,7 @@ bool dependent_launch(int device) {
   return enabled && device_properties(device).compute_capability >= 90;
 }
 
-struct Resolved {
-  ResolvedTypes types;
-  std::string reduce_ctype;
-};
+using Resolved = ReductionFamily::Resolved;
 
 // A loaded specialisation: both passes' kernels, their parameter list and the first pass's
 // occupancy.
@@ -122,15 +120,19 @@ DeviceLimits limits_of(int device) {
 
 // CUJIT_HIDDEN: a public class's nested type is exported with it unless marked.
 struct CUJIT_HIDDEN ReductionKernel::Impl {
+  using Family = detail::ReductionFamily;
   std::shared_ptr<const detail::ReductionDefinition> def;
   detail::SharedCache<std::string, detail::Resolved> resolved;
+  /// Loaded specialisations by memo_key (the specialisation's bytes and the device).
   detail::SharedCache<std::string, detail::Specialized> specialized;
+  /// Planned calls by call_signature: a call's plan depends on its shapes and strides, so
+  /// this memo is of calls, not of specialisations.
   detail::SharedCache<std::string, detail::KnownCall> calls{detail::kMaxPlans};
 
   std::shared_ptr<const detail::Resolved> resolve(const Arg* args, const detail::ArgDesc* descs,
                                                   std::size_t count);
   std::shared_ptr<const detail::Specialized> specialize(const detail::RedSpecialization& spec,
-                                                        const std::string& type_key, int device);
+                                                        int device);
   std::shared_ptr<const detail::KnownCall> plan_call(const Arg* args, std::size_t count,
                                                      const LaunchOptions& options,
                                                      const ReduceOptions& reduce,
@@ -166,24 +168,20 @@ std::shared_ptr<const detail::Resolved> ReductionKernel::Impl::resolve(const Arg
                                                                        std::size_t count) {
   const std::string key = detail::type_key(args, count);
   if (auto found = resolved.find(key)) return found;
-  auto made = std::make_shared<detail::Resolved>();
-  made->types = detail::resolve_call_types({"reduction kernel", def->name},
-                                           detail::ParamList(def->in, def->out), def->in, def->out,
-                                           descs, count);
-  made->reduce_ctype = detail::resolve_reduce_ctype(*def, made->types);
-  return resolved.insert(key, std::move(made));
+  return resolved.insert(
+      key, std::make_shared<const detail::Resolved>(Family::resolve(*def, descs, count)));
 }
 
 std::shared_ptr<const detail::Specialized> ReductionKernel::Impl::specialize(
-    const detail::RedSpecialization& spec, const std::string& type_key, int device) {
-  const std::string key = type_key + spec.key() + '@' + std::to_string(device);
-  if (auto found = specialized.find(key)) return found;
+    const detail::RedSpecialization& spec, int device) {
+  if (auto found = specialized.find(detail::memo_key(spec, device))) return found;
+  const std::string key = detail::memo_key(spec, device);
   auto shared_spec = std::make_shared<const detail::RedSpecialization>(spec);
   auto made = std::make_shared<detail::Specialized>();
   made->parameters = detail::reduction_parameters(*def, spec);
   made->module = detail::compile_and_load(def->name, device, [&](const detail::DeviceTarget& on) {
     return detail::compile_family(
-        detail::for_device(detail::reduction_build(def, shared_spec, on.target), on));
+        detail::for_device(Family::build(def, shared_spec, on.target), on));
   });
   made->pass1 = detail::kernel_function(*made->module, detail::reduction_symbol(*def), def->name);
   if (spec.two_pass) {
@@ -203,15 +201,17 @@ std::shared_ptr<const detail::KnownCall> ReductionKernel::Impl::plan_call(
     const Arg* args, std::size_t count, const LaunchOptions& options, const ReduceOptions& reduce,
     std::vector<Array>& outputs, int& device) {
   const detail::ParamList params(def->in, def->out);
-  const detail::Who who{"reduction kernel", def->name};
+  const detail::Who who{Family::kWho, def->name};
   detail::CallDescs descs;
   for (std::size_t k = 0; k < count; ++k) descs.describe(k, args[k]);
   const auto resolved_types = resolve(args, descs.data(), count);
   const detail::ResolvedTypes& types = resolved_types->types;
   detail::ArrayScan scan;
-  detail::scan_arrays(scan, who, params, descs.data(), count, params.n_in());
-  const Shape& shape = detail::reduction_input_shape(who, scan);
-  const detail::RedAxes axes = detail::reduction_axes(who, shape, reduce);
+  detail::scan_arrays(scan, who, params, descs.data(), count, Family::shape_args(params, count));
+  const Family::Call family_call{&reduce, options.block_size};
+  Family::Geometry geometry;
+  Family::geometry(who, scan, family_call, geometry);
+  const detail::RedAxes& axes = geometry.axes;
   device = detail::call_device(who, scan.device, options.stream_device);
   if (device < 0) device = Device::current().id();
   const detail::ScopedContext context(device);  // planning queries the compiled kernel
@@ -228,10 +228,9 @@ std::shared_ptr<const detail::KnownCall> ReductionKernel::Impl::plan_call(
   for (std::size_t j = 0; j < outputs.size(); ++j) descs.describe(params.n_in() + j, outputs[j]);
   if (axes.n_out == 0) return nullptr;
   const detail::DeviceLimits limits = detail::limits_of(device);
-  call->plan = detail::plan_reduction(*def, types, resolved_types->reduce_ctype, descs.data(),
-                                      shape, axes, reduce.keepdims, options.block_size,
-                                      detail::reduction_tuning(), limits);
-  call->specialized = specialize(call->plan.spec, detail::type_key(args, count), device);
+  call->plan =
+      Family::plan(*def, *resolved_types, descs.data(), count, geometry, family_call, limits);
+  call->specialized = specialize(call->plan.spec, device);
   // The grid for the occupancy the compiled kernel really has (registers, shared memory).
   detail::replan_reduction_grid(call->plan, call->specialized->blocks_per_sm,
                                 detail::reduction_tuning(), limits);

@@ -3,6 +3,7 @@
 #include <cujit/error.hpp>
 
 #include "codegen/reduction_manifest.hpp"
+#include "runtime/family.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,15 +23,7 @@ SnippetSet snippet_set(const ReductionDefinition& def, const RedSpecialization& 
                                def.reduce_expr, def.post_map_expr, def.identity, def.preamble);
 }
 
-// Rebuilds reduction kernels from manifest entries for `cujit-cache precompile`.
-const bool kReplayRegistered = [] {
-  register_family_replay("reduction", [](const std::string& entry, const Target& target) {
-    auto parsed = reduction_from_manifest(entry);
-    return reduction_build(std::make_shared<ReductionDefinition>(std::move(parsed.first)),
-                           std::make_shared<RedSpecialization>(std::move(parsed.second)), target);
-  });
-  return true;
-}();
+const bool kReplayRegistered = register_replay<ReductionFamily>();
 
 }  // namespace
 
@@ -64,32 +57,56 @@ std::string resolve_reduce_ctype(const ReductionDefinition& def, const ResolvedT
   return t;  // a C++ type, e.g. a struct from the preamble
 }
 
-const Shape& reduction_input_shape(const Who& who, const ArrayScan& scan) {
+ReductionFamily::Resolved ReductionFamily::resolve(const Definition& def, const ArgDesc* args,
+                                                   std::size_t count) {
+  Resolved resolved;
+  resolved.types = resolve_call_types({kWho, def.name}, ParamList(def.in, def.out), def.in, def.out,
+                                      args, count);
+  resolved.reduce_ctype = resolve_reduce_ctype(def, resolved.types);
+  return resolved;
+}
+
+void ReductionFamily::geometry(const Who& who, const ArrayScan& scan, const Call& call,
+                               Geometry& g) {
   if (scan.shape == nullptr) {
     throw ArgumentError(who.text() +
                         ": at least one non-raw input must be an array (it gives the shape to "
                         "reduce)");
   }
-  return *scan.shape;
+  g.shape = scan.shape;
+  g.axes = reduction_axes(who, *scan.shape, *call.reduce);
 }
 
-FamilyBuild reduction_build(std::shared_ptr<const ReductionDefinition> def,
-                            std::shared_ptr<const RedSpecialization> spec, const Target& target) {
+RedPlan ReductionFamily::plan(const Definition& def, const Resolved& resolved, const ArgDesc* args,
+                              std::size_t, const Geometry& g, const Call& call,
+                              const DeviceLimits& device) {
+  return plan_reduction(def, resolved.types, resolved.reduce_ctype, args, *g.shape, g.axes,
+                        call.reduce->keepdims, call.block_size, reduction_tuning(), device);
+}
+
+FamilyBuild ReductionFamily::build(std::shared_ptr<const Definition> def,
+                                   std::shared_ptr<const Specialization> spec,
+                                   const Target& target) {
   FamilyBuild build;
-  build.request.kind = "reduction";
+  build.request.kind = kKind;
   build.request.spec = reduction_manifest_entry(*def, *spec);
   build.request.target = target;
   build.request.manifest_entry = build.request.spec;
+  build.request.name = def->name;
   build.snippets = [def, spec] { return snippet_set(*def, *spec); };
   build.generate = [def, spec] { return generate_reduction(*def, *spec); };
   build.kernel = def->name;
-  build.request.name = def->name;
   build.snippet_texts = {{"preamble", def->preamble},
                          {"identity", def->identity},
                          {"map_expr", def->map_expr},
                          {"reduce_expr", def->reduce_expr},
                          {"post_map_expr", def->post_map_expr}};
   return build;
+}
+
+std::pair<ReductionDefinition, RedSpecialization> ReductionFamily::from_manifest(
+    const std::string& entry) {
+  return reduction_from_manifest(entry);
 }
 
 }  // namespace cujit::detail

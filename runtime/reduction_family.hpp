@@ -1,10 +1,9 @@
 #pragma once
-// What compiling a reduction specialisation takes: the tuning the planner reads, the
-// accumulator's type, the input shape a call reduces, and the one function that turns a
-// planned specialisation into the kernel cache's request, its generator and its snippets.
-// The launch path (runtime/reduction.cpp) and ReductionKernel::specialize
-// (runtime/reduction_offline.cpp) both build through it, so a kernel specialised without a
-// GPU is the one a first call looks up.
+// The reduction family behind the steps every family takes (runtime/family.hpp): resolve
+// (with the accumulator's type), the call's geometry (input shape and axes), plan, specialise,
+// build, and the manifest entry back into a definition and a specialisation. The launch path
+// (runtime/reduction.cpp), offline specialize() and `cujit-cache precompile`'s replay all go
+// through it, so a kernel specialised without a GPU is the one a first call looks up.
 
 #include <cujit/program.hpp>
 
@@ -15,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace cujit::detail {
 
@@ -25,13 +25,49 @@ const RedTuning& reduction_tuning();
 /// name, a placeholder or a C++ type), else the first output's type.
 std::string resolve_reduce_ctype(const ReductionDefinition& def, const ResolvedTypes& types);
 
-/// The broadcast shape of the non-raw inputs `scan` found; throws ArgumentError naming `who`
-/// when no non-raw input is an array.
-const Shape& reduction_input_shape(const Who& who, const ArrayScan& scan);
+struct ReductionFamily {
+  using Definition = ReductionDefinition;
+  using Specialization = RedSpecialization;
+  using Plan = RedPlan;
+  static constexpr const char* kKind = "reduction";
+  static constexpr const char* kWho = "reduction kernel";
 
-/// What compiling `spec` (a plan's specialisation) of `def` for `target` takes; `def` and
-/// `spec` are shared with its closures.
-FamilyBuild reduction_build(std::shared_ptr<const ReductionDefinition> def,
-                            std::shared_ptr<const RedSpecialization> spec, const Target& target);
+  struct Resolved {
+    ResolvedTypes types;
+    std::string reduce_ctype;  ///< the accumulator's C++ type
+  };
+  /// What besides the arguments decides a call's plan.
+  struct Call {
+    const ReduceOptions* reduce = nullptr;  ///< axes and keepdims
+    int block_size = 0;                     ///< 0 chooses
+  };
+  /// The input shape a call reduces and its axes.
+  struct Geometry {
+    const Shape* shape = nullptr;
+    RedAxes axes;
+    const Shape& out_shape() const { return axes.out_shape; }
+    bool empty() const { return axes.n_out == 0; }
+    static constexpr const char* kOutputs = "the reduction gives";  ///< given outputs must match
+    static constexpr const char* kWhat = "the output shape";
+  };
+
+  static Resolved resolve(const Definition& def, const ArgDesc* args, std::size_t count);
+  static const ResolvedTypes& types(const Resolved& resolved) { return resolved.types; }
+  /// The arrays that give the shape: the inputs (outputs have the reduced shape).
+  static std::size_t shape_args(const ParamList& params, std::size_t) { return params.n_in(); }
+  /// Fills `g`; throws ArgumentError when no non-raw input is an array, ShapeError for bad
+  /// axes.
+  static void geometry(const Who& who, const ArrayScan& scan, const Call& call, Geometry& g);
+  static Plan plan(const Definition& def, const Resolved& resolved, const ArgDesc* args,
+                   std::size_t given, const Geometry& g, const Call& call,
+                   const DeviceLimits& device);
+  static void specialise(const Definition&, const Resolved&, const Plan& plan, const ArgDesc*,
+                         std::size_t, Specialization& spec) {
+    spec = plan.spec;
+  }
+  static FamilyBuild build(std::shared_ptr<const Definition> def,
+                           std::shared_ptr<const Specialization> spec, const Target& target);
+  static std::pair<Definition, Specialization> from_manifest(const std::string& entry);
+};
 
 }  // namespace cujit::detail

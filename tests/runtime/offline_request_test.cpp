@@ -4,8 +4,8 @@
 // runtime/reduction.cpp, from Arrays). The launch path's steps are replayed here on argument
 // descriptions built field by field as CallDescs builds them from Arrays (device addresses,
 // byte strides, Array::is_c_contiguous), the outputs it allocates described as allocated;
-// both paths then build through the one shared function (elementwise_build,
-// reduction_build). Runs on the CPU; nothing here compiles.
+// both paths then build through the family's one build (ElementwiseFamily::build,
+// ReductionFamily::build). Runs on the CPU; nothing here compiles.
 #include "runtime/offline_specialize.hpp"
 
 #include <cujit/error.hpp>
@@ -84,9 +84,10 @@ KernelRequest launch_request(std::shared_ptr<const ElementwiseDefinition> def,
   scan_arrays(scan, who, params, args.data(), given, given);
   Shape sized;
   const Shape& shape = elementwise_shape(who, scan, -1, sized);
-  const EwPlan plan =
-      plan_elementwise(*def, args.data(), given, shape, 0, elementwise_tuning(), limits);
-  return elementwise_build(def, types, plan, args.data(), given, target).family.request;
+  const EwPlan plan = plan_elementwise(*def, args.data(), shape, 0, elementwise_tuning(), limits);
+  auto spec = std::make_shared<const EwSpecialization>(
+      elementwise_specialization(*def, types, plan, args.data(), given));
+  return ElementwiseFamily::build(def, spec, target).request;
 }
 
 // ReductionKernel::launch and Impl::plan_call on a GPU with `limits`.
@@ -100,11 +101,13 @@ KernelRequest launch_request(std::shared_ptr<const ReductionDefinition> def,
       resolve_call_types(who, params, def->in, def->out, args.data(), given);
   ArrayScan scan;
   scan_arrays(scan, who, params, args.data(), given, params.n_in());
-  const Shape& shape = reduction_input_shape(who, scan);
+  if (scan.shape == nullptr) throw ArgumentError("no input array gives the shape");
+  const Shape& shape = *scan.shape;
   const RedAxes axes = reduction_axes(who, shape, reduce);
   const RedPlan plan = plan_reduction(*def, types, resolve_reduce_ctype(*def, types), args.data(),
                                       shape, axes, reduce.keepdims, 0, reduction_tuning(), limits);
-  return reduction_build(def, std::make_shared<const RedSpecialization>(plan.spec), target).request;
+  return ReductionFamily::build(def, std::make_shared<const RedSpecialization>(plan.spec), target)
+      .request;
 }
 
 std::string key_of(const KernelRequest& r) { return request_key(r.kind, r.spec, r.target); }

@@ -1,0 +1,120 @@
+#pragma once
+// The JSON renderer and reader of a specialisation's field list (spec_serial.hpp): the
+// "specialization" object of a manifest entry, which is part of the cache's request spec.
+// Field names are the list's names; nlohmann's objects sort them, so the text does not depend
+// on the list's order. The reader is strict (a manifest is a file anyone may hand to
+// `cujit-cache precompile`): integers must fit, enumerations must be known, dtypes named.
+
+#include <cujit/dtype.hpp>
+#include <cujit/error.hpp>
+
+#include "codegen/manifest_json.hpp"
+#include "codegen/spec_serial.hpp"
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cujit::detail {
+
+class SpecJsonWriter {
+ public:
+  explicit SpecJsonWriter(nlohmann::json& out) : out_(out) {}
+  void number(const SpecField& f, int value) { out_[f.name] = value; }
+  void number_or(const SpecField& f, int value, int) { number(f, value); }
+  template <class E>
+  void choice(const SpecField& f, E value, E, const char*) {
+    number(f, static_cast<int>(value));
+  }
+  void flag(const SpecField& f, bool value) { out_[f.name] = value; }
+  void marker(const SpecField& f, bool value) {
+    if (value) flag(f, value);
+  }
+  void text(const SpecField& f, const std::string& value) { out_[f.name] = value; }
+  template <class P>
+  void params(const SpecField& f, const std::vector<P>& values) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const P& value : values) {
+      Param p{nlohmann::json::object()};
+      visit_fields(value, p);
+      list.push_back(std::move(p.object));
+    }
+    out_[f.name] = std::move(list);
+  }
+
+ private:
+  struct Param {
+    nlohmann::json object;
+    void dtype(const char* name, DType value) { object[name] = std::string(dtype_name(value)); }
+    void kind(const char* name, bool scalar) { object[name] = scalar; }
+    void flag(const char* name, bool value) { object[name] = value; }
+  };
+  nlohmann::json& out_;
+};
+
+/// Reads the fields of a manifest entry's "specialization" object. Throws
+/// nlohmann::json::exception for a missing field or one of the wrong JSON type, ArgumentError
+/// for an integer that does not fit, an unknown enumeration value or dtype.
+class SpecJsonReader {
+ public:
+  explicit SpecJsonReader(const nlohmann::json& in) : in_(in) {}
+  void number(const SpecField& f, int& value) { value = manifest_int(in_, f.name); }
+  void number_or(const SpecField& f, int& value, int absent) {
+    value = in_.contains(f.name) ? manifest_int(in_, f.name) : absent;
+  }
+  template <class E>
+  void choice(const SpecField& f, E& value, E last, const char* what) {
+    const int v = manifest_int(in_, f.name);
+    if (v < 0 || v > static_cast<int>(last)) {
+      throw ArgumentError(std::string("cujit: manifest entry has an unknown ") + what + " " +
+                          std::to_string(v));
+    }
+    value = static_cast<E>(v);
+  }
+  void flag(const SpecField& f, bool& value) { value = in_.at(f.name).get<bool>(); }
+  void marker(const SpecField& f, bool& value) {
+    value = in_.contains(f.name) && in_.at(f.name).get<bool>();
+  }
+  void text(const SpecField& f, std::string& value) { value = in_.at(f.name).get<std::string>(); }
+  template <class P>
+  void params(const SpecField& f, std::vector<P>& values) {
+    values.clear();
+    for (const nlohmann::json& object : in_.at(f.name)) {
+      Param p{object};
+      visit_fields(values.emplace_back(), p);
+    }
+  }
+
+ private:
+  struct Param {
+    const nlohmann::json& object;
+    void dtype(const char* name, DType& value) {
+      const nlohmann::json& text = object.at(name);
+      if (!parse_dtype(text.get<std::string>(), value)) {
+        throw ArgumentError("cujit: manifest entry has an unknown dtype " + text.dump());
+      }
+    }
+    void kind(const char* name, bool& scalar) { scalar = object.at(name).get<bool>(); }
+    void flag(const char* name, bool& value) { value = object.at(name).get<bool>(); }
+  };
+  const nlohmann::json& in_;
+};
+
+/// The "specialization" object of `s`.
+template <class Spec>
+nlohmann::json spec_json(const Spec& s) {
+  nlohmann::json out = nlohmann::json::object();
+  SpecJsonWriter v(out);
+  visit_fields(s, v);
+  return out;
+}
+
+/// Reads `s` from a "specialization" object; throws as SpecJsonReader does.
+template <class Spec>
+void read_spec_json(const nlohmann::json& in, Spec& s) {
+  SpecJsonReader v(in);
+  visit_fields(s, v);
+}
+
+}  // namespace cujit::detail

@@ -1,0 +1,92 @@
+#pragma once
+// Every kernel family behind one interface: the steps a call takes (resolve -> geometry ->
+// plan -> specialise -> build; packing stays with each family's launch), as static members
+// of a family type (ElementwiseFamily, ReductionFamily). Written once over it:
+//   - offline_build: ElementwiseKernel::specialize and ReductionKernel::specialize, the steps
+//     of a call on described arguments, with no driver;
+//   - register_replay: `cujit-cache precompile`'s rebuild of a family's manifest entries;
+//   - memo_key: the key under which a kernel object keeps a loaded specialisation, rendered
+//     from the specialisation's one serialisation (codegen/spec_serial.hpp).
+// A family F provides the types Definition, Resolved, Specialization, Plan, Call (what
+// besides the arguments decides the plan) and Geometry (the shapes a call runs over, with
+// out_shape(), empty(), kOutputs and kWhat), the names kKind and kWho, and resolve, types,
+// shape_args, geometry, plan, specialise, build and from_manifest.
+
+#include <cujit/error.hpp>
+#include <cujit/kernel_args.hpp>
+#include <cujit/specialize.hpp>
+
+#include "codegen/arg_spec.hpp"
+#include "codegen/kernel_call.hpp"
+#include "codegen/spec_serial.hpp"
+#include "core/layout.hpp"
+#include "runtime/launcher.hpp"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cujit::detail {
+
+/// Throws ArgumentError naming `who`: a call over `shape` (`what`) launches nothing.
+[[noreturn]] void nothing_to_launch(const Who& who, const char* what, const Shape& shape);
+
+/// What F's kernel `def` compiles for described arguments `args`: the steps of a call
+/// (outputs not given are described as cujit allocates them), for `target`. Throws as a call
+/// with such arguments does, and ArgumentError when the call would launch nothing.
+template <class F>
+FamilyBuild offline_build(std::shared_ptr<const typename F::Definition> def,
+                          const std::vector<ArgSpec>& args, const typename F::Call& call,
+                          const Target& target, const SpecializeOptions& options) {
+  const ParamList params(def->in, def->out);
+  const Who who{F::kWho, def->name};
+  const std::size_t count = args.size();
+  check_argument_count(who, params, count);
+  SpecDescs descs(who, params, args);
+  const typename F::Resolved resolved = F::resolve(*def, descs.data(), count);
+  ArrayScan scan;
+  scan_arrays(scan, who, params, descs.data(), count, F::shape_args(params, count));
+  typename F::Geometry g;
+  F::geometry(who, scan, call, g);
+  if (count == params.size()) {
+    check_output_shapes(who, params, descs.data(), g.out_shape(), F::Geometry::kOutputs);
+  } else {
+    for (std::size_t j = 0; j < params.n_out(); ++j) {
+      descs.describe_allocated(params.n_in() + j, g.out_shape(), F::types(resolved).out[j]);
+    }
+  }
+  if (g.empty()) nothing_to_launch(who, F::Geometry::kWhat, g.out_shape());
+  const typename F::Plan plan = F::plan(*def, resolved, descs.data(), count, g, call,
+                                        device_limits(who, target, options.device));
+  auto spec = std::make_shared<typename F::Specialization>();
+  F::specialise(*def, resolved, plan, descs.data(), count, *spec);
+  return F::build(std::move(def), std::move(spec), target);
+}
+
+/// Registers F's replay of manifest entries for `cujit-cache precompile`; returns true (for a
+/// static initialiser in F's translation unit).
+template <class F>
+bool register_replay() {
+  register_family_replay(F::kKind, [](const std::string& entry, const Target& target) {
+    auto parsed = F::from_manifest(entry);
+    return F::build(std::make_shared<const typename F::Definition>(std::move(parsed.first)),
+                    std::make_shared<const typename F::Specialization>(std::move(parsed.second)),
+                    target);
+  });
+  return true;
+}
+
+/// The key of `spec` loaded on `device` among one kernel object's specialisations, in a
+/// per-thread buffer (no allocation once it has grown): copy it before anything that may
+/// render another key on this thread.
+template <class Spec>
+const std::string& memo_key(const Spec& spec, int device) {
+  thread_local std::string key;
+  key.clear();
+  key.append(reinterpret_cast<const char*>(&device), sizeof device);
+  append_spec_bytes(key, spec);
+  return key;
+}
+
+}  // namespace cujit::detail
