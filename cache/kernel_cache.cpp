@@ -289,7 +289,7 @@ std::shared_future<void> KernelCache::prefetch() {
 }
 
 std::vector<std::shared_ptr<const CompiledProgram>> KernelCache::preloaded_programs() const {
-  return impl_->configuration()->stores.preloaded_programs();
+  return impl_->configuration()->stores.read_ahead().programs();
 }
 
 std::shared_ptr<Store> KernelCache::writable_store() {

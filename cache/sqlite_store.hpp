@@ -108,32 +108,10 @@ class SqliteStore final : public Store {
   /// completes "cannot ...".
   void require_writable(const char* what) const;
 
-  /// The store's lock, held while this lives, with the connection and the pending state it
-  /// guards: the seam through which DatabaseAdmin (database_admin.hpp) runs its own SQL. The
-  /// store's other calls wait meanwhile (calling one from the holding thread deadlocks).
-  class Locked {
-   public:
-    /// The open connection.
-    Database& db() noexcept { return store_.conn_.db(); }
-    /// Writes the pending last-used times and hits (nothing for a read-only database). Throws
-    /// SqliteError.
-    void flush() { store_.flush_locked(); }
-    /// Evicts least recently used entries, inside the caller's transaction, until the stored
-    /// bytes are at most `max_size`; returns how many. Throws SqliteError.
-    std::uint64_t evict(std::uint64_t max_size) { return store_.evict_locked(max_size, ""); }
-    /// Forgets the pending last-used times (their entries were deleted).
-    void forget_touches() noexcept { store_.uses_.forget_all(); }
-    /// Hits counted since the last write, not in the database yet.
-    std::uint64_t pending_hits() const noexcept { return store_.uses_.hits(); }
-
-   private:
-    friend class SqliteStore;
-    explicit Locked(SqliteStore& store) : store_(store), lock_(store.mutex_) {}
-    SqliteStore& store_;
-    std::lock_guard<std::mutex> lock_;
-  };
+  /// The store's lock with the connection it guards (defined below).
+  class Locked;
   /// Takes the store's lock (Locked).
-  Locked lock() { return Locked(*this); }
+  Locked lock();
 
  private:
   SqliteStore(std::string path, bool read_only, StoreOptions options, bool network_fs = false);
@@ -149,5 +127,32 @@ class SqliteStore final : public Store {
   StoreConnection conn_;
   UseBatch uses_;
 };
+
+/// The store's lock, held while this lives, with the connection and the pending state it
+/// guards: the seam through which DatabaseAdmin (database_admin.hpp) runs its own SQL. The
+/// store's other calls wait meanwhile (calling one from the holding thread deadlocks).
+class SqliteStore::Locked {
+ public:
+  /// The open connection.
+  Database& db() noexcept { return store_.conn_.db(); }
+  /// Writes the pending last-used times and hits (nothing for a read-only database). Throws
+  /// SqliteError.
+  void flush() { store_.flush_locked(); }
+  /// Evicts least recently used entries, inside the caller's transaction, until the stored
+  /// bytes are at most `max_size`; returns how many. Throws SqliteError.
+  std::uint64_t evict(std::uint64_t max_size) { return store_.evict_locked(max_size, ""); }
+  /// Forgets the pending last-used times (their entries were deleted).
+  void forget_touches() noexcept { store_.uses_.forget_all(); }
+  /// Hits counted since the last write, not in the database yet.
+  std::uint64_t pending_hits() const noexcept { return store_.uses_.hits(); }
+
+ private:
+  friend class SqliteStore;
+  explicit Locked(SqliteStore& store) : store_(store), lock_(store.mutex_) {}
+  SqliteStore& store_;
+  std::lock_guard<std::mutex> lock_;
+};
+
+inline SqliteStore::Locked SqliteStore::lock() { return Locked(*this); }
 
 }  // namespace cujit::detail

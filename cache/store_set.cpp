@@ -179,37 +179,7 @@ bool StoreSet::admits(const Store& d, const std::string& signed_key, const Looku
 void StoreSet::preload() {
   const std::size_t limit = config_.preload_records;
   const std::shared_ptr<Store> store = writable();
-  if (limit == 0 || !store) return;
-  auto recent = store->recent(limit);
-  std::uint64_t bytes = 0;
-  std::lock_guard lock(preload_mutex_);
-  for (auto& [rkey, record] : recent) {
-    bytes += record.program.binary.size();
-    if (bytes > kPreloadMaxBytes) break;
-    auto program = std::make_shared<const CompiledProgram>(std::move(record.program));
-    preloaded_.emplace(rkey, Preloaded{std::move(record.content_key), std::move(record.kind),
-                                       std::move(program), preloaded_.size()});
-  }
-}
-
-std::optional<Preloaded> StoreSet::take_preloaded(const std::string& rkey) {
-  std::lock_guard lock(preload_mutex_);
-  auto it = preloaded_.find(rkey);
-  if (it == preloaded_.end()) return std::nullopt;
-  std::optional<Preloaded> out(std::move(it->second));
-  preloaded_.erase(it);
-  return out;
-}
-
-std::vector<std::shared_ptr<const CompiledProgram>> StoreSet::preloaded_programs() const {
-  std::vector<const Preloaded*> ahead;
-  std::lock_guard lock(preload_mutex_);
-  for (const auto& entry : preloaded_) ahead.push_back(&entry.second);
-  std::sort(ahead.begin(), ahead.end(),
-            [](const Preloaded* a, const Preloaded* b) { return a->rank < b->rank; });
-  std::vector<std::shared_ptr<const CompiledProgram>> programs;
-  for (const Preloaded* p : ahead) programs.push_back(p->program);
-  return programs;
+  if (limit > 0 && store) read_ahead_.fill(*store, limit);
 }
 
 void StoreSet::flush() {

@@ -4,6 +4,7 @@
 // writable database starts over, a full disk stops the writes, anything else drops the
 // database, each with one warning. The store tiers (store_tiers.hpp) look kernels up through it.
 
+#include "cache/read_ahead.hpp"
 #include "cache/signature_policy.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache/store.hpp"
@@ -14,21 +15,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace cujit::detail {
-
-/// A kernel read ahead from the writable database (checksum verified when read).
-struct Preloaded {
-  std::string content_key;
-  std::string kind;
-  std::shared_ptr<const CompiledProgram> program;
-  std::size_t rank = 0;  ///< 0: the most recently used
-};
 
 /// The stores of one configuration. Replaced as a whole when the cache is reconfigured, so
 /// that lookups in flight keep the stores they started with. Thread-safe.
@@ -91,10 +82,9 @@ class StoreSet {
 
   /// Reads the writable database's most recently used kernels ahead (preload_records).
   void preload();
-  /// The read-ahead kernel of request key `rkey`, taken out; nullopt when none.
-  std::optional<Preloaded> take_preloaded(const std::string& rkey);
-  /// The read-ahead programs no lookup has taken yet, most recently used first.
-  std::vector<std::shared_ptr<const CompiledProgram>> preloaded_programs() const;
+  /// The kernels preload() read.
+  ReadAhead& read_ahead() noexcept { return read_ahead_; }
+  const ReadAhead& read_ahead() const noexcept { return read_ahead_; }
   /// Writes the writable store's pending last-used times (throws CacheError).
   void flush();
 
@@ -119,8 +109,7 @@ class StoreSet {
   // deleted, and a lookup by request key then by content key would find them twice), and the
   // names of writable stores whose damaged entries were warned about once.
   std::set<std::string> damaged_reported_;
-  mutable std::mutex preload_mutex_;
-  std::unordered_map<std::string, Preloaded> preloaded_;
+  ReadAhead read_ahead_;
 };
 
 }  // namespace cujit::detail

@@ -72,7 +72,7 @@ Found DeploymentTier::by_content(Search& search) {
 Found WritableTier::by_request(Search& search) {
   const std::string& rkey = search.request_key();
   const std::shared_ptr<Store> w = stores_.writable();
-  auto pre = stores_.take_preloaded(rkey);  // read ahead, checksum verified then
+  auto pre = stores_.read_ahead().take(rkey);  // read ahead, checksum verified then
   if (pre && made_for(pre->kind, pre->program->target, search.request())) {
     if (w) stores_.guarded_write(w, [&](Store& s) { s.touch(pre->content_key); });
     return {std::move(pre->program), CacheOutcome::DiskHit};
