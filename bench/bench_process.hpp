@@ -3,6 +3,7 @@
 // taken in a fresh process of the same benchmark (cold and warm starts).
 
 #include "bench/bench_util.hpp"
+#include "bench/instruction_count.hpp"
 #include "cache/entry_signature.hpp"
 #include "cache/redis_client.hpp"
 #include "cache/remote_endpoint.hpp"
@@ -40,6 +41,46 @@ inline double host_us_per_call(const Device& device, const std::function<void()>
   return summarize(samples).median_us;
 }
 
+// User-space instructions per call of the same three (records launch_instructions and
+// launch_instructions_alloc, "us" holding instructions; ratio to the bare launch) and three
+// table rows; "-" where the machine has no counter.
+inline void report_instructions_per_call(const Device& device, const char* bench,
+                                         const char* raw_bench, std::int64_t size,
+                                         const std::string& what, const std::function<void()>& bare,
+                                         const std::function<void()>& given,
+                                         const std::function<void()>& alloc, JsonLines& json,
+                                         Table& table) {
+  const auto drain = [&device] { device.synchronize(); };
+  const double b = instructions_per_call(bare, drain, 15, 1000);
+  const std::string n = std::to_string(size);
+  if (b <= 0) {
+    table.add({"instr/call", n, "(no CPU counter)", "-", "-", "-", "-"});
+    return;
+  }
+  const double g = instructions_per_call(given, drain, 15, 1000);
+  const double a = instructions_per_call(alloc, drain, 15, 1000);
+  const struct {
+    const char* bench;
+    const char* case_name;
+    double count;
+    const char* row;
+  } rows[] = {{raw_bench, "launch_instructions", b, "cuLaunchKernel"},
+              {bench, "launch_instructions", g, "cujit (out given)"},
+              {bench, "launch_instructions_alloc", a, "cujit (out alloc)"}};
+  for (const auto& row : rows) {
+    Record r;
+    r.bench = row.bench;
+    r.case_name = row.case_name;
+    r.size = size;
+    r.us = row.count;
+    r.ratio = row.count / b;
+    r.note =
+        "user-space instructions per call" + what + " (in \"us\"); ratio to bare cuLaunchKernel";
+    json.write(r);
+    table.add({"instr/call", n, row.row, "-", fixed(row.count, 0), fixed(r.ratio, 3), "-"});
+  }
+}
+
 // Host time per call of a tiny kernel: a bare cuLaunchKernel (`bare`), cujit with the output
 // given (`given`) and allocated (`alloc`). Measures the three, writes the records
 // (launch_host, launch_host_alloc; `what` qualifies the notes) and three table rows.
@@ -71,6 +112,8 @@ inline void report_host_per_call(const Device& device, const char* bench, const 
   table.add({"host/call", n, "cuLaunchKernel", "-", fixed(rb.us, 3), "1.000", "-"});
   table.add({"host/call", n, "cujit (out given)", "-", fixed(rg.us, 3), fixed(rg.ratio, 3), "-"});
   table.add({"host/call", n, "cujit (out alloc)", "-", fixed(ra.us, 3), fixed(ra.ratio, 3), "-"});
+  report_instructions_per_call(device, bench, raw_bench, size, what, bare, given, alloc, json,
+                               table);
 }
 
 // Minor plus major page faults of this process so far (first-call children report how many
