@@ -11,6 +11,7 @@ packages=(
   universal-ctags  # scripts/check_layers.sh: function lengths
   doxygen  # scripts/api_docs.sh: the API reference, warnings as errors
   pkg-config dpkg-dev  # tests/consumer: the pkg-config consumer; the .deb's dependencies
+  ninja-build  # tests/consumer/check_subproject.sh: what a parent project's `all` builds
   libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libdlpack-dev
 )
 missing=()

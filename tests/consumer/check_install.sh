@@ -60,6 +60,13 @@ if ((budget > 0)); then
     failed=1
   fi
 fi
+# The licence and the notices of what the binaries link in.
+for doc in LICENSE NOTICE licenses/sqlite.txt licenses/llvm-clang.txt; do
+  if [[ ! -f $prefix/share/doc/cujit/$doc ]]; then
+    echo "error: share/doc/cujit/$doc is not installed" >&2
+    failed=1
+  fi
+done
 if ((checked < 3)); then
   echo "error: only $checked ELF files installed (libcujit, its analyser, cujit-cache expected)" >&2
   failed=1
