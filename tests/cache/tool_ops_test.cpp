@@ -183,5 +183,57 @@ TEST_F(ToolOps, LogLevelsComeFromTheEnvironment) {
       << bogus.out;
 }
 
+// One convention for every command (issue 32): exit status 0 done, 1 done but something was
+// wrong, 2 an error, usage errors included (CLI11's own codes were 106 and 109); with --json
+// even a usage error is a JSON object on stdout.
+TEST_F(ToolOps, UsageErrorsExitTwoAndSpeakJsonWhenAsked) {
+  for (const char* bad :
+       {"no-such-command", "ls --no-such-flag", "show", "prune --max-size", "--db"}) {
+    ToolRun run = tool(bad, "", true);
+    EXPECT_EQ(run.status, 2) << bad << ": " << run.out;
+    EXPECT_NE(run.out.find("cujit-cache: error: "), std::string::npos) << bad << ": " << run.out;
+  }
+  ToolRun js = tool("ls --json --no-such-flag");
+  EXPECT_EQ(js.status, 2) << js.out;
+  EXPECT_TRUE(js.parsed().is_object() && js.parsed().contains("error")) << js.out;
+  ToolRun js_first = tool("--json show");
+  EXPECT_EQ(js_first.status, 2) << js_first.out;
+  EXPECT_TRUE(js_first.parsed().contains("error")) << js_first.out;
+  EXPECT_EQ(tool("--help").status, 0);
+  EXPECT_EQ(tool("ls --help").status, 0);
+}
+
+TEST_F(ToolOps, SharedOptionsGoBeforeOrAfterTheCommand) {
+  ASSERT_EQ(precompile_db().status, 0);
+  ToolRun before = tool("--db " + db_ + " ls --json");
+  ToolRun after = tool("ls --db " + db_ + " --json");
+  EXPECT_EQ(after.status, 0) << after.out;
+  EXPECT_EQ(after.out, before.out);
+  EXPECT_EQ(tool("info --json --db " + db_).parsed()["entries"], 2) << "info after its options";
+  EXPECT_EQ(tool("verify --db " + db_).status, 0);
+}
+
+TEST_F(ToolOps, InfoBeforeAnyCacheExistsSaysSoAsLsDoes) {
+  const std::string env = "CUJIT_CACHE_DIR=" + dir_.file("never-used");
+  ToolRun text = tool("info", env, true);
+  EXPECT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("no cache yet"), std::string::npos) << text.out;
+  ToolRun js = tool("info --json", env);
+  EXPECT_EQ(js.status, 0) << js.out;
+  EXPECT_EQ(js.parsed()["entries"], 0) << js.out;
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("never-used")));       // info creates nothing
+  EXPECT_EQ(tool("--db " + dir_.file("typo.db") + " info").status, 2);  // a named one must exist
+}
+
+TEST_F(ToolOps, CountsOfOneAreSingular) {
+  std::ofstream(manifest_) << raw_manifest_entry(plain("plain_one")) << "\n";
+  ToolRun pre = tool("precompile " + manifest_ + " --arch sm_80 -o " + db_ + " -j 1");
+  ASSERT_EQ(pre.status, 0) << pre.out;
+  EXPECT_NE(pre.out.find("precompiled 1 entry x 1 target (sm_80)"), std::string::npos) << pre.out;
+  EXPECT_NE(pre.out.find("with 1 job in"), std::string::npos) << pre.out;
+  EXPECT_NE(tool("--db " + db_ + " ls").out.find("1 entry in"), std::string::npos);
+  EXPECT_NE(tool("--db " + db_ + " verify").out.find("1 entry checked"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cujit::detail

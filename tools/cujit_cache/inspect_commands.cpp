@@ -41,14 +41,19 @@ bool names_kernel(const std::string& names, const std::string& kernel) {
   return ("," + names + ",").find("," + kernel + ",") != std::string::npos;
 }
 
+// No --db, and the user cache does not exist yet (nothing was cached): not an error.
+bool user_cache_missing(const Options& o) {
+  struct stat st {};
+  return o.db.empty() && ::stat(db_path(o).c_str(), &st) != 0;
+}
+
 }  // namespace
 
 // `kernel` (--kernel): only the entries of that kernel. Without --db and before anything was
 // cached, the user cache does not exist yet: an empty listing, not an error.
 int ls(const Options& o, const std::string& kernel) {
   std::vector<detail::RecordSummary> records;
-  struct stat st {};
-  if (!o.db.empty() || ::stat(db_path(o).c_str(), &st) == 0) {
+  if (!user_cache_missing(o)) {
     records = DatabaseAdmin(*SqliteStore::open_existing(db_path(o), store_options(o))).list(true);
   }
   if (!kernel.empty()) {
@@ -69,12 +74,21 @@ int ls(const Options& o, const std::string& kernel) {
                              r.content_key.substr(0, 16), r.name.empty() ? "?" : r.name, r.kind,
                              r.target, detail::format_bytes(r.record_size), iso_time(r.last_used));
   }
-  std::cout << records.size() << " entries in " << db_path(o)
-            << (::stat(db_path(o).c_str(), &st) != 0 ? " (no cache yet)" : "") << "\n";
+  std::cout << count(records.size(), "entry", "entries") << " in " << db_path(o)
+            << (user_cache_missing(o) ? " (no cache yet)" : "") << "\n";
   return 0;
 }
 
+// Without --db and before anything was cached: says so, like ls (exit status 0).
 int info(const Options& o) {
+  if (user_cache_missing(o)) {
+    if (o.json) {
+      print_json({{"path", db_path(o)}, {"exists", false}, {"entries", 0}});
+    } else {
+      std::cout << "database:     " << db_path(o) << " (no cache yet)\nentries:      0\n";
+    }
+    return 0;
+  }
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
   detail::DatabaseInfo i = DatabaseAdmin(*store).info();
   if (o.json) {
@@ -185,9 +199,9 @@ int verify(const Options& o, bool fix, const std::string& trusted_keys) {
     if (audit) j["signatures"] = audit_json(*audit, trusted);
     print_json(j);
   } else {
-    std::cout << fmt::format("{}: integrity {}; {} entries checked, {} damaged{}\n", db_path(o),
-                             r.integrity_ok ? "ok" : "FAILED", r.checked, r.damaged.size(),
-                             r.removed ? " (removed)" : "");
+    std::cout << fmt::format("{}: integrity {}; {} checked, {} damaged{}\n", db_path(o),
+                             r.integrity_ok ? "ok" : "FAILED", count(r.checked, "entry", "entries"),
+                             r.damaged.size(), r.removed ? " (removed)" : "");
     if (!r.integrity_ok) std::cout << r.integrity_message << "\n";
     for (const auto& k : r.damaged) std::cout << "  damaged: " << k << "\n";
     if (audit) std::cout << audit_text(*audit, trusted);

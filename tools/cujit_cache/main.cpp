@@ -9,7 +9,10 @@
 //   cujit-cache [--db PATH] sign --key builder.key | keygen PREFIX
 //   cujit-cache [--db PATH] push | pull -o OUT.db | ls --remote | info --remote  (the fleet tier's
 //   Redis server: remote_commands.hpp)
-// Every command takes --json for machine-readable output.
+// Every command takes --json for machine-readable output; --db, --json and --allow-foreign go
+// before or after the command. Exit status: 0 done, 1 done but something was wrong (damaged
+// entries, failed manifest entries, no such key), 2 an error, a command line that does not
+// parse included (with --json, an {"error": ...} object on stdout).
 //
 // This file builds the command line and dispatches; the commands live by group in
 // precompile_command, inspect_commands, maintain_commands, signing and remote_commands.
@@ -208,11 +211,10 @@ void CommandLine::add_signing(CLI::App& app) {
 }
 
 // Reports an error the way every command does (exit status 2).
-int report_error(const Options& o, const std::exception& e) {
-  std::string m = e.what();
+int report_error(bool json, std::string m) {
   if (m.rfind("cujit: ", 0) == 0) m.erase(0, 7);
   if (m.rfind("cujit-cache: ", 0) == 0) m.erase(0, 13);
-  if (o.json) {
+  if (json) {
     print_json({{"error", m}});
   } else {
     std::cerr << "cujit-cache: error: " << m << "\n";
@@ -220,16 +222,46 @@ int report_error(const Options& o, const std::exception& e) {
   return 2;
 }
 
+// A command line that does not parse: an error like any other (exit status 2, JSON with --json
+// anywhere on the line), naming an unknown command and where usage is.
+int usage_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  bool json = false;
+  std::string unknown;
+  for (int k = 1; k < argc; ++k) {
+    const std::string arg = argv[k];
+    json = json || arg == "--json";
+    const bool value_of_db = k > 1 && std::string(argv[k - 1]) == "--db";
+    const auto named = [&arg](CLI::App* command) { return command->check_name(arg); };
+    if (unknown.empty() && !value_of_db && arg.rfind('-', 0) != 0 &&
+        app.get_subcommands(named).empty()) {
+      unknown = arg;
+    }
+  }
+  std::string m = e.what();
+  if (!unknown.empty() && m == "A subcommand is required") {
+    m = "unknown command '" + unknown + "'";
+  }
+  return report_error(json, m + " (cujit-cache --help lists the commands, cujit-cache COMMAND "
+                                "--help their options)");
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"cujit-cache: inspect, maintain and build cujit kernel-cache databases"};
   app.require_subcommand(1);
+  app.fallthrough();  // --db, --json and --allow-foreign also after the command
   app.set_version_flag("--version", version_text);
   CommandLine commands(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage_error(app, e, argc, argv);
+  }
   try {
     return commands.dispatch();
   } catch (const std::exception& e) {  // cujit::Error, and anything else: never terminate
-    return report_error(commands.options(), e);
+    return report_error(commands.options().json, e.what());
   }
 }
 

@@ -46,15 +46,16 @@ int copy(const Options& o, SqliteStore& from, SqliteStore& to, const char* verb)
                 {"damaged_skipped", damaged},
                 {"requests_kept", kept}});
   } else {
-    std::cout << fmt::format("{} {} entries from {} to {} ({} already present)\n", verb, copied,
-                             from.name(), to.name(), present);
+    std::cout << fmt::format("{} {} from {} to {} ({} already present)\n", verb,
+                             count(copied, "entry", "entries"), from.name(), to.name(), present);
     if (damaged > 0) {
-      std::cout << fmt::format("skipped {} damaged entries of {} (run cujit-cache verify on it)\n",
-                               damaged, from.name());
+      std::cout << fmt::format("skipped {} of {} (run cujit-cache verify on it)\n",
+                               count(damaged, "damaged entry", "damaged entries"), from.name());
     }
     if (kept > 0) {
-      std::cout << fmt::format("kept {} request mappings of {} that {} maps to other entries\n",
-                               kept, to.name(), from.name());
+      std::cout << fmt::format("kept {} of {} that {} maps to other entries\n",
+                               count(kept, "request mapping", "request mappings"), to.name(),
+                               from.name());
     }
   }
   return damaged > 0 ? 1 : 0;
@@ -90,8 +91,8 @@ int prune(const Options& o, const std::string& max_size, const std::string& olde
   if (o.json) {
     print_json({{"path", db_path(o)}, {"removed", removed}, {"entries", admin.list().size()}});
   } else {
-    std::cout << fmt::format("{}: removed {} entries, {} left\n", db_path(o), removed,
-                             admin.list().size());
+    std::cout << fmt::format("{}: removed {}, {} left\n", db_path(o),
+                             count(removed, "entry", "entries"), admin.list().size());
   }
   return 0;
 }
@@ -125,7 +126,7 @@ int clear(const Options& o, bool yes) {
   if (o.json) {
     print_json({{"path", db_path(o)}, {"removed", removed}});
   } else {
-    std::cout << fmt::format("{}: removed {} entries\n", db_path(o), removed);
+    std::cout << fmt::format("{}: removed {}\n", db_path(o), count(removed, "entry", "entries"));
   }
   return 0;
 }

@@ -201,10 +201,10 @@ void report(const Options& o, const PrecompileArgs& a, const PrecompileOutcome& 
   std::string names;
   for (const auto& t : r.targets) names += (names.empty() ? "" : ",") + t.name();
   std::cout << fmt::format(
-      "precompiled {} entries x {} targets ({}) into {} with {} jobs in {:.1f} s: {} "
-      "compiled, {} already present, {} failed\n",
-      r.entries, r.targets.size(), names, a.output, r.jobs, r.seconds, r.compiled, r.present,
-      r.failures.size());
+      "precompiled {} x {} ({}) into {} with {} in {:.1f} s: {} compiled, {} already present, "
+      "{} failed\n",
+      count(r.entries, "entry", "entries"), count(r.targets.size(), "target", "targets"), names,
+      a.output, count(r.jobs, "job", "jobs"), r.seconds, r.compiled, r.present, r.failures.size());
   if (r.key && r.signed_entries) std::cout << sign_text(a.output, *r.signed_entries, *r.key);
   for (const auto& f : r.failures) {
     std::cerr << fmt::format("cujit-cache: failed: line {} ({}) for {}: {}\n", f.line, f.kind,

@@ -1,7 +1,7 @@
 #include "tools/cujit_cache/precompile_jobs.hpp"
 
-#include "support/json_text.hpp"
 #include "cache/manifest.hpp"
+#include "support/json_text.hpp"
 
 #include <cujit/error.hpp>
 

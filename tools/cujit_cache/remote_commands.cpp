@@ -247,10 +247,9 @@ void report_push(const ToolContext& ctx, const RedisConnection& c, const Signer&
     return;
   }
   std::cout << fmt::format(
-      "pushed {} entries ({} records) from {} to {}: {} in {:.2f} s, {:.0f} entries/s, {:.1f} "
-      "MB/s\n",
-      t.entries, t.records, ctx.db_path, c.endpoint().display(), detail::format_bytes(t.bytes),
-      t.seconds, per_second, mb_per_second);
+      "pushed {} ({}) from {} to {}: {} in {:.2f} s, {:.0f} entries/s, {:.1f} MB/s\n",
+      count(t.entries, "entry", "entries"), count(t.records, "record", "records"), ctx.db_path,
+      c.endpoint().display(), detail::format_bytes(t.bytes), t.seconds, per_second, mb_per_second);
   if (s.key) {
     std::cout << "signed with " << s.source << ", key id " << s.id << "\n";
   } else {
@@ -258,11 +257,14 @@ void report_push(const ToolContext& ctx, const RedisConnection& c, const Signer&
                  "load them only with CUJIT_CACHE_TRUST_ANY_WRITER=1\n";
   }
   if (t.without_request > 0)
-    std::cout << fmt::format("skipped {} records no request key maps to\n", t.without_request);
+    std::cout << fmt::format("skipped {} no request key maps to\n",
+                             count(t.without_request, "record", "records"));
   if (t.too_large > 0)
-    std::cout << fmt::format("skipped {} entries over the 64 MiB value limit\n", t.too_large);
+    std::cout << fmt::format("skipped {} over the 64 MiB value limit\n",
+                             count(t.too_large, "entry", "entries"));
   if (t.damaged > 0)
-    std::cout << fmt::format("skipped {} damaged records (run cujit-cache verify)\n", t.damaged);
+    std::cout << fmt::format("skipped {} (run cujit-cache verify)\n",
+                             count(t.damaged, "damaged record", "damaged records"));
 }
 
 int push(const ToolContext& ctx, const Args& a) {
@@ -352,17 +354,18 @@ void report_pull(const ToolContext& ctx, const RedisConnection& c, const std::st
                 {"refused_keys", t.refused_keys}});
     return;
   }
-  std::cout << fmt::format("pulled {} entries from {} into {} ({} already present, {} refused)\n",
-                           t.pulled, c.endpoint().display(), to, t.present, t.refused_total());
+  std::cout << fmt::format("pulled {} from {} into {} ({} already present, {} refused)\n",
+                           count(t.pulled, "entry", "entries"), c.endpoint().display(), to,
+                           t.present, t.refused_total());
   for (const auto& [cause, count] : t.refused)
     std::cout << fmt::format("  refused {}: {}\n", count, cause);
   if (t.kept > 0) {
-    std::cout << fmt::format("kept {} request mappings of {} that the server maps elsewhere\n",
-                             t.kept, to);
+    std::cout << fmt::format("kept {} of {} that the server maps elsewhere\n",
+                             count(t.kept, "request mapping", "request mappings"), to);
   }
   if (t.vanished > 0)
-    std::cout << fmt::format("{} entries vanished while pulling (evicted or deleted)\n",
-                             t.vanished);
+    std::cout << fmt::format("{} while pulling (evicted or deleted)\n",
+                             count(t.vanished, "entry vanished", "entries vanished"));
 }
 
 int pull(const ToolContext& ctx, const Args& a) {

@@ -142,10 +142,13 @@ nlohmann::json sign_json(const DatabaseTransfer::SignOutcome& s, const detail::S
 
 std::string sign_text(const std::string& path, const DatabaseTransfer::SignOutcome& s,
                       const detail::SigningKey& key) {
-  std::string out = fmt::format("signed {} entries and {} request mappings of {} with key {}\n",
-                                s.entries, s.requests, path, detail::key_id(key.public_key));
+  std::string out =
+      fmt::format("signed {} and {} of {} with key {}\n", count(s.entries, "entry", "entries"),
+                  count(s.requests, "request mapping", "request mappings"), path,
+                  detail::key_id(key.public_key));
   if (s.damaged > 0) {
-    out += fmt::format("skipped {} damaged entries (run cujit-cache verify on it)\n", s.damaged);
+    out += fmt::format("skipped {} (run cujit-cache verify on it)\n",
+                       count(s.damaged, "damaged entry", "damaged entries"));
   }
   return out;
 }

@@ -22,6 +22,11 @@ inline std::string iso_time(std::int64_t ms) {
   return buf;
 }
 
+/// "1 entry", "2 entries": `n` and the noun that agrees with it.
+inline std::string count(std::uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 /// Prints `j` indented. Text that is not UTF-8 (a Latin-1 path, a compiler message) is written
 /// under cujit's one rule: {"base64": ...} in place of the string (support/json_text.hpp).
 inline void print_json(const nlohmann::json& j) { std::cout << detail::dump_json(j, 2) << "\n"; }
