@@ -83,8 +83,8 @@ std::optional<std::string> decompress(std::string_view frame, std::uint64_t expe
 /// import: XXH3-128 (16 bytes) over the length-prefixed content key, kind, target name, encoded
 /// lowered names, metadata and binary, so that a record is valid only under the key and for the
 /// target it was stored for. It detects damage and mislabelling, not deliberate forgery by
-/// someone who can write the database (such files are refused instead: see the README's threat
-/// model); keys use SHA-256.
+/// someone who can write the database (such files are refused instead: see the threat model in
+/// docs/fleet.md); keys use SHA-256.
 std::string record_checksum(const CacheRecord& record);
 
 /// Milliseconds since the epoch.

@@ -141,7 +141,7 @@ std::optional<RemoteEndpoint> parse_remote_url(const std::string& url, std::stri
   } else {
     ok = fail(why,
               "it starts with neither redis:// nor unix:// (TLS, rediss://, is not "
-              "supported: see the README)");
+              "supported: see docs/fleet.md)");
   }
   if (!ok) return std::nullopt;
   return e;

@@ -233,7 +233,8 @@ std::vector<std::string_view> builtin_spellings(DType dtype) {
   }
 }
 
-// Every accepted type name, by dtype, for the unknown-type message (the README has the table).
+// Every accepted type name, by dtype, for the unknown-type message (docs/api.md has the table, in
+// "Snippets").
 std::string accepted_type_names() {
   std::string out =
       "\naccepted types (a placeholder A-Z, or a name below; std::, thrust:: or cuda::std:: may "

@@ -2,7 +2,8 @@
 // Checks of device code given to link with (LinkInput): a kind that exists and bytes that
 // start as that kind's files do, before nvJitLink sees them. They catch the wrong file, a
 // truncated one or a value that is not a kind; they do not make hostile device code safe to
-// link: link inputs are code the process runs, trusted like the source (README, threat model).
+// link: link inputs are code the process runs, trusted like the source (docs/fleet.md, threat
+// model).
 
 #include <cujit/program.hpp>
 

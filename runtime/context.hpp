@@ -13,7 +13,7 @@ namespace cujit::detail {
 /// (one cuCtxGetCurrent plus a thread-local comparison).
 CUcontext ensure_context(int device);
 
-/// The device rule (README, "Devices"): an operation works in a context of its device (the
+/// The device rule (docs/api.md, "Devices"): an operation works in a context of its device (the
 /// application's current one when it belongs to that device, else the device's primary
 /// context) and leaves the calling thread's current context as it found it. A ScopedContext
 /// makes a context of `device` current for its lifetime and, when it had to change the

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Every CUJIT_* environment variable the sources read is documented in the README's tables,
-# and every variable a table documents is still read somewhere.
+# Every CUJIT_* environment variable the sources read is documented in the tables of
+# docs/environment.md, and every variable a table documents is still read somewhere.
 #
 #   scripts/check_env_docs.sh
 #
 # Read means: a C++ string literal that is exactly a variable name ("CUJIT_CACHE_DIR", as
 # getenv and the env helpers take them) in the library, tools, benchmarks, samples or tests, or a
 # shell expansion ($CUJIT_X, ${CUJIT_X...}) in scripts/, samples/ and tests/. Documented means: a
-# README table row that starts with | `CUJIT_X` |, or a row for a prefix, | `CUJIT_TEST_*` |.
+# row of a table in docs/environment.md that starts with | `CUJIT_X` |, or a row for a prefix,
+# | `CUJIT_TEST_*` |.
 # Exit status 1 when a variable is missing or stale, with the names on stderr.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,7 +22,8 @@ read_names=$(
       sed -E 's/^\$\{?//'
   } | sort -u
 )
-documented=$(grep -oE '^\| `CUJIT_[A-Z0-9_]+\*?` \|' README.md | sed -E 's/^\| `([^`]+)` \|$/\1/' | sort -u)
+table=docs/environment.md
+documented=$(grep -oE '^\| `CUJIT_[A-Z0-9_]+\*?` \|' "$table" | sed -E 's/^\| `([^`]+)` \|$/\1/' | sort -u)
 if [[ -z $read_names || -z $documented ]]; then
   echo "error: found no variables read ($(wc -w <<<"$read_names")) or documented ($(wc -w <<<"$documented"))" >&2
   exit 1
@@ -41,7 +43,7 @@ covered() {  # is $1 documented, by name or by a prefix row?
 }
 for name in $read_names; do
   if ! covered "$name"; then
-    echo "error: $name is read by the sources but not documented in README.md's tables" >&2
+    echo "error: $name is read by the sources but not documented in $table's tables" >&2
     grep -rlE "\"$name\"|\\\$\\{?$name" support core codegen cache runtime analysis include tools bench samples tests scripts 2>/dev/null |
       sed 's/^/  read in /' >&2
     failed=1
@@ -50,7 +52,7 @@ done
 for doc in $documented; do
   [[ $doc == *'*' ]] && continue
   if ! grep -qxF "$doc" <<<"$read_names"; then
-    echo "error: README.md documents $doc, which no source reads any more" >&2
+    echo "error: $table documents $doc, which no source reads any more" >&2
     failed=1
   fi
 done

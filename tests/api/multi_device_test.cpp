@@ -1,6 +1,6 @@
 // Issue 30: several GPUs in one process. The device rule: an operation uses the device of its
 // arrays, stream or explicit Device, and the calling thread's current context is the same
-// after the call as before it (runtime/context.hpp, README "Devices"). Arrays move between
+// after the call as before it (runtime/context.hpp, docs/api.md "Devices"). Arrays move between
 // devices with Array::to; one compilation serves every device of a target. Skipped with a
 // reason on hosts with fewer than two GPUs.
 

@@ -1,4 +1,5 @@
-// The README's examples, verbatim inside tests (keep the two in step).
+// The documentation's examples, verbatim inside tests (keep them in step): README.md's "Example"
+// and docs/api.md's "Specialising without a GPU".
 #include <cujit/cujit.hpp>  // the README's one include: every example below needs only it
 
 #include <gtest/gtest.h>
@@ -33,7 +34,8 @@ TEST(Readme, ExampleRuns) {
   EXPECT_EQ(readme_example(), 0);
 }
 
-// "Specialising without a GPU", after the kernels the README defines above it.
+// docs/api.md's "Specialising without a GPU", after the kernels the README and docs/api.md define
+// before it (squared_diff in README.md's "Example", l2norm in docs/api.md's "Reductions").
 cujit::Specialization readme_specialize() {
   cujit::ElementwiseKernel squared_diff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
   cujit::ReductionKernel l2norm("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm");

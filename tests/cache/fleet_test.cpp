@@ -170,7 +170,7 @@ TEST(Fleet, AReadOnlyUserLoadsButDoesNotPublish) {
   RedisServer redis;
   CUJIT_REQUIRE_REDIS(redis);
   auto admin = connect_to(redis.url());
-  // The README's ACL setup: a read-only user for the fleet, a read-write one for builders.
+  // docs/fleet.md's ACL setup: a read-only user for the fleet, a read-write one for builders.
   ASSERT_NO_THROW(admin.set("probe", "1"));
   admin.execute({"ACL", "SETUSER", "fleet", "on", ">fleetpw", "~cujit:*", "+@read", "+ping",
                  "+auth", "+select"});
