@@ -23,7 +23,6 @@
 #include <cujit/dtype.hpp>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -93,6 +92,7 @@ class SpecBytes {
   void number_or(const SpecField& f, int value, int) { number(f, value); }
   template <class E>
   void choice(const SpecField&, E value, E, const char*) {
+    static_assert(sizeof(E) == 1, "an enumeration field is rendered as one byte");
     out_ += static_cast<char>(value);
   }
   void flag(const SpecField&, bool value) { out_ += static_cast<char>(value); }

@@ -86,10 +86,14 @@ std::shared_ptr<const detail::ResolvedTypes> ElementwiseKernel::Impl::resolve(
 std::shared_ptr<const detail::Specialized> ElementwiseKernel::Impl::specialize(
     const detail::EwPlan& plan, const detail::ResolvedTypes& types, const detail::ArgDesc* descs,
     std::size_t count, int device) {
-  thread_local detail::EwSpecialization spec;
+  detail::EwSpecialization own_spec;
+  std::string own_key;
+  auto& spec = detail::PerThread<detail::EwSpecialization, detail::SpecBuffer>::get(own_spec);
   Family::specialise(*def, types, plan, descs, count, spec);
-  if (auto found = specialized.find(detail::memo_key(spec, device))) return found;
-  const std::string key = detail::memo_key(spec, device);
+  std::string& memo = detail::PerThread<std::string, detail::MemoKeyBuffer>::get(own_key);
+  detail::memo_key(memo, spec, device);
+  if (auto found = specialized.find(memo)) return found;
+  const std::string key = memo;  // compiling may launch kernels on this thread
   auto shared_spec = std::make_shared<const detail::EwSpecialization>(spec);
   auto module = detail::compile_and_load(def->name, device, [&](const detail::DeviceTarget& on) {
     return detail::compile_family(

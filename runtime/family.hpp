@@ -77,16 +77,40 @@ bool register_replay() {
   return true;
 }
 
-/// The key of `spec` loaded on `device` among one kernel object's specialisations, in a
-/// per-thread buffer (no allocation once it has grown): copy it before anything that may
-/// render another key on this thread.
+/// Writes into `key` the key of `spec` loaded on `device` among one kernel object's
+/// specialisations (a PerThread buffer keeps a call's lookup free of allocation).
 template <class Spec>
-const std::string& memo_key(const Spec& spec, int device) {
-  thread_local std::string key;
+void memo_key(std::string& key, const Spec& spec, int device) {
   key.clear();
   key.append(reinterpret_cast<const char*>(&device), sizeof device);
   append_spec_bytes(key, spec);
-  return key;
 }
+
+/// A value of type T that one thread's calls reuse (its storage grows once), one per `Tag`.
+/// While the thread's thread_local objects are destroyed (a destructor at thread or program
+/// exit that launches a kernel), get() returns `fallback` instead of the destroyed value.
+template <class T, class Tag>
+class PerThread {
+ public:
+  static T& get(T& fallback) {
+    if (gone_) return fallback;
+    thread_local Holder holder;
+    return holder.value;
+  }
+
+ private:
+  struct Holder {
+    T value;
+    ~Holder() { gone_ = true; }
+  };
+  static thread_local bool gone_;  // trivially destructible: still readable at thread exit
+};
+template <class T, class Tag>
+thread_local bool PerThread<T, Tag>::gone_ = false;
+
+/// Tags of the per-thread buffers of the launch paths.
+struct MemoKeyBuffer;
+struct CallKeyBuffer;
+struct SpecBuffer;
 
 }  // namespace cujit::detail

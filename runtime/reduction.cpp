@@ -174,8 +174,11 @@ std::shared_ptr<const detail::Resolved> ReductionKernel::Impl::resolve(const Arg
 
 std::shared_ptr<const detail::Specialized> ReductionKernel::Impl::specialize(
     const detail::RedSpecialization& spec, int device) {
-  if (auto found = specialized.find(detail::memo_key(spec, device))) return found;
-  const std::string key = detail::memo_key(spec, device);
+  std::string own_key;
+  std::string& memo = detail::PerThread<std::string, detail::MemoKeyBuffer>::get(own_key);
+  detail::memo_key(memo, spec, device);
+  if (auto found = specialized.find(memo)) return found;
+  const std::string key = memo;  // compiling may launch kernels on this thread
   auto shared_spec = std::make_shared<const detail::RedSpecialization>(spec);
   auto made = std::make_shared<detail::Specialized>();
   made->parameters = detail::reduction_parameters(*def, spec);
@@ -245,11 +248,12 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
                                            const ReduceOptions& reduce) const {
   Impl& im = *impl_;
   const detail::ParamList params(im.def->in, im.def->out);
-  detail::check_argument_count({"reduction kernel", im.def->name}, params, count);
-  thread_local std::string call_key;
-  int device = detail::call_device({"reduction kernel", im.def->name},
-                                   detail::call_signature(call_key, args, count, options, reduce),
-                                   options.stream_device);
+  const detail::Who who{Impl::Family::kWho, im.def->name};
+  detail::check_argument_count(who, params, count);
+  std::string own_key;
+  std::string& call_key = detail::PerThread<std::string, detail::CallKeyBuffer>::get(own_key);
+  int device = detail::call_device(
+      who, detail::call_signature(call_key, args, count, options, reduce), options.stream_device);
   // The whole call in the arrays' device's context; the caller's current context is restored
   // after it (the device rule, runtime/context.hpp). Without arrays or a stream's device, the
   // current device's, once plan_call has resolved it.

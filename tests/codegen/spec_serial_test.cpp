@@ -119,6 +119,20 @@ TEST(SpecSerial, EveryReductionFieldReachesEveryRendering) {
   expect_every_field_rendered(red_spec());
 }
 
+TEST(SpecSerial, ParameterCountsAndDevicesGiveDifferentBytes) {
+  EwSpecialization more = ew_spec();
+  more.params.push_back(more.params.back());
+  EXPECT_NE(bytes_of(more), bytes_of(ew_spec()));
+  RedSpecialization fewer = red_spec();
+  fewer.params.pop_back();
+  EXPECT_NE(bytes_of(fewer), bytes_of(red_spec()));
+  // A text field carries its length: "ab" + "c..." and "abc" + "..." differ.
+  RedSpecialization a = red_spec(), b = red_spec();
+  a.reduce_ctype = "ab";
+  b.reduce_ctype = "abc";
+  EXPECT_NE(bytes_of(a), bytes_of(b));
+}
+
 TEST(SpecSerial, KeyTextKeepsItsFormat) {
   EXPECT_EQ(ew_spec().key(),
             "layout=2;vec=1;tile=64;nd=3;i64=0;block=128;params=float32a100100,float32s100100,"
