@@ -31,6 +31,12 @@ struct KernelRequest {
   /// Other targets whose code runs where `target` is wanted, best first (compatible_targets of
   /// the device): searched by request key after `target` itself, before compiling.
   std::vector<Target> compatible;
+  /// The digest of the on-disk headers the program may include (include_digest.hpp), part of
+  /// its request and content keys; empty when it includes none.
+  std::string include_digest;
+  /// With an include digest: a compiled kernel is also stored under the request key without
+  /// it, where a target that does not have the headers looks (`cujit-cache precompile`).
+  bool link_without_headers = false;
 };
 
 /// Generates the source for a request (called only on a miss at the request level).

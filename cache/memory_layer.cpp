@@ -9,6 +9,8 @@ namespace {
 std::size_t hash_request(const KernelRequest& r) noexcept {
   std::size_t h = std::hash<std::string_view>{}(r.spec);
   h ^= std::hash<std::string_view>{}(r.kind) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h ^=
+      std::hash<std::string_view>{}(r.include_digest) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   h ^= (static_cast<std::size_t>(r.target.arch) * 2 + static_cast<std::size_t>(r.target.format)) *
        0x9e3779b97f4a7c15ULL;
   return h;
@@ -19,12 +21,14 @@ std::size_t hash_request(const KernelRequest& r) noexcept {
 struct MemoryLayer::Slot {
   std::string kind;
   std::string spec;
+  std::string include_digest;  // the headers' contents: an edited header is another kernel
   Target target;
   std::shared_ptr<const CompiledProgram> program;  // set once produced; guarded by the lock
   std::shared_future<std::shared_ptr<const CompiledProgram>> pending;
 
   bool matches(const KernelRequest& r) const {
-    return target == r.target && kind == r.kind && spec == r.spec;
+    return target == r.target && kind == r.kind && spec == r.spec &&
+           include_digest == r.include_digest;
   }
 };
 
@@ -73,8 +77,8 @@ std::shared_ptr<const CompiledProgram> MemoryLayer::get(const KernelRequest& req
       break;
     }
     if (!pending.valid()) {
-      slot = std::make_shared<Slot>(
-          Slot{request.kind, request.spec, request.target, nullptr, promise.get_future().share()});
+      slot = std::make_shared<Slot>(Slot{request.kind, request.spec, request.include_digest,
+                                         request.target, nullptr, promise.get_future().share()});
       bucket.push_back(slot);
       ++count_;
     }

@@ -105,20 +105,16 @@ std::vector<std::string> normalize_options(const std::vector<std::string>& optio
 }
 
 std::string request_key(const std::string& kind, const std::string& spec, const Target& target,
-                        const std::string& compiler) {
+                        const std::string& compiler, const std::string& include_digest) {
   Sha256 h;
-  h.field("cujit-request")
-      .field(kind)
-      .field(spec)
-      .field(target.name())
-      .field(compiler)
-      .field(std::int64_t{kCodegenVersion})
-      .field(std::int64_t{kRecordFormatVersion});
+  h.field("cujit-request").field(kind).field(spec).field(target.name()).field(compiler);
+  if (!include_digest.empty()) h.field("includes").field(include_digest);  // else: as before
+  h.field(std::int64_t{kCodegenVersion}).field(std::int64_t{kRecordFormatVersion});
   return to_hex(h.finish());
 }
 
 std::string content_key(const SourceProgram& program, const Target& target, std::string_view kind,
-                        const std::string& compiler) {
+                        const std::string& compiler, const std::string& include_digest) {
   Sha256 h;
   h.field("cujit-content").field(kind).field(program.source);
   auto options = normalize_options(program.options);
@@ -134,6 +130,7 @@ std::string content_key(const SourceProgram& program, const Target& target, std:
       h.field(to_string(input.kind)).field(input.bytes);
     }
   }
+  if (!include_digest.empty()) h.field("includes").field(include_digest);  // else: as before
   h.field(target.name())
       .field(compiler)
       .field(std::int64_t{kCodegenVersion})

@@ -53,15 +53,19 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
                         const SourceProgram& source, const CompiledProgram& program,
                         std::int64_t now_ms);
 
-/// Request-level key (64 hex digits): kind, spec, target name and every version.
+/// Request-level key (64 hex digits): kind, spec, target name, every version, and the digest of
+/// the on-disk headers the program may include (include_digest.hpp; empty: none, and the key
+/// is the one it was before headers were keyed).
 std::string request_key(const std::string& kind, const std::string& spec, const Target& target,
-                        const std::string& compiler = compiler_identity());
+                        const std::string& compiler = compiler_identity(),
+                        const std::string& include_digest = {});
 
 /// Content key (64 hex digits): kernel kind (families attach different metadata to equal
 /// binaries), generated source, normalised options, name expressions, header names and
 /// contents, target, and every version. Never compiler output.
 std::string content_key(const SourceProgram& program, const Target& target, std::string_view kind,
-                        const std::string& compiler = compiler_identity());
+                        const std::string& compiler = compiler_identity(),
+                        const std::string& include_digest = {});
 
 /// Options as hashed: surrounding blanks removed, empty options dropped, order kept (later
 /// options may override earlier ones).

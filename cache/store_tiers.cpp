@@ -119,7 +119,13 @@ Found WritableTier::before_compile(Search& search) {
 void WritableTier::keep(Search& search, const CacheRecord* record) {
   const std::shared_ptr<Store> w = stores_.writable();
   if (record == nullptr || !w) return;
-  stores_.guarded_write(w, [&](Store& s) { s.put(*record, search.request_key()); });
+  const KernelRequest& r = search.request();
+  stores_.guarded_write(w, [&](Store& s) {
+    s.put(*record, search.request_key());
+    if (r.link_without_headers && !r.include_digest.empty()) {
+      s.link(request_key(r.kind, r.spec, r.target), record->content_key);
+    }
+  });
 }
 
 Found CompatibleTier::by_request(Search& search) {
@@ -128,7 +134,8 @@ Found CompatibleTier::by_request(Search& search) {
   const std::vector<std::shared_ptr<Store>> deps = stores_.deployments();
   const std::shared_ptr<Store> w = stores_.writable();
   for (const Target& target : request.compatible) {
-    const std::string key = request_key(request.kind, request.spec, target);
+    const std::string key = request_key(request.kind, request.spec, target, compiler_identity(),
+                                        request.include_digest);
     for (std::size_t k = 0; k <= deps.size(); ++k) {
       const std::shared_ptr<Store>& store = k < deps.size() ? deps[k] : w;
       if (!store) continue;

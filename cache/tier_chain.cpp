@@ -27,7 +27,8 @@ std::string describe_request(const KernelRequest& r) {
 Search::Search(const KernelRequest& request, Compiler& compiler)
     : request_(request),
       compiler_(compiler),
-      request_key_(detail::request_key(request.kind, request.spec, request.target)) {}
+      request_key_(detail::request_key(request.kind, request.spec, request.target,
+                                       compiler_identity(), request.include_digest)) {}
 
 const SourceProgram& Search::source() {
   if (!source_) source_ = compiler_.generate();
@@ -36,7 +37,8 @@ const SourceProgram& Search::source() {
 
 const std::string& Search::content_key() {
   if (content_key_.empty())
-    content_key_ = detail::content_key(source(), request_.target, request_.kind);
+    content_key_ = detail::content_key(source(), request_.target, request_.kind,
+                                       compiler_identity(), request_.include_digest);
   return content_key_;
 }
 

@@ -75,6 +75,7 @@ FamilyBuild ElementwiseFamily::build(std::shared_ptr<const Definition> def,
                          {"loop_prep", def->loop_prep},
                          {"operation", def->operation},
                          {"after_loop", def->after_loop}};
+  build.request.include_digest = snippet_include_digest(build, def->compile_options);
   return build;
 }
 

@@ -1,13 +1,15 @@
 #include "runtime/launcher.hpp"
 
+#include "cache/include_digest.hpp"
 #include "runtime/ptx_jit.hpp"
 
-#include "support/log.hpp"
 #include "core/nvtx.hpp"
+#include "support/log.hpp"
 
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -94,6 +96,19 @@ class FamilyCompiler final : public Compiler {
 };
 
 }  // namespace
+
+std::string snippet_include_digest(const FamilyBuild& build,
+                                   const std::vector<std::string>& options) {
+  std::vector<std::string> texts;
+  for (const auto& [label, text] : build.snippet_texts) {
+    if (text.find("include") != std::string::npos) texts.push_back(text);
+  }
+  const bool include_options = std::any_of(options.begin(), options.end(), [](const auto& o) {
+    return o.rfind("-I", 0) == 0 || o.find("include") != std::string::npos;
+  });
+  if (texts.empty() && !include_options) return {};  // the common case: nothing to read
+  return include_digest(texts, options, {}, "cujit: kernel '" + build.kernel + "'");
+}
 
 std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build,
                                                       CacheOutcome* outcome) {

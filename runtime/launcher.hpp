@@ -76,6 +76,11 @@ struct FamilyBuild {
   std::function<CompiledProgram(const CompiledProgram& ptx)> jit_ptx;
 };
 
+/// The digest of the on-disk headers the snippets of `build` may include under `options`
+/// (cache/include_digest.hpp); empty when they include none.
+std::string snippet_include_digest(const FamilyBuild& build,
+                                   const std::vector<std::string>& options);
+
 /// The program of `build`, through the kernel cache. On a miss the clang analysis runs on
 /// another thread while NVRTC compiles (a cold call costs the longer of the two); its error,
 /// the more precise, wins, and NVRTC's errors are mapped onto the snippets. `outcome`, when

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -111,6 +112,25 @@ RawModule::RawModule(std::string source, std::vector<std::string> options,
     : RawModule(std::move(source), std::move(options), std::move(name_expressions)) {
   for (const LinkInput& input : link) detail::check_link_input(input, "cujit: RawModule");
   state_->source.link_inputs = std::move(link);
+}
+
+RawModule::RawModule(std::string source, std::vector<std::string> options,
+                     std::vector<std::string> name_expressions, std::vector<LinkInput> link,
+                     std::vector<std::pair<std::string, std::string>> headers)
+    : RawModule(std::move(source), std::move(options), std::move(name_expressions),
+                std::move(link)) {
+  for (std::size_t k = 0; k < headers.size(); ++k) {
+    const std::string& name = headers[k].first;
+    const bool control = std::any_of(name.begin(), name.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (name.empty() || control) {
+      throw ArgumentError("cujit: RawModule: headers[" + std::to_string(k) +
+                          "]: a header's name must be a non-empty file name without control "
+                          "characters");
+    }
+  }
+  state_->source.headers = std::move(headers);
 }
 
 RawModule RawModule::from_binary(CompiledProgram program) {

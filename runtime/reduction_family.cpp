@@ -101,6 +101,7 @@ FamilyBuild ReductionFamily::build(std::shared_ptr<const Definition> def,
                          {"map_expr", def->map_expr},
                          {"reduce_expr", def->reduce_expr},
                          {"post_map_expr", def->post_map_expr}};
+  build.request.include_digest = snippet_include_digest(build, def->compile_options);
   return build;
 }
 

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 struct CUfunc_st;
@@ -211,6 +212,15 @@ class CUJIT_EXPORT RawModule {
   /// key. Declare what the inputs define `extern __device__`.
   RawModule(std::string source, std::vector<std::string> options,
             std::vector<std::string> name_expressions, std::vector<LinkInput> link);
+  /// A module whose source includes headers given here, by name and text, rather than read
+  /// from disk (`#include "scale.h"` finds {"scale.h", "#define SCALE 2.0f\n"}); they are
+  /// part of the cache key, and found before any -I directory. Headers read from -I
+  /// directories are keyed by their contents too (docs/caching.md). Throws as the constructor
+  /// above does, and ArgumentError for a header name that is empty or holds a control
+  /// character.
+  RawModule(std::string source, std::vector<std::string> options,
+            std::vector<std::string> name_expressions, std::vector<LinkInput> link,
+            std::vector<std::pair<std::string, std::string>> headers);
   /// A module from compiled code (a cubin or PTX; no compilation happens).
   static RawModule from_binary(CompiledProgram program);
   /// A module from a file: .cu (source), .cubin or .ptx. Throws ArgumentError when the file

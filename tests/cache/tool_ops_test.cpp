@@ -4,6 +4,7 @@
 // terminal, and CUJIT_LOG seen through the tool.
 
 #include "cache/raw_replay.hpp"
+#include "cache/record.hpp"
 #include "cache/sqlite_store.hpp"
 #include "cache_test_util.hpp"
 #include "tool_test_util.hpp"
@@ -233,6 +234,31 @@ TEST_F(ToolOps, CountsOfOneAreSingular) {
   EXPECT_NE(pre.out.find("with 1 job in"), std::string::npos) << pre.out;
   EXPECT_NE(tool("--db " + db_ + " ls").out.find("1 entry in"), std::string::npos);
   EXPECT_NE(tool("--db " + db_ + " verify").out.find("1 entry checked"), std::string::npos);
+}
+
+// A deployment built where the headers are serves targets that do not have them: precompile
+// stores a kernel whose program includes headers from -I directories under its request key
+// with their digest and under the one without (what a target without the headers asks).
+TEST_F(ToolOps, PrecompileServesTargetsWithoutTheHeadersToo) {
+  const std::string inc = dir_.file("inc");
+  std::filesystem::create_directories(inc);
+  std::ofstream(inc + "/scale.h") << "#define SCALE 2.0f\n";
+  SourceProgram p;
+  p.source = "#include \"scale.h\"\nextern \"C\" __global__ void k(float* x) { x[0] *= SCALE; }\n";
+  p.options = {"-I" + inc};
+  std::ofstream(manifest_) << raw_manifest_entry(p) << "\n";
+  ASSERT_EQ(precompile_db().status, 0);
+  const KernelRequest with = raw_kernel_request(p, Target{80});
+  ASSERT_EQ(with.include_digest.size(), 64u);
+  std::filesystem::remove_all(inc);  // the target has no headers
+  const KernelRequest without = raw_kernel_request(p, Target{80});
+  EXPECT_EQ(without.include_digest, "");
+  auto store = SqliteStore::open_existing(db_, {});
+  for (const KernelRequest* r : {&with, &without}) {
+    const std::string key =
+        request_key(r->kind, r->spec, r->target, compiler_identity(), r->include_digest);
+    EXPECT_EQ(store->find_by_request(key).status, Lookup::Status::Hit) << key;
+  }
 }
 
 }  // namespace

@@ -20,6 +20,8 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 
 namespace cujit::detail {
@@ -265,6 +267,25 @@ TEST(OfflineRequest, BadDescriptionsNameTheKernelAndTheArgument) {
   EXPECT_THROW(offline_reduction_build(row_sum(), {f32({4, 4})}, over({2}), kSm90, {}), ShapeError);
   EXPECT_THROW(offline_reduction_build(row_sum(), {ArgSpec::scalar(DType::Float32)}, {}, kSm90, {}),
                ArgumentError);
+}
+
+// A preamble that includes a header found through the kernel's -I option: the header's contents
+// are part of the request (and the same offline and on the launch path, which share the build).
+TEST(OfflineRequest, HeadersThePreambleIncludesAreInTheRequest) {
+  const std::string dir = ::testing::TempDir() + "cujit-offline-includes";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/offset.h") << "#define OFFSET 1.0f\n";
+  const auto def = std::make_shared<const ElementwiseDefinition>(
+      make_elementwise_definition("T x", "T y", "y = x + OFFSET", "offset", "#include \"offset.h\"",
+                                  "", "", {"-I" + dir}, true));
+  const std::vector<ArgSpec> specs = {ArgSpec::array(DType::Float32, {64})};
+  const KernelRequest before = offline_elementwise_build(def, specs, kSm90, {}).request;
+  EXPECT_EQ(before.include_digest.size(), 64u);
+  std::ofstream(dir + "/offset.h") << "#define OFFSET 2.0f\n";
+  const KernelRequest after = offline_elementwise_build(def, specs, kSm90, {}).request;
+  EXPECT_NE(after.include_digest, before.include_digest);
+  EXPECT_EQ(after.spec, before.spec);  // the manifest entry stays what the user wrote
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include "support/gpu.hpp"
@@ -40,6 +42,46 @@ TEST(RawModuleCompile, CompilesWithoutADevice) {
   ASSERT_TRUE(compiled);
   EXPECT_EQ(compiled->target.name(), "sm_90");
   EXPECT_EQ(compiled->lowered_name("scale<float>"), "_Z5scaleIfEvPT_S0_i");
+}
+
+// Headers: given in memory, or read through -I (their contents in the cache key: an edited
+// header compiles again, in this process as in the next; issue 32).
+const char* kScaled = R"(
+#include "scale.h"
+extern "C" __global__ void scaled(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= SCALE;
+}
+)";
+
+std::string scale_dir(float scale) {
+  const std::string dir = ::testing::TempDir() + "cujit-raw-headers";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/scale.h") << "#define SCALE " << std::fixed << scale << "f\n";
+  return dir;
+}
+
+TEST(RawModuleCompile, HeadersInMemoryOrEditedOnDiskCompileWhatTheySay) {
+  RawModule memory(kScaled, {}, {}, {}, {{"scale.h", "#define SCALE 2.0f\n"}});
+  ASSERT_TRUE(memory.compile_for(Target::parse("sm_90")));
+  EXPECT_THROW(RawModule(kScaled, {}, {}, {}, {{"", "x"}}), ArgumentError);
+  const std::string dir = scale_dir(2.0f);
+  const auto two = RawModule(kScaled, {"-I" + dir}).compile_for(Target::parse("sm_90"));
+  scale_dir(3.0f);
+  const auto three = RawModule(kScaled, {"-I" + dir}).compile_for(Target::parse("sm_90"));
+  EXPECT_NE(two->binary, three->binary);  // was the same binary, from the cache
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RawModuleGpu, AnEditedHeaderChangesWhatTheKernelComputes) {
+  CUJIT_REQUIRE_GPU();
+  for (float scale : {2.0f, 3.0f}) {
+    const std::string dir = scale_dir(scale);
+    Array x = Array::from_host(std::vector<float>(256, 1.0f));
+    RawModule(kScaled, {"-I" + dir}).get_function("scaled")(Dim3(1), Dim3(256), {x, 256});
+    EXPECT_EQ(x.to_host<float>()[255], scale);
+    std::filesystem::remove_all(dir);
+  }
 }
 
 TEST(RawModuleGpu, LaunchesAndChecksResults) {
