@@ -31,29 +31,31 @@ class CUJIT_EXPORT Array {
 
   /// Uninitialised C-contiguous array on `device`, allocated stream-ordered on `stream` from
   /// the device's memory pool (cheap after warm-up). Throws ShapeError for negative extents.
-  static Array empty(const Shape& shape, DType dtype, const Device& device = Device::current(),
-                     const Stream& stream = Stream());
+  [[nodiscard]] static Array empty(const Shape& shape, DType dtype,
+                                   const Device& device = Device::current(),
+                                   const Stream& stream = Stream());
   /// Zero-filled C-contiguous array.
-  static Array zeros(const Shape& shape, DType dtype, const Device& device = Device::current(),
-                     const Stream& stream = Stream());
+  [[nodiscard]] static Array zeros(const Shape& shape, DType dtype,
+                                   const Device& device = Device::current(),
+                                   const Stream& stream = Stream());
   /// Copies `shape`'s product of elements from host memory (C order) into a new array.
-  static Array from_host(const void* data, const Shape& shape, DType dtype,
-                         const Device& device = Device::current());
+  [[nodiscard]] static Array from_host(const void* data, const Shape& shape, DType dtype,
+                                       const Device& device = Device::current());
   /// Copies a host vector; `shape` defaults to {data.size()}. T is any type with a dtype
   /// (dtype_of: the numbers, std::complex<float/double>, cujit::float16 and bfloat16, __half
   /// and __nv_bfloat16); other types fail to compile. Throws ShapeError when the shape's size
   /// differs from data.size().
   template <class T>
-  static Array from_host(const std::vector<T>& data, Shape shape = {},
-                         const Device& device = Device::current()) {
+  [[nodiscard]] static Array from_host(const std::vector<T>& data, Shape shape = {},
+                                       const Device& device = Device::current()) {
     constexpr DType dtype = dtype_of<T>();
     if (shape.empty()) shape = {static_cast<std::int64_t>(data.size())};
     check_host_size(shape, data.size());
     return from_host(data.data(), shape, dtype, device);
   }
   /// A bool array from std::vector<bool> (bit-packed on the host): one byte per element.
-  static Array from_host(const std::vector<bool>& data, Shape shape = {},
-                         const Device& device = Device::current()) {
+  [[nodiscard]] static Array from_host(const std::vector<bool>& data, Shape shape = {},
+                                       const Device& device = Device::current()) {
     const std::vector<unsigned char> bytes(data.begin(), data.end());  // 0 or 1 each
     if (shape.empty()) shape = {static_cast<std::int64_t>(data.size())};
     check_host_size(shape, data.size());
@@ -63,24 +65,24 @@ class CUJIT_EXPORT Array {
   /// (0, ..., 0); `strides` in bytes (empty: C-contiguous). `owner`, if given, is kept alive
   /// as long as any view exists. Throws ArgumentError for a null address of a non-empty
   /// array, or an address not aligned to the dtype.
-  static Array from_pointer(std::uint64_t address, const Shape& shape, const Shape& strides,
-                            DType dtype, const Device& device,
-                            std::shared_ptr<const void> owner = nullptr);
+  [[nodiscard]] static Array from_pointer(std::uint64_t address, const Shape& shape,
+                                          const Shape& strides, DType dtype, const Device& device,
+                                          std::shared_ptr<const void> owner = nullptr);
   /// A view of an application's typed device pointer (dtype from T), C-contiguous unless
   /// `strides` (bytes) are given; nothing keeps the memory alive.
   template <class T>
-  static Array from_pointer(T* pointer, const Shape& shape, const Device& device,
-                            const Shape& strides = {}) {
+  [[nodiscard]] static Array from_pointer(T* pointer, const Shape& shape, const Device& device,
+                                          const Shape& strides = {}) {
     return from_pointer(reinterpret_cast<std::uintptr_t>(pointer), shape, strides, dtype_of<T>(),
                         device);
   }
   /// Wraps a DLPack tensor without copying, taking ownership (its deleter runs when the last
   /// view is gone). Only CUDA device tensors are accepted; throws ArgumentError otherwise.
-  static Array from_dlpack(DLManagedTensor* tensor);
+  [[nodiscard]] static Array from_dlpack(DLManagedTensor* tensor);
   /// Exports a DLPack tensor sharing this array's memory; the consumer must call its
   /// deleter. Strides are exported in elements; byte strides that are not a multiple of the
   /// item size throw ArgumentError.
-  DLManagedTensor* to_dlpack() const;
+  [[nodiscard]] DLManagedTensor* to_dlpack() const;
 
   /// Copies the elements to host memory in C order (size() * itemsize() bytes); any strides.
   /// Synchronises `stream`.
@@ -88,7 +90,7 @@ class CUJIT_EXPORT Array {
   /// Copies the elements into a vector; throws TypeError unless T's dtype (dtype_of) is
   /// dtype(). to_host<bool>() gives a std::vector<bool> (any non-zero byte is true).
   template <class T>
-  std::vector<T> to_host() const {
+  [[nodiscard]] std::vector<T> to_host() const {
     check_host_type(dtype_of<T>());
     if constexpr (std::is_same_v<T, bool>) {
       std::vector<unsigned char> bytes(static_cast<std::size_t>(size()));
@@ -109,7 +111,7 @@ class CUJIT_EXPORT Array {
   /// to this array's device on its blocking streams (every cujit Stream is one); it returns without
   /// waiting. Never changes the calling thread's current device. Throws ArgumentError for a null
   /// array, DeviceError when `stream` belongs to another device, CudaError when the copy fails.
-  Array to(const Device& device, const Stream& stream = Stream()) const;
+  [[nodiscard]] Array to(const Device& device, const Stream& stream = Stream()) const;
   /// Sets every element to the value whose bytes are at `element` (itemsize() bytes).
   void fill_bytes(const void* element, const Stream& stream = Stream()) const;
   /// Sets every element to `value` converted to dtype() (complex: real part).
@@ -117,19 +119,20 @@ class CUJIT_EXPORT Array {
 
   /// The same memory with a new shape (one extent may be -1). Throws ShapeError when the
   /// sizes differ or when the strides cannot express the new shape without a copy.
-  Array reshape(const Shape& shape) const;
+  [[nodiscard]] Array reshape(const Shape& shape) const;
   /// Reverses the axes.
-  Array transpose() const;
+  [[nodiscard]] Array transpose() const;
   /// Permutes the axes; `axes` is a permutation of 0..ndim-1 (negative counts from the end).
-  Array transpose(const std::vector<int>& axes) const;
+  [[nodiscard]] Array transpose(const std::vector<int>& axes) const;
   /// A broadcast view with stride 0 along new or stretched axes (NumPy rules); throws
   /// ShapeError when the shapes are incompatible.
-  Array broadcast_to(const Shape& shape) const;
+  [[nodiscard]] Array broadcast_to(const Shape& shape) const;
   /// Basic slicing along one axis, Python semantics: start/stop clamp, negative values count
   /// from the end, step may be negative but not zero.
-  Array slice(int axis, std::int64_t start, std::int64_t stop, std::int64_t step = 1) const;
+  [[nodiscard]] Array slice(int axis, std::int64_t start, std::int64_t stop,
+                            std::int64_t step = 1) const;
   /// Element `index` along axis 0, with that axis removed.
-  Array operator[](std::int64_t index) const;
+  [[nodiscard]] Array operator[](std::int64_t index) const;
 
   /// False for a null (default-constructed) array.
   bool valid() const noexcept { return device_ >= 0; }

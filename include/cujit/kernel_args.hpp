@@ -178,6 +178,14 @@ class CallArgs {
   }
   void add(KeepDims) noexcept { reduce.keepdims = true; }
   void add(const ReduceOptions& o) noexcept { reduce = o; }
+  /// Anything else: one readable error at compile time instead of a wall of candidates.
+  template <class T, class = std::enable_if_t<!is_scalar_arg_v<std::decay_t<T>>>, class = void>
+  void add(const T&) {
+    static_assert(!std::is_same_v<T, T>,
+                  "cujit: a kernel argument must be a cujit::Array, a scalar (an arithmetic type, "
+                  "std::complex, cujit::float16/bfloat16, __half, ...) or an option tag "
+                  "(cujit::size, block_size, on, axes, keepdims)");
+  }
 
   const Arg* data() const noexcept { return reinterpret_cast<const Arg*>(storage_); }
   /// Arguments given. Above kMaxArgs only the first kMaxArgs are stored; kernels (at most

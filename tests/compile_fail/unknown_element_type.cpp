@@ -1,7 +1,8 @@
 // Compiled by tests/compile_fail/run.cmake once per CASE_* macro: every case but CASE_CONTROL
-// must fail to compile with dtype_of's message and the offending type's name (issue 21: no
-// link error, no silent garbage). CASE_CONTROL must compile, so that the failures are the
-// static_assert and not a broken command line.
+// must fail to compile with its message (run.cmake) and the offending type or function (issue
+// 21: no link error, no silent garbage; issue 32: no template wall, no discarded view).
+// CASE_CONTROL must compile, so that the failures are the static_assert and not a broken
+// command line.
 #if defined(CASE_HALF_FIRST) || defined(CASE_CONTROL)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -31,6 +32,13 @@ void use(const cujit::Array& a) {
   (void)a.to_host<cujit::float16>();
   (void)cujit::Scalar(__half(1.0f));
   (void)cujit::Scalar(2.0);
+#elif defined(CASE_KERNEL_ARGUMENT_STRING)
+  cujit::ElementwiseKernel k("T x", "T y", "y = x", "copy");
+  (void)k(a, "not an argument");
+#elif defined(CASE_DISCARDED_RESHAPE)
+  a.reshape({2, -1});  // does nothing: the view is dropped
+#elif defined(CASE_DISCARDED_TO_DLPACK)
+  a.to_dlpack();  // leaks the tensor
 #elif defined(CASE_FROM_HOST_STRUCT)
   (void)cujit::Array::from_host(std::vector<Pixel>{});
 #elif defined(CASE_TO_HOST_LONG_DOUBLE)
