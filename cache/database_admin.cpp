@@ -97,6 +97,16 @@ std::optional<CacheRecord> DatabaseAdmin::load(const std::string& key, bool with
   return r;
 }
 
+std::vector<std::string> DatabaseAdmin::request_keys_of(const std::string& content_key) {
+  SqliteStore::Locked locked = store_.lock();
+  Statement s = locked.db().prepare(
+      "SELECT request_key FROM requests WHERE content_key = ?1 ORDER BY request_key");
+  s.bind_text(1, content_key);
+  std::vector<std::string> keys;
+  while (s.step()) keys.push_back(s.column_bytes(0));
+  return keys;
+}
+
 std::optional<std::string> DatabaseAdmin::source_of(const CacheRecord& record) {
   return decompress(record.source_zstd, record.source_size);
 }

@@ -82,6 +82,8 @@ class DatabaseAdmin {
   /// digits), with its source when `with_source`. Throws ArgumentError when the prefix is
   /// ambiguous; nullopt when nothing matches.
   std::optional<CacheRecord> load(const std::string& key, bool with_source);
+  /// The request keys that map to the entry `content_key`, sorted.
+  std::vector<std::string> request_keys_of(const std::string& content_key);
   /// The source of an entry (decompressed, size checked); nullopt when damaged.
   static std::optional<std::string> source_of(const CacheRecord& record);
   /// Counts, sizes and counters of the database (`cujit-cache info`).

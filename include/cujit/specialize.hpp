@@ -102,8 +102,10 @@ struct CUJIT_EXPORT Specialization {
   Target target;       ///< what it was compiled for
   /// Where the kernel came from.
   CacheOrigin origin = CacheOrigin::Compiled;
-  std::size_t binary_size = 0;  ///< bytes of cubin or PTX
-  /// The cache's request key (64 hex digits), as `cujit-cache ls` and `show` print it.
+  std::size_t binary_size = 0;  ///< bytes of cubin or PTX, as `cujit-cache ls` and `show` say
+  /// The cache's request key (64 hex digits). `cujit-cache show KEY` (or a prefix of 4 or more
+  /// digits) shows the entry it maps to, and lists it among that entry's request keys
+  /// ("request key:" lines; "request_keys" with --json). `ls` lists entries by content key.
   std::string request_key;
 };
 

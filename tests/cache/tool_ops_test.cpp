@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -259,6 +260,34 @@ TEST_F(ToolOps, PrecompileServesTargetsWithoutTheHeadersToo) {
         request_key(r->kind, r->spec, r->target, compiler_identity(), r->include_digest);
     EXPECT_EQ(store->find_by_request(key).status, Lookup::Status::Hit) << key;
   }
+}
+
+// The tool and the API name keys and sizes alike (issue 32): ls lists entries by content key
+// with the binary's size, as show and Specialization::binary_size give it; show names the
+// kernel, lists the request keys that map to the entry and labels the record's checksum.
+TEST_F(ToolOps, LsAndShowAgreeOnKeysSizesAndNames) {
+  ASSERT_EQ(precompile_db().status, 0);
+  const json all = tool("--db " + db_ + " ls --json").parsed();
+  ASSERT_EQ(all.size(), 2u);
+  SourceProgram p = plain("plain_one");
+  const KernelRequest request = raw_kernel_request(p, Target{80});
+  const std::string rkey = request_key(request.kind, request.spec, request.target);
+  const json shown = tool("--db " + db_ + " show " + rkey + " --json").parsed();
+  ASSERT_TRUE(shown.is_object()) << shown.dump();
+  EXPECT_EQ(shown["name"], "plain_one");
+  EXPECT_NE(std::find(shown["request_keys"].begin(), shown["request_keys"].end(), rkey),
+            shown["request_keys"].end());
+  for (const json& e : all) {
+    if (e["content_key"] != shown["content_key"]) continue;
+    EXPECT_EQ(e["binary_size"], shown["binary_size"]);
+    EXPECT_EQ(e["key"], e["content_key"]);
+  }
+  ToolRun text = tool("--db " + db_ + " show " + rkey.substr(0, 12));
+  EXPECT_NE(text.out.find("kernel:       plain_one"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("request key:  " + rkey), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("record checksum"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("xxh64"), std::string::npos) << text.out;
+  EXPECT_NE(tool("--db " + db_ + " ls").out.find("CONTENT KEY"), std::string::npos);
 }
 
 }  // namespace

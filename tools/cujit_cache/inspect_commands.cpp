@@ -2,6 +2,7 @@
 
 #include "cache/compiler_identity.hpp"
 #include "cache/database_admin.hpp"
+#include "cache/kernel_names.hpp"
 #include "cache/units.hpp"
 #include "support/sha256.hpp"
 #include "tools/cujit_cache/signing.hpp"
@@ -26,6 +27,7 @@ namespace {
 
 json summary_json(const detail::RecordSummary& r) {
   return {{"key", r.content_key},
+          {"content_key", r.content_key},
           {"name", r.name},
           {"kind", r.kind},
           {"target", r.target},
@@ -67,12 +69,12 @@ int ls(const Options& o, const std::string& kernel) {
     print_json(j);
     return 0;
   }
-  std::cout << fmt::format("{:<16}  {:<24}  {:<11}  {:<11}  {:>10}  {}\n", "KEY", "KERNEL", "KIND",
-                           "TARGET", "SIZE", "LAST USED");
+  std::cout << fmt::format("{:<16}  {:<24}  {:<11}  {:<11}  {:>10}  {}\n", "CONTENT KEY", "KERNEL",
+                           "KIND", "TARGET", "BINARY", "LAST USED");
   for (const auto& r : records) {
     std::cout << fmt::format("{:<16}  {:<24}  {:<11}  {:<11}  {:>10}  {}\n",
                              r.content_key.substr(0, 16), r.name.empty() ? "?" : r.name, r.kind,
-                             r.target, detail::format_bytes(r.record_size), iso_time(r.last_used));
+                             r.target, detail::format_bytes(r.binary_size), iso_time(r.last_used));
   }
   std::cout << count(records.size(), "entry", "entries") << " in " << db_path(o)
             << (user_cache_missing(o) ? " (no cache yet)" : "") << "\n";
@@ -127,7 +129,8 @@ int info(const Options& o) {
 
 int show(const Options& o, const std::string& key, bool with_source) {
   auto store = SqliteStore::open_existing(db_path(o), store_options(o));
-  auto r = DatabaseAdmin(*store).load(key, true);
+  DatabaseAdmin admin(*store);
+  auto r = admin.load(key, true);
   if (!r) {
     const std::string message = "no entry with key " + key + " in " + db_path(o);
     if (o.json) {
@@ -141,8 +144,14 @@ int show(const Options& o, const std::string& key, bool with_source) {
   bool intact = r->checksum_ok() && source.has_value();
   json names = json::array();
   for (const auto& [e, l] : r->program.lowered_names) names.push_back({e, l});
+  const std::vector<std::string> requests = admin.request_keys_of(r->content_key);
+  std::string kernel = detail::kernel_names_from_options(r->options);
+  if (kernel.empty() && source) kernel = detail::kernel_names_in_source(*source);
   if (o.json) {
     json j = {{"key", r->content_key},
+              {"content_key", r->content_key},
+              {"request_keys", requests},
+              {"name", kernel},
               {"kind", r->kind},
               {"target", r->program.target.name()},
               {"binary_size", r->program.binary.size()},
@@ -162,15 +171,16 @@ int show(const Options& o, const std::string& key, bool with_source) {
     return intact ? 0 : 1;
   }
   std::cout << fmt::format(
-      "key:          {}\nkind:         {}\ntarget:       {}\nbinary:       {} "
-      "(xxh64 {}{})\ncreated:      {}\nlast used:    {}\nnvrtc:        {}\ncodegen:      "
-      "{}\noptions:      {}\nmetadata:     {}\n",
-      r->content_key, r->kind, r->program.target.name(),
+      "content key:  {}\nkernel:       {}\nkind:         {}\ntarget:       {}\nbinary:       {} "
+      "(record checksum {}{})\ncreated:      {}\nlast used:    {}\nnvrtc:        {}\n"
+      "codegen:      {}\noptions:      {}\nmetadata:     {}\n",
+      r->content_key, kernel.empty() ? "?" : kernel, r->kind, r->program.target.name(),
       detail::format_bytes(r->program.binary.size()), detail::to_hex(r->checksum),
       intact ? "" : ", DAMAGED", iso_time(r->created), iso_time(r->last_used), r->nvrtc_version,
       r->codegen_version, r->options, r->program.metadata);
+  for (const std::string& request : requests) std::cout << "request key:  " << request << "\n";
   for (const auto& [e, l] : r->program.lowered_names) {
-    std::cout << "name:         " << e << " -> " << l << "\n";
+    std::cout << "lowered:      " << e << " -> " << l << "\n";
   }
   if (!r->program.log.empty()) std::cout << "log:\n" << r->program.log << "\n";
   if (with_source) std::cout << "source:\n" << source.value_or("(damaged)") << "\n";
