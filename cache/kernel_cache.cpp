@@ -29,6 +29,11 @@ std::mutex& replay_mutex() {
   return m;
 }
 
+std::map<std::string, GenericFn>& generic_registry() {
+  static std::map<std::string, GenericFn> registry;
+  return registry;
+}
+
 std::map<std::string, ReplayFn>& replay_registry() {
   static std::map<std::string, ReplayFn> registry;
   return registry;
@@ -120,6 +125,23 @@ struct Configuration {
 void register_replay(const std::string& kind, ReplayFn fn) {
   std::lock_guard lock(replay_mutex());
   replay_registry()[kind] = std::move(fn);
+}
+
+void register_generic(const std::string& kind, GenericFn fn) {
+  std::lock_guard lock(replay_mutex());
+  generic_registry()[kind] = std::move(fn);
+}
+
+std::optional<std::string> generic_entry(const std::string& manifest_entry) {
+  const std::string kind = manifest_entry_kind(manifest_entry);
+  GenericFn fn;
+  {
+    std::lock_guard lock(replay_mutex());
+    auto it = generic_registry().find(kind);
+    if (it == generic_registry().end()) return std::nullopt;
+    fn = it->second;
+  }
+  return fn(manifest_entry);
 }
 
 ReplayedKernel replay(const std::string& manifest_entry, const Target& target) {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,16 @@ void register_replay(const std::string& kind, ReplayFn fn);
 /// Rebuilds a kernel from a manifest entry (JSON with a "kind" field) for `target`; throws
 /// ArgumentError for an unknown kind or a malformed entry.
 ReplayedKernel replay(const std::string& manifest_entry, const Target& target);
+
+/// The manifest entry of the generic specialisation of a recorded one (a kernel that serves
+/// every layout of the call's dtypes, which a target without a compiler falls back to), or
+/// nullopt when its family has none or the entry is generic already.
+using GenericFn = std::function<std::optional<std::string>(const std::string& manifest_entry)>;
+/// Registers the generic entries of a kernel kind. Thread-safe.
+void register_generic(const std::string& kind, GenericFn fn);
+/// generic_entry of `manifest_entry`'s kind; nullopt for a kind without one. Throws
+/// ArgumentError for a malformed entry.
+std::optional<std::string> generic_entry(const std::string& manifest_entry);
 
 class Store;
 

@@ -209,6 +209,46 @@ EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, c
   return plan;
 }
 
+std::optional<EwPlan> plan_elementwise_generic(const ElementwiseDefinition& def,
+                                               const ArgDesc* args, const Shape& shape,
+                                               const EwTuning& tuning, const DeviceLimits& device) {
+  EwPlan plan;
+  plan.n = shape_product(shape);
+  std::vector<Shape> strides;
+  for (std::size_t k = 0; k < def.in.size() + def.out.size(); ++k) {
+    if (!takes_part(def, args[k], k)) continue;
+    plan.layout_arrays.push_back(static_cast<int>(k));
+    plan.orientation[plan.layout_arrays.size() - 1] = 'n';
+    strides.push_back(broadcast_strides(*args[k].shape, *args[k].strides, shape));
+  }
+  plan.collapsed = collapse_dims(shape, strides, def.reduce_dims);
+  CollapsedLayout& c = plan.collapsed;
+  if (c.shape.size() > static_cast<std::size_t>(kGenericNdim)) return std::nullopt;
+  const std::size_t pad = kGenericNdim - c.shape.size();  // leading dimensions of extent 1
+  c.shape.insert(c.shape.begin(), pad, 1);
+  for (Shape& st : c.strides) st.insert(st.begin(), pad, 0);
+  plan.layout = EwLayout::Strided;
+  plan.ndim = kGenericNdim;
+  plan.vec = 1;
+  plan.index64 = true;
+  plan.tile_rows = 64;
+  plan.block_size = kDefaultBlock;
+  plan_grid(tuning, device, plan);
+  return plan;
+}
+
+EwSpecialization generic_elementwise(const EwSpecialization& s) {
+  EwSpecialization g = s;
+  g.layout = EwLayout::Strided;
+  g.ndim = kGenericNdim;
+  g.vec = 1;
+  g.index64 = true;
+  g.tile_rows = 64;
+  g.block_size = kDefaultBlock;
+  for (EwParam& p : g.params) p.transposed = p.row_broadcast = false;
+  return g;
+}
+
 void elementwise_specialization(const ElementwiseDefinition& def, const ResolvedTypes& types,
                                 const EwPlan& plan, const ArgDesc* args, std::size_t given,
                                 EwSpecialization& spec) {

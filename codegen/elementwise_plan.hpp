@@ -10,6 +10,7 @@
 #include "core/layout.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace cujit::detail {
@@ -54,6 +55,22 @@ const Shape& elementwise_shape(const Who& who, const ArrayScan& scan, std::int64
 /// block size or a raw array that is neither C-contiguous nor 1-d.
 EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, const Shape& shape,
                         int block_option, const EwTuning& tuning, const DeviceLimits& device);
+
+/// Dimensions of the generic specialisation: calls whose arrays collapse to more have none.
+inline constexpr int kGenericNdim = 4;
+
+/// The generic plan of a call: its arrays in the strided layout padded to kGenericNdim
+/// dimensions, 64-bit indices, one element per access, the default block. Slower than the
+/// call's own plan, but one kernel serves every layout of the same dtypes: what a target
+/// without a compiler runs when the call's own specialisation was not shipped. Nullopt when the
+/// arrays collapse to more than kGenericNdim dimensions.
+std::optional<EwPlan> plan_elementwise_generic(const ElementwiseDefinition& def,
+                                               const ArgDesc* args, const Shape& shape,
+                                               const EwTuning& tuning, const DeviceLimits& device);
+
+/// The generic specialisation of a call whose own specialisation is `s`: what the generic plan
+/// of that call specialises to (precompile adds it beside every recorded entry).
+EwSpecialization generic_elementwise(const EwSpecialization& s);
 
 /// The specialisation (what the generator, the cache and the memo of loaded kernels read) of
 /// a plan, into `spec`: a value reused across calls keeps its parameters' storage.

@@ -39,28 +39,28 @@ LoadResult load() {
     return result;
   }
   Driver& d = result.driver;
-#define CUJIT_LOAD_MEMBER(name)                                                          \
-  {                                                                                      \
-    void* pointer = nullptr;                                                             \
-    CUdriverProcAddressQueryResult status{};                                             \
+#define CUJIT_LOAD_MEMBER(name)                                                         \
+  {                                                                                     \
+    void* pointer = nullptr;                                                            \
+    CUdriverProcAddressQueryResult status{};                                            \
     if (get_proc(#name, &pointer, kApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
-            CUDA_SUCCESS ||                                                              \
-        pointer == nullptr) {                                                            \
-      result.error = "cujit: the CUDA driver lacks " #name " (driver too old?)";         \
-      return result;                                                                     \
-    }                                                                                    \
-    d.name = reinterpret_cast<decltype(d.name)>(pointer);                                \
+            CUDA_SUCCESS ||                                                             \
+        pointer == nullptr) {                                                           \
+      result.error = "cujit: the CUDA driver lacks " #name " (driver too old?)";        \
+      return result;                                                                    \
+    }                                                                                   \
+    d.name = reinterpret_cast<decltype(d.name)>(pointer);                               \
   }
   CUJIT_DRIVER_FUNCTIONS(CUJIT_LOAD_MEMBER)
 #undef CUJIT_LOAD_MEMBER
-#define CUJIT_LOAD_OPTIONAL_MEMBER(name)                                                   \
-  {                                                                                        \
-    void* pointer = nullptr;                                                               \
-    CUdriverProcAddressQueryResult status{};                                               \
-    if (get_proc(#name, &pointer, kApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &status) ==   \
-        CUDA_SUCCESS) {                                                                    \
-      d.name = reinterpret_cast<decltype(d.name)>(pointer);                                \
-    }                                                                                      \
+#define CUJIT_LOAD_OPTIONAL_MEMBER(name)                                                \
+  {                                                                                     \
+    void* pointer = nullptr;                                                            \
+    CUdriverProcAddressQueryResult status{};                                            \
+    if (get_proc(#name, &pointer, kApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &status) == \
+        CUDA_SUCCESS) {                                                                 \
+      d.name = reinterpret_cast<decltype(d.name)>(pointer);                             \
+    }                                                                                   \
   }
   CUJIT_DRIVER_OPTIONAL_FUNCTIONS(CUJIT_LOAD_OPTIONAL_MEMBER)
 #undef CUJIT_LOAD_OPTIONAL_MEMBER

@@ -11,8 +11,10 @@
 #include "runtime/kernel_params.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/offline_specialize.hpp"
+#include "support/log.hpp"
 
 #include <cstring>
+#include <optional>
 
 namespace cujit {
 namespace detail {
@@ -22,12 +24,47 @@ namespace {
 static_assert(kMaxCallArgs == CallArgs::kMaxArgs);
 
 // A loaded specialisation: its kernel, its parameter list and the layout struct it takes.
+// `generic`: the call's own specialisation could not be had (no compiler, and not shipped), so
+// the kernel is its generic one, launched with the call's generic plan.
 struct Specialized {
   std::shared_ptr<const LoadedModule> module;
   CUfunction function = nullptr;
   std::vector<AbiParam> parameters;
   AbiStruct layout;
+  bool generic = false;
 };
+
+// The module of `spec` of `def` loaded on `device`, compiled or found by the kernel cache.
+std::shared_ptr<const LoadedModule> load_specialization(
+    const std::shared_ptr<const ElementwiseDefinition>& def,
+    const std::shared_ptr<const EwSpecialization>& spec, int device) {
+  return compile_and_load(def->name, device, [&](const DeviceTarget& on) {
+    return compile_family(for_device(ElementwiseFamily::build(def, spec, on.target), on));
+  });
+}
+
+// Without a compiler, a call whose own specialisation was not shipped runs the generic one when
+// the deployment has it, after one info line naming what to record; else `missing` stands.
+std::shared_ptr<const LoadedModule> load_generic(
+    const std::shared_ptr<const ElementwiseDefinition>& def, const EwSpecialization& own,
+    std::shared_ptr<const EwSpecialization>& generic, int device,
+    const CompilerUnavailableError& missing) {
+  const std::optional<EwSpecialization> made = ElementwiseFamily::generic(own);
+  if (!made) throw missing;
+  generic = std::make_shared<const EwSpecialization>(*made);
+  std::shared_ptr<const LoadedModule> module;
+  try {
+    module = load_specialization(def, generic, device);
+  } catch (const CompilerUnavailableError&) {
+    throw missing;  // names the call's own specialisation, the one to record
+  }
+  log_always(LogLevel::Info,
+             "kernel '" + def->name +
+                 "': no compiler here and this call's specialisation was not shipped; running "
+                 "its generic specialisation (slower). Record it for the deployment: " +
+                 elementwise_manifest_entry(*def, own));
+  return module;
+}
 
 }  // namespace
 }  // namespace detail
@@ -95,15 +132,19 @@ std::shared_ptr<const detail::Specialized> ElementwiseKernel::Impl::specialize(
   if (auto found = specialized.find(memo)) return found;
   const std::string key = memo;  // compiling may launch kernels on this thread
   auto shared_spec = std::make_shared<const detail::EwSpecialization>(spec);
-  auto module = detail::compile_and_load(def->name, device, [&](const detail::DeviceTarget& on) {
-    return detail::compile_family(
-        detail::for_device(Family::build(def, shared_spec, on.target), on));
-  });
+  std::shared_ptr<const detail::EwSpecialization> generic;
+  std::shared_ptr<const detail::LoadedModule> module;
+  try {
+    module = detail::load_specialization(def, shared_spec, device);
+  } catch (const CompilerUnavailableError& missing) {
+    module = detail::load_generic(def, *shared_spec, generic, device, missing);
+  }
+  const detail::EwSpecialization& loaded = generic ? *generic : *shared_spec;
   CUfunction function =
       detail::kernel_function(*module, detail::elementwise_symbol(*def), def->name);
-  auto made = std::make_shared<detail::Specialized>(detail::Specialized{
-      std::move(module), function, detail::elementwise_parameters(*def, *shared_spec),
-      detail::elementwise_layout_abi(*def, *shared_spec)});
+  auto made = std::make_shared<detail::Specialized>(
+      detail::Specialized{std::move(module), function, detail::elementwise_parameters(*def, loaded),
+                          detail::elementwise_layout_abi(*def, loaded), generic != nullptr});
   return specialized.insert(key, std::move(made));
 }
 
@@ -172,10 +213,24 @@ void ElementwiseKernel::Impl::run(const Arg* args, const Array* const* arrays, s
                                   const Family::Geometry& geometry, const detail::CallDescs& descs,
                                   const LaunchOptions& options, int device) {
   const detail::DeviceProperties& props = detail::device_properties(device);
-  const detail::EwPlan plan =
-      Family::plan(*def, types, descs.data(), count, geometry, {options.size, options.block_size},
-                   {props.compute_capability, props.sm_count, props.max_threads_per_sm});
-  const auto specialized = specialize(plan, types, descs.data(), count, device);
+  const detail::DeviceLimits limits{props.compute_capability, props.sm_count,
+                                    props.max_threads_per_sm};
+  const detail::EwPlan own = Family::plan(*def, types, descs.data(), count, geometry,
+                                          {options.size, options.block_size}, limits);
+  const auto specialized = specialize(own, types, descs.data(), count, device);
+  std::optional<detail::EwPlan> generic;
+  if (specialized->generic) {
+    generic = detail::plan_elementwise_generic(*def, descs.data(), geometry.out_shape(),
+                                               detail::elementwise_tuning(), limits);
+    if (!generic) {
+      throw CompilerUnavailableError("cujit: kernel '" + def->name +
+                                     "': no compiler here, and this call's arrays have more "
+                                     "dimensions than its generic specialisation serves (" +
+                                     std::to_string(detail::kGenericNdim) +
+                                     "); record and ship the call's specialisation");
+    }
+  }
+  const detail::EwPlan& plan = generic ? *generic : own;
   alignas(16) unsigned char layout[detail::kMaxLayoutBytes];
   if (plan.has_layout_struct()) {
     if (specialized->layout.size() > sizeof(layout)) {

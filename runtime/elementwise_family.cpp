@@ -64,7 +64,7 @@ FamilyBuild ElementwiseFamily::build(std::shared_ptr<const Definition> def,
                                      const Target& target) {
   FamilyBuild build;
   build.request.kind = kKind;
-  build.request.spec = elementwise_manifest_entry(*def, *spec);
+  build.request.spec = manifest_entry(*def, *spec);
   build.request.target = target;
   build.request.manifest_entry = build.request.spec;
   build.request.name = def->name;
@@ -77,6 +77,15 @@ FamilyBuild ElementwiseFamily::build(std::shared_ptr<const Definition> def,
                          {"after_loop", def->after_loop}};
   build.request.include_digest = snippet_include_digest(build, def->compile_options);
   return build;
+}
+
+std::string ElementwiseFamily::manifest_entry(const Definition& def, const Specialization& spec) {
+  return elementwise_manifest_entry(def, spec);
+}
+
+std::optional<EwSpecialization> ElementwiseFamily::generic(const Specialization& own) {
+  if (own.layout == EwLayout::Strided && own.ndim > kGenericNdim) return std::nullopt;
+  return generic_elementwise(own);
 }
 
 std::pair<ElementwiseDefinition, EwSpecialization> ElementwiseFamily::from_manifest(

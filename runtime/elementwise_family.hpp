@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -67,8 +68,13 @@ struct ElementwiseFamily {
   /// What compiling `spec` of `def` for `target` takes; both are shared with its closures.
   static FamilyBuild build(std::shared_ptr<const Definition> def,
                            std::shared_ptr<const Specialization> spec, const Target& target);
-  /// The inverse of the manifest entry a build records. Throws ArgumentError.
+  /// The manifest entry of `spec` (also the cache's request spec).
+  static std::string manifest_entry(const Definition& def, const Specialization& spec);
+  /// The inverse of manifest_entry. Throws ArgumentError.
   static std::pair<Definition, Specialization> from_manifest(const std::string& entry);
+  /// The generic specialisation of a call whose own is `own` (codegen/elementwise_plan.hpp);
+  /// nullopt when its arrays have more dimensions than a generic one serves.
+  static std::optional<Specialization> generic(const Specialization& own);
 };
 
 }  // namespace cujit::detail

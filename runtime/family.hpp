@@ -10,7 +10,8 @@
 // A family F provides the types Definition, Resolved, Specialization, Plan, Call (what
 // besides the arguments decides the plan) and Geometry (the shapes a call runs over, with
 // out_shape(), empty(), kOutputs and kWhat), the names kKind and kWho, and resolve, types,
-// shape_args, geometry, plan, specialise, build and from_manifest.
+// shape_args, geometry, plan, specialise, build, manifest_entry, from_manifest and generic (the
+// specialisation that serves every layout of a call's dtypes, when the family has one).
 
 #include <cujit/error.hpp>
 #include <cujit/kernel_args.hpp>
@@ -23,6 +24,7 @@
 #include "runtime/launcher.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +75,12 @@ bool register_replay() {
     return F::build(std::make_shared<const typename F::Definition>(std::move(parsed.first)),
                     std::make_shared<const typename F::Specialization>(std::move(parsed.second)),
                     target);
+  });
+  register_generic(F::kKind, [](const std::string& entry) -> std::optional<std::string> {
+    const auto [def, own] = F::from_manifest(entry);
+    const std::optional<typename F::Specialization> generic = F::generic(own);
+    if (!generic || generic->key() == own.key()) return std::nullopt;
+    return F::manifest_entry(def, *generic);
   });
   return true;
 }

@@ -12,10 +12,11 @@ namespace cujit::detail {
 
 #define CUJIT_NVRTC_FUNCTIONS(X)                                                                \
   X(nvrtcGetErrorString)                                                                        \
-  X(nvrtcVersion) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs) X(nvrtcCreateProgram)  \
+  X(nvrtcVersion)                                                                               \
+  X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs) X(nvrtcCreateProgram)                  \
       X(nvrtcDestroyProgram) X(nvrtcAddNameExpression) X(nvrtcCompileProgram)                   \
           X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) \
-              X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetLoweredName) X(nvrtcGetLTOIRSize) \
+              X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetLoweredName) X(nvrtcGetLTOIRSize)     \
                   X(nvrtcGetLTOIR)
 
 /// NVRTC's entry points, resolved once, and what was loaded.

@@ -89,7 +89,7 @@ FamilyBuild ReductionFamily::build(std::shared_ptr<const Definition> def,
                                    const Target& target) {
   FamilyBuild build;
   build.request.kind = kKind;
-  build.request.spec = reduction_manifest_entry(*def, *spec);
+  build.request.spec = manifest_entry(*def, *spec);
   build.request.target = target;
   build.request.manifest_entry = build.request.spec;
   build.request.name = def->name;
@@ -103,6 +103,10 @@ FamilyBuild ReductionFamily::build(std::shared_ptr<const Definition> def,
                          {"post_map_expr", def->post_map_expr}};
   build.request.include_digest = snippet_include_digest(build, def->compile_options);
   return build;
+}
+
+std::string ReductionFamily::manifest_entry(const Definition& def, const Specialization& spec) {
+  return reduction_manifest_entry(def, spec);
 }
 
 std::pair<ReductionDefinition, RedSpecialization> ReductionFamily::from_manifest(

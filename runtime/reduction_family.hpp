@@ -13,6 +13,7 @@
 #include "runtime/launcher.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -67,7 +68,10 @@ struct ReductionFamily {
   }
   static FamilyBuild build(std::shared_ptr<const Definition> def,
                            std::shared_ptr<const Specialization> spec, const Target& target);
+  static std::string manifest_entry(const Definition& def, const Specialization& spec);
   static std::pair<Definition, Specialization> from_manifest(const std::string& entry);
+  /// None yet: a reduction call needs its own specialisation (issue 32 names a generic one).
+  static std::optional<Specialization> generic(const Specialization&) { return std::nullopt; }
 };
 
 }  // namespace cujit::detail

@@ -382,5 +382,52 @@ TEST(ElementwisePlan, ArraysOnTwoDevicesAreADeviceError) {
   EXPECT_THROW(scan_arrays(scan, who, ParamList(def.in, def.out), args.data(), 2, 2), DeviceError);
 }
 
+// The generic specialisation (issue 32): whatever layout a call has, its generic plan
+// specialises to generic_elementwise of the call's own specialisation, so that the kernel
+// precompile derives from a recorded entry is the one a target without a compiler looks up.
+TEST(ElementwisePlan, GenericPlanSpecialisesToTheGenericOfTheCallsOwn) {
+  PlanArgs pa;
+  const ElementwiseDefinition def = add();
+  const std::vector<std::vector<ArgDesc>> calls = {
+      {pa.array({1 << 20}, DType::Float32), pa.array({1 << 20}, DType::Float32)},   // vectorised
+      {pa.array({64, 1}, DType::Float32), pa.array({1, 64}, DType::Float32)},       // broadcast
+      {pa.transposed(64, 64, DType::Float32), pa.array({64, 64}, DType::Float32)},  // tiles
+      {pa.strided({8, 4, 3}, {96, 24, 4}, DType::Float32, 1 << 20),
+       pa.array({8, 4, 3}, DType::Float32)},
+      {pa.array({64, 64}, DType::Float32), pa.array({64, 64}, DType::Float32),
+       pa.array({64, 64}, DType::Float32)}};  // output given
+  for (std::vector<ArgDesc> args : calls) {
+    const std::size_t given = args.size();
+    Shape shape = broadcast_shapes({*args[0].shape, *args[1].shape});
+    if (given == 2) args.push_back(pa.array(shape, DType::Float32, 1 << 24));
+    const ResolvedTypes types = resolve_call_types({"kernel", def.name}, ParamList(def.in, def.out),
+                                                   def.in, def.out, args.data(), given);
+    const EwPlan own = plan_elementwise(def, args.data(), shape, 0, {}, test::device_with(132));
+    const auto generic =
+        plan_elementwise_generic(def, args.data(), shape, {}, test::device_with(132));
+    ASSERT_TRUE(generic.has_value());
+    EXPECT_EQ(generic->layout, EwLayout::Strided);
+    EXPECT_EQ(generic->collapsed.shape.size(), static_cast<std::size_t>(kGenericNdim));
+    EXPECT_EQ(shape_product(generic->collapsed.shape), shape_product(shape));
+    const EwSpecialization from_plan =
+        elementwise_specialization(def, types, *generic, args.data(), given);
+    const EwSpecialization derived =
+        generic_elementwise(elementwise_specialization(def, types, own, args.data(), given));
+    EXPECT_EQ(from_plan.key(), derived.key()) << own.ndim;
+  }
+}
+
+TEST(ElementwisePlan, NoGenericPlanBeyondItsDimensions) {
+  PlanArgs pa;
+  const ElementwiseDefinition def = make_elementwise_definition(
+      "T x, T y", "T z", "z = x + y", "add_nd", "", "", "", {}, false);  // dims kept apart
+  std::vector<ArgDesc> args = {pa.array({2, 2, 2, 2, 2}, DType::Float32),
+                               pa.array({2, 2, 2, 2, 2}, DType::Float32),
+                               pa.array({2, 2, 2, 2, 2}, DType::Float32)};
+  EXPECT_FALSE(
+      plan_elementwise_generic(def, args.data(), {2, 2, 2, 2, 2}, {}, test::device_with(132))
+          .has_value());
+}
+
 }  // namespace
 }  // namespace cujit::detail

@@ -2,6 +2,7 @@
 
 #include "cache/database_files.hpp"
 #include "cache/database_transfer.hpp"
+#include "cache/kernel_cache.hpp"
 #include "cache/manifest.hpp"
 #include "core/checked_file.hpp"
 #include "tools/cujit_cache/precompile_jobs.hpp"
@@ -26,6 +27,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -165,6 +167,7 @@ class PrivateDatabase {
 // What a precompile did, for its report.
 struct PrecompileOutcome {
   std::size_t entries = 0;
+  std::size_t generic = 0;  ///< of the entries, generic specialisations added to recorded ones
   std::vector<Target> targets;
   unsigned jobs = 0;
   std::size_t compiled = 0;
@@ -183,9 +186,10 @@ unsigned jobs_for(const PrecompileArgs& a, std::size_t total) {
 
 void report(const Options& o, const PrecompileArgs& a, const PrecompileOutcome& r) {
   if (o.json) {
-    json j = {{"database", a.output}, {"manifest", a.manifest},   {"entries", r.entries},
-              {"jobs", r.jobs},       {"compiled", r.compiled},   {"already_present", r.present},
-              {"seconds", r.seconds}, {"targets", json::array()}, {"failed", json::array()}};
+    json j = {{"database", a.output},         {"manifest", a.manifest}, {"entries", r.entries},
+              {"generic", r.generic},         {"jobs", r.jobs},         {"compiled", r.compiled},
+              {"already_present", r.present}, {"seconds", r.seconds},   {"targets", json::array()},
+              {"failed", json::array()}};
     for (const auto& t : r.targets) j["targets"].push_back(t.name());
     if (r.key && r.signed_entries) j["signed"] = sign_json(*r.signed_entries, *r.key);
     for (const auto& f : r.failures) {
@@ -201,10 +205,12 @@ void report(const Options& o, const PrecompileArgs& a, const PrecompileOutcome& 
   std::string names;
   for (const auto& t : r.targets) names += (names.empty() ? "" : ",") + t.name();
   std::cout << fmt::format(
-      "precompiled {} x {} ({}) into {} with {} in {:.1f} s: {} compiled, {} already present, "
+      "precompiled {}{} x {} ({}) into {} with {} in {:.1f} s: {} compiled, {} already present, "
       "{} failed\n",
-      count(r.entries, "entry", "entries"), count(r.targets.size(), "target", "targets"), names,
-      a.output, count(r.jobs, "job", "jobs"), r.seconds, r.compiled, r.present, r.failures.size());
+      count(r.entries, "entry", "entries"),
+      r.generic > 0 ? fmt::format(" ({} generic)", r.generic) : std::string(),
+      count(r.targets.size(), "target", "targets"), names, a.output, count(r.jobs, "job", "jobs"),
+      r.seconds, r.compiled, r.present, r.failures.size());
   if (r.key && r.signed_entries) std::cout << sign_text(a.output, *r.signed_entries, *r.key);
   for (const auto& f : r.failures) {
     std::cerr << fmt::format("cujit-cache: failed: line {} ({}) for {}: {}\n", f.line, f.kind,
@@ -212,17 +218,40 @@ void report(const Options& o, const PrecompileArgs& a, const PrecompileOutcome& 
   }
 }
 
+// Adds, after the recorded entries, the generic specialisation of each that has one (what a
+// target without a compiler runs for a layout nobody recorded), with the recorded entry's line;
+// returns how many. A malformed entry adds nothing here: its own job reports it.
+std::size_t add_generic_entries(std::vector<std::string>& entries,
+                                std::vector<std::size_t>& lines) {
+  std::set<std::string> present(entries.begin(), entries.end());
+  const std::size_t recorded = entries.size();
+  for (std::size_t k = 0; k < recorded; ++k) {
+    std::optional<std::string> generic;
+    try {
+      generic = detail::generic_entry(entries[k]);
+    } catch (const Error&) {
+      continue;
+    }
+    if (!generic || !present.insert(*generic).second) continue;
+    entries.push_back(std::move(*generic));
+    lines.push_back(lines[k]);
+  }
+  return entries.size() - recorded;
+}
+
 // `stored`: whether any kernel was compiled into the output.
 int precompile_into(const Options& o, const PrecompileArgs& a, bool& stored) {
   auto started = std::chrono::steady_clock::now();
   std::vector<std::size_t> lines;
   std::vector<std::string> entries = detail::read_manifest(a.manifest, &lines);
+  const std::size_t generic = add_generic_entries(entries, lines);
   check_output(o, a.output);
   // Read before compiling: an unusable key fails the command before any work.
   std::optional<detail::SigningKey> key;
   if (!a.sign_key.empty()) key = detail::read_signing_key(a.sign_key);
   PrecompileOutcome r;
   r.entries = entries.size();
+  r.generic = generic;
   r.targets = targets_of(a);
   r.key = key ? &*key : nullptr;
   PrivateDatabase work(a.output, store_options(o));
