@@ -16,9 +16,9 @@ void check(int rc, sqlite3* db, const char* what, const std::string& path) {
   int primary = rc & 0xff;
   if (primary == SQLITE_OK || primary == SQLITE_ROW || primary == SQLITE_DONE) return;
   std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  throw SqliteError("cujit: cache database " + path + ": " + what + ": " + detail + " (" +
-                        sqlite3_errstr(primary) + ")",
-                    primary);
+  const std::string kind = sqlite3_errstr(primary);
+  if (kind != detail) detail += " (" + kind + ")";  // SQLite's text once, not twice
+  throw SqliteError("cujit: cache database " + path + ": " + what + ": " + detail, primary);
 }
 
 void Statement::Finalize::operator()(sqlite3_stmt* stmt) const noexcept { sqlite3_finalize(stmt); }

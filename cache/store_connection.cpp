@@ -68,11 +68,26 @@ void StoreConnection::open_writable() {
   }
 }
 
+namespace {
+
+// Why SQLite refused the database at `path`, without the path and the step again.
+std::string refusal(const SqliteError& e, const std::string& path) {
+  std::string text = e.what();
+  for (const std::string& prefix :
+       {"cujit: cache database " + path + ": ", std::string("executing a statement: ")}) {
+    if (text.rfind(prefix, 0) == 0) text.erase(0, prefix.size());
+  }
+  return text;
+}
+
+}  // namespace
+
 void StoreConnection::open_deployment(const std::string& uri) {
   try {
     open(uri);
   } catch (const SqliteError& e) {
-    throw CacheError("cujit: deployment cache database " + path_ + " cannot be used: " + e.what());
+    throw CacheError("cujit: deployment cache database " + path_ +
+                     " cannot be used: " + refusal(e, path_));
   }
 }
 
@@ -82,7 +97,7 @@ void StoreConnection::open_existing() {
     db_->set_busy_timeout(busy_timeout_ms_);
     check_schema(*db_);
   } catch (const SqliteError& e) {
-    throw CacheError("cujit: cache database " + path_ + " cannot be used: " + e.what());
+    throw CacheError("cujit: cache database " + path_ + " cannot be used: " + refusal(e, path_));
   }
 }
 

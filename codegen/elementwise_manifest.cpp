@@ -90,7 +90,7 @@ std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(
     }
     return {std::move(def), std::move(s)};
   } catch (const nlohmann::json::exception& e) {
-    throw ArgumentError(std::string("cujit: malformed elementwise manifest entry: ") + e.what());
+    throw ArgumentError("cujit: malformed elementwise manifest entry: " + json_error_text(e));
   }
 }
 

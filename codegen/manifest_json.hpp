@@ -37,4 +37,19 @@ inline int manifest_int(const nlohmann::json& object, const char* key) {
   return static_cast<int>(v);
 }
 
+/// What a JSON exception says, for people: without nlohmann's "[json.exception.*] " prefix, and
+/// a missing field named as such ("\"reduce_dims\" is missing").
+inline std::string json_error_text(const nlohmann::json::exception& e) {
+  std::string text = e.what();
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const std::size_t end = text.find("] ");
+    if (end != std::string::npos) text.erase(0, end + 2);
+  }
+  if (text.rfind("key '", 0) == 0 && text.size() > 15 &&
+      text.compare(text.size() - 11, 11, "' not found") == 0) {
+    text = "\"" + text.substr(5, text.size() - 16) + "\" is missing";
+  }
+  return text;
+}
+
 }  // namespace cujit::detail

@@ -159,7 +159,7 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
     }
     return {std::move(def), std::move(s)};
   } catch (const nlohmann::json::exception& e) {
-    throw ArgumentError(std::string("cujit: malformed reduction manifest entry: ") + e.what());
+    throw ArgumentError("cujit: malformed reduction manifest entry: " + json_error_text(e));
   }
 }
 

@@ -132,7 +132,7 @@ std::string format_snippet_location(const std::string& label, const std::string&
 
 /// The complete message of an error in a snippet, as analyze_snippets throws it and as NVRTC
 /// errors mapped back to a snippet should read:
-///   "<kernel>: <label> line L, column C: <message>\n  <snippet line>\n  <caret>"
+///   "cujit: kernel '<kernel>': <message>\n<label> line L, column C\n  <snippet line>\n  <caret>"
 std::string format_snippet_error(const std::string& kernel, const std::string& label,
                                  const std::string& text, int line, int column,
                                  const std::string& message);

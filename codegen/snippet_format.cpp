@@ -26,11 +26,10 @@ std::string format_snippet_location(const std::string& label, const std::string&
 std::string format_snippet_error(const std::string& kernel, const std::string& label,
                                  const std::string& text, int line, int column,
                                  const std::string& message) {
-  std::string location = format_snippet_location(label, text, line, column);
-  std::size_t newline = location.find('\n');
-  std::string head = location.substr(0, newline);
-  std::string rest = newline == std::string::npos ? std::string() : location.substr(newline);
-  return kernel + ": " + head + ": " + message + rest;
+  // One style for every snippet error, the analyser's and NVRTC's (runtime/launcher.cpp): the
+  // kernel and the message, then where, the line and a caret.
+  return "cujit: kernel '" + kernel + "': " + message + "\n" +
+         format_snippet_location(label, text, line, column);
 }
 
 }  // namespace cujit::detail

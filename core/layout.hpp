@@ -59,6 +59,9 @@ Shape broadcast_arguments(std::size_t count, ShapeOf shape_of, NameOf name_of,
   try {
     return broadcast_shapes(shapes);
   } catch (const ShapeError& e) {
+    // broadcast_shapes' own message, without its "cujit: " (who has one).
+    std::string why = e.what();
+    if (why.rfind("cujit: ", 0) == 0) why.erase(0, 7);
     shapes.clear();
     for (std::size_t k = 0; k < count; ++k) {
       const Shape* s = shape_of(k);
@@ -68,10 +71,10 @@ Shape broadcast_arguments(std::size_t count, ShapeOf shape_of, NameOf name_of,
         broadcast_shapes(shapes);
       } catch (const ShapeError&) {
         throw ShapeError(who + ": " + name_of(k) +
-                         " does not broadcast with the arguments before it: " + e.what());
+                         " does not broadcast with the arguments before it: " + why);
       }
     }
-    throw ShapeError(who + ": " + e.what());
+    throw ShapeError(who + ": " + why);
   }
 }
 

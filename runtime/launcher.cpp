@@ -16,6 +16,7 @@
 #include <exception>
 #include <future>
 #include <new>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -258,6 +259,70 @@ std::string dump_note(const CompileError& error) {
   return at == std::string::npos ? std::string() : what.substr(at, what.find('\n', at + 1) - at);
 }
 
+// Line `n` (1-based) of `text`, or nullopt.
+std::optional<std::string> line_of(const std::string& text, int n) {
+  std::istringstream in(text);
+  std::string line;
+  for (int k = 1; std::getline(in, line); ++k) {
+    if (k == n) return line;
+  }
+  return std::nullopt;
+}
+
+// NVRTC's log as the user should read it: a snippet compiled in several places of the kernel
+// (the vectorised body and its tail) is reported once, the echoed line is the user's own (not
+// the generated one, which ends in the ';' cujit adds), and the closing count agrees.
+std::string user_log(const std::string& log,
+                     const std::vector<std::pair<std::string, std::string>>& snippets) {
+  static const std::regex header(R"(^([A-Za-z_]+)\((\d+)\): (error|catastrophic error|warning).*)");
+  static const std::regex count(R"(^\d+ errors? detected in the compilation of (.*)$)");
+  std::vector<std::string> blocks;
+  std::string tail, current;
+  int errors = 0;
+  std::istringstream in(log);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  auto close = [&] {
+    if (current.empty()) return;
+    if (std::find(blocks.begin(), blocks.end(), current) == blocks.end()) {
+      blocks.push_back(current);
+      if (current.find("error") < current.find('\n')) ++errors;
+    }
+    current.clear();
+  };
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    std::smatch m;
+    if (std::regex_match(lines[n], m, count)) {
+      close();
+      tail = std::to_string(errors) + (errors == 1 ? " error" : " errors") +
+             " detected in the compilation of " + m[1].str();
+      continue;
+    }
+    if (std::regex_match(lines[n], m, header)) {
+      close();
+      current = lines[n] + "\n";
+      for (const auto& [label, text] : snippets) {
+        if (label != m[1].str() || n + 1 >= lines.size()) continue;
+        const auto own = line_of(text, std::stoi(m[2].str()));
+        if (own && !own->empty() && lines[n + 1].rfind("  " + *own, 0) == 0) {
+          current += "  " + *own + "\n";
+          ++n;
+        }
+      }
+      continue;
+    }
+    if (lines[n].empty()) {
+      close();
+      continue;
+    }
+    (current.empty() ? tail : current) += lines[n] + "\n";
+  }
+  close();
+  std::string out;
+  for (const std::string& b : blocks) out += b + "\n";
+  return out + tail;
+}
+
 }  // namespace
 
 void rethrow_snippet_error(const CompileError& error, const std::string& kernel,
@@ -287,7 +352,7 @@ void rethrow_snippet_error(const CompileError& error, const std::string& kernel,
       }
       std::string message = "cujit: kernel '" + kernel + "': " + m[4].str() + "\n" +
                             format_snippet_location(label, text, snippet_line, column) +
-                            "\n\nNVRTC log:\n" + error.log() + dump_note(error);
+                            "\n\nNVRTC log:\n" + user_log(error.log(), snippets) + dump_note(error);
       throw CompileError(message, error.log(), error.options(), error.source(), snippet_line,
                          column);
     }

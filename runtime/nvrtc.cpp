@@ -220,14 +220,25 @@ std::vector<std::string> nvrtc_options(const SourceProgram& program, const Targe
 
 namespace {
 
+// "sm_75, sm_80, ... and sm_121".
+std::string arch_list(const std::vector<int>& archs) {
+  std::string out;
+  for (std::size_t k = 0; k < archs.size(); ++k) {
+    out += (k == 0                  ? ""
+            : k + 1 == archs.size() ? " and "
+                                    : ", ") +
+           std::string("sm_") + std::to_string(archs[k]);
+  }
+  return out;
+}
+
 // Targets NVRTC can build, and linking only into cubins.
 void check_target(const SourceProgram& program, const Target& target) {
   const std::vector<int>& archs = nvrtc_supported_archs();
   if (target.format == BinaryFormat::Cubin &&
       std::find(archs.begin(), archs.end(), target.arch) == archs.end()) {
-    throw ArgumentError("cujit: NVRTC " + nvrtc_version_string() + " cannot build " +
-                        target.name() + " (supported: sm_" + std::to_string(archs.front()) +
-                        " to sm_" + std::to_string(archs.back()) + ")");
+    throw ArgumentError("cujit: NVRTC " + nvrtc_version() + " cannot build " + target.name() +
+                        "; it builds " + arch_list(archs));
   }
   if (!program.link_inputs.empty() && target.format != BinaryFormat::Cubin) {
     throw ArgumentError("cujit: " + program.name + " links device code, which needs a cubin " +
@@ -406,9 +417,8 @@ Target target_for_arch(int arch) {
     // A GPU newer than this NVRTC: PTX for the newest architecture it knows, JIT-ed by the driver.
     return Target{archs.back(), BinaryFormat::Ptx};
   }
-  throw ArgumentError("cujit: NVRTC " + nvrtc_version_string() + " cannot build for sm_" +
-                      std::to_string(arch) + " (oldest supported: sm_" +
-                      std::to_string(archs.front()) + ")");
+  throw ArgumentError("cujit: NVRTC " + nvrtc_version() + " cannot build for sm_" +
+                      std::to_string(arch) + "; it builds " + arch_list(archs));
 }
 
 std::uint64_t nvrtc_compile_count() noexcept {

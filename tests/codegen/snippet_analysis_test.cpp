@@ -108,154 +108,161 @@ std::vector<InvalidCase> invalid_cases() {
   const std::string sig_in = "float32 x, float32 y";
   const std::string sig_out = "float32 z";
   add("syntax", elementwise_set(op(sig_in, sig_out, "z = (x - y) * ;")), "operation", 1, 15,
-      "k: operation line 1, column 15: expected expression\n"
+      "cujit: kernel 'k': expected expression\noperation line 1, column 15\n"
       "  z = (x - y) * ;\n"
       "                ^");
   add("assign_input", elementwise_set(op(sig_in, sig_out, "x = 1;")), "operation", 1, 1,
-      "k: operation line 1, column 1: cannot assign to input 'x': snippet inputs are read-only "
-      "(write outputs only)\n"
+      "cujit: kernel 'k': cannot assign to input 'x': snippet inputs are read-only "
+      "(write outputs only)\noperation line 1, column 1\n"
       "  x = 1;\n"
       "  ^");
   add("compound_assign_half_input",
       elementwise_set(op("float16 x, float16 y", "float16 z", "z = x; x += y")), "operation", 1, 8,
-      "k: operation line 1, column 8: cannot assign to input 'x': snippet inputs are read-only "
-      "(write outputs only)\n"
+      "cujit: kernel 'k': cannot assign to input 'x': snippet inputs are read-only "
+      "(write outputs only)\noperation line 1, column 8\n"
       "  z = x; x += y\n"
       "         ^");
   add("increment_input", elementwise_set(op(sig_in, sig_out, "z = 0;\n  ++x;")), "operation", 2, 5,
-      "k: operation line 2, column 5: cannot assign to input 'x': snippet inputs are read-only "
-      "(write outputs only)\n"
+      "cujit: kernel 'k': cannot assign to input 'x': snippet inputs are read-only "
+      "(write outputs only)\noperation line 2, column 5\n"
       "    ++x;\n"
       "      ^");
   add("postfix_increment_input", elementwise_set(op(sig_in, sig_out, "y++")), "operation", 1, 1,
-      "k: operation line 1, column 1: cannot assign to input 'y': snippet inputs are read-only "
-      "(write outputs only)\n"
+      "cujit: kernel 'k': cannot assign to input 'y': snippet inputs are read-only "
+      "(write outputs only)\noperation line 1, column 1\n"
       "  y++\n"
       "  ^");
   add("complex_member_of_input",
       elementwise_set(op("complex64 x", "complex64 z", "x.re = 0; z = x")), "operation", 1, 1,
-      "k: operation line 1, column 1: cannot assign to input 'x': snippet inputs are read-only "
-      "(write outputs only)\n"
+      "cujit: kernel 'k': cannot assign to input 'x': snippet inputs are read-only "
+      "(write outputs only)\noperation line 1, column 1\n"
       "  x.re = 0; z = x\n"
       "  ^");
   add("assign_index", elementwise_set(op(sig_in, sig_out, "i = 0; z = x")), "operation", 1, 1,
-      "k: operation line 1, column 1: cannot assign to 'i': it is read-only\n"
+      "cujit: kernel 'k': cannot assign to 'i': it is read-only\noperation line 1, column 1\n"
       "  i = 0; z = x\n"
       "  ^");
   add("reserved_i", elementwise_set(op(sig_in, sig_out, "int i = 0; z = x + i;")), "operation", 1,
       5,
-      "k: operation line 1, column 5: 'i' is reserved for cujit's generated code (i, _ind, "
-      "_in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\n"
+      "cujit: kernel 'k': 'i' is reserved for cujit's generated code (i, _ind, "
+      "_in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\noperation line 1, column "
+      "5\n"
       "  int i = 0; z = x + i;\n"
       "      ^");
   add("reserved_raw_view", elementwise_set(op(sig_in, sig_out, "float _raw_y = x; z = _raw_y;")),
       "operation", 1, 7,
-      "k: operation line 1, column 7: '_raw_y' is reserved for cujit's generated code (i, _ind, "
-      "_in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\n"
+      "cujit: kernel 'k': '_raw_y' is reserved for cujit's generated code (i, _ind, "
+      "_in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\noperation line 1, column "
+      "7\n"
       "  float _raw_y = x; z = _raw_y;\n"
       "        ^");
   add("reserved_internal", elementwise_set(op(sig_in, sig_out, "int _cj_n = 1; z = x;")),
       "operation", 1, 5,
-      "k: operation line 1, column 5: '_cj_n' is reserved for cujit's generated code (i, _ind, "
-      "_in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\n"
+      "cujit: kernel 'k': '_cj_n' is reserved for cujit's generated code (i, _ind, "
+      "_in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\noperation line 1, column "
+      "5\n"
       "  int _cj_n = 1; z = x;\n"
       "      ^");
   add("redeclared_parameter", elementwise_set(op(sig_in, sig_out, "float y = 2; z = x * y;")),
       "operation", 1, 7,
-      "k: operation line 1, column 7: 'y' is already a variable of this snippet (a kernel "
-      "parameter); choose another name\n"
+      "cujit: kernel 'k': 'y' is already a variable of this snippet (a kernel "
+      "parameter); choose another name\noperation line 1, column 7\n"
       "  float y = 2; z = x * y;\n"
       "        ^");
   add("reserved_use", elementwise_set(op(sig_in, sig_out, "z = _raw_q[0]")), "operation", 1, 5,
-      "k: operation line 1, column 5: '_raw_q' is not defined here (cujit defines _ind, "
-      "_raw_<name> and the other reserved variables only where they apply)\n"
+      "cujit: kernel 'k': '_raw_q' is not defined here (cujit defines _ind, "
+      "_raw_<name> and the other reserved variables only where they apply)\noperation line 1, "
+      "column 5\n"
       "  z = _raw_q[0]\n"
       "      ^");
   add("reduction_variable_in_elementwise", elementwise_set(op(sig_in, sig_out, "z = x + _J")),
       "operation", 1, 9,
-      "k: operation line 1, column 9: '_J' is not defined here (cujit defines _ind, "
-      "_raw_<name> and the other reserved variables only where they apply)\n"
+      "cujit: kernel 'k': '_J' is not defined here (cujit defines _ind, "
+      "_raw_<name> and the other reserved variables only where they apply)\noperation line 1, "
+      "column 9\n"
       "  z = x + _J\n"
       "          ^");
   add("reserved_preamble",
       elementwise_set(op(sig_in, sig_out, "z = x", "__device__ int _cj_counter;")), "preamble", 1,
       16,
-      "k: preamble line 1, column 16: '_cj_counter' is reserved for cujit's generated code (i, "
-      "_ind, _in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\n"
+      "cujit: kernel 'k': '_cj_counter' is reserved for cujit's generated code (i, "
+      "_ind, _in_ind, _out_ind, _J, _raw_<name>, _cj...); choose another name\npreamble line 1, "
+      "column 16\n"
       "  __device__ int _cj_counter;\n"
       "                 ^");
   add("multi_line", elementwise_set(op(sig_in, sig_out, "float d = x - y;\nz = d * d +;\n")),
       "operation", 2, 12,
-      "k: operation line 2, column 12: expected expression\n"
+      "cujit: kernel 'k': expected expression\noperation line 2, column 12\n"
       "  z = d * d +;\n"
       "             ^");
   add("missing_paren_at_end", elementwise_set(op(sig_in, sig_out, "z = (x + y")), "operation", 1,
       11,
-      "k: operation line 1, column 11: expected ')'\n"
+      "cujit: kernel 'k': expected ')'\noperation line 1, column 11\n"
       "  z = (x + y\n"
       "            ^");
   add("missing_semicolon", elementwise_set(op(sig_in, sig_out, "z = x y")), "operation", 1, 6,
-      "k: operation line 1, column 6: expected ';' after expression\n"
+      "cujit: kernel 'k': expected ';' after expression\noperation line 1, column 6\n"
       "  z = x y\n"
       "       ^");
   add("unterminated_comment", elementwise_set(op(sig_in, sig_out, "z = x; /* oops")), "operation",
       1, 8,
-      "k: operation line 1, column 8: unterminated /* comment\n"
+      "cujit: kernel 'k': unterminated /* comment\noperation line 1, column 8\n"
       "  z = x; /* oops\n"
       "         ^");
   add("float_modulo", elementwise_set(op(sig_in, sig_out, "z = x % 2.0f")), "operation", 1, 7,
-      "k: operation line 1, column 7: invalid operands to binary expression ('const float' and "
-      "'float')\n"
+      "cujit: kernel 'k': invalid operands to binary expression ('const float' and "
+      "'float')\noperation line 1, column 7\n"
       "  z = x % 2.0f\n"
       "        ^");
   add("member_of_float", elementwise_set(op(sig_in, sig_out, "z = x.foo")), "operation", 1, 6,
-      "k: operation line 1, column 6: member reference base type 'const float' is not a "
-      "structure or union\n"
+      "cujit: kernel 'k': member reference base type 'const float' is not a "
+      "structure or union\noperation line 1, column 6\n"
       "  z = x.foo\n"
       "       ^");
   add("preamble_syntax",
       elementwise_set(
           op(sig_in, sig_out, "z = f(x)", "__device__ float f(float v) {\n\treturn v * ;\n}")),
       "preamble", 2, 13,
-      "k: preamble line 2, column 13: expected expression\n"
+      "cujit: kernel 'k': expected expression\npreamble line 2, column 13\n"
       "  \treturn v * ;\n"
       "  \t           ^");
   add("loop_prep_syntax", elementwise_set({"k", sig_in, sig_out, "z = x", "", "float acc = 0 0;"}),
       "loop_prep", 1, 14,
-      "k: loop_prep line 1, column 14: expected ';' at end of declaration\n"
+      "cujit: kernel 'k': expected ';' at end of declaration\nloop_prep line 1, column 14\n"
       "  float acc = 0 0;\n"
       "               ^");
   ReductionCase l2 = testing::valid_reduction_corpus()[0];
   ReductionCase bad = l2;
   bad.map_expr = "x * ";
   add("map_expr_syntax", reduction_set(bad), "map_expr", 1, 5,
-      "l2norm: map_expr line 1, column 5: expected expression\n"
+      "cujit: kernel 'l2norm': expected expression\nmap_expr line 1, column 5\n"
       "  x * \n"
       "      ^");
   bad = l2;
   bad.reduce_expr = "a = b";
   add("reduce_assigns_a", reduction_set(bad), "reduce_expr", 1, 1,
-      "l2norm: reduce_expr line 1, column 1: cannot assign to input 'a': snippet inputs are "
-      "read-only (write outputs only)\n"
+      "cujit: kernel 'l2norm': cannot assign to input 'a': snippet inputs are "
+      "read-only (write outputs only)\nreduce_expr line 1, column 1\n"
       "  a = b\n"
       "  ^");
   bad = l2;
   bad.post_map_expr = "y = sqrt(a) +";
   add("post_map_syntax", reduction_set(bad), "post_map_expr", 1, 14,
-      "l2norm: post_map_expr line 1, column 14: expected expression\n"
+      "cujit: kernel 'l2norm': expected expression\npost_map_expr line 1, column 14\n"
       "  y = sqrt(a) +\n"
       "               ^");
   bad = l2;
   bad.identity = "0 +";
   add("identity_syntax", reduction_set(bad), "identity", 1, 4,
-      "l2norm: identity line 1, column 4: expected expression\n"
+      "cujit: kernel 'l2norm': expected expression\nidentity line 1, column 4\n"
       "  0 +\n"
       "     ^");
   bad = l2;
   bad.map_expr = "x * _ind.size()";
   add("elementwise_variable_in_reduction", reduction_set(bad), "map_expr", 1, 5,
-      "l2norm: map_expr line 1, column 5: '_ind' is not defined here (cujit defines _ind, "
-      "_raw_<name> and the other reserved variables only where they apply)\n"
+      "cujit: kernel 'l2norm': '_ind' is not defined here (cujit defines _ind, "
+      "_raw_<name> and the other reserved variables only where they apply)\nmap_expr line 1, "
+      "column 5\n"
       "  x * _ind.size()\n"
       "      ^");
   return cases;
@@ -569,7 +576,7 @@ TEST(FormatSnippetLocation, LineAndCaret) {
             "preamble line 2, column 4\n  \tb c\n  \t  ^");
   EXPECT_EQ(format_snippet_location("op", "a", 3, 1), "op line 3, column 1");
   EXPECT_EQ(format_snippet_error("k", "op", "a +", 1, 4, "expected expression"),
-            "k: op line 1, column 4: expected expression\n  a +\n     ^");
+            "cujit: kernel 'k': expected expression\nop line 1, column 4\n  a +\n     ^");
 }
 
 TEST(SnippetAnalysis, InvalidScopeParentIsAnArgumentError) {
