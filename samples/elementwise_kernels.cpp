@@ -7,15 +7,22 @@
 #include <iostream>
 
 int main() {
-  if (cujit::Device::count() == 0) {
-    std::cout << "elementwise_kernels: no CUDA device; nothing to launch\n";
-    return 0;
-  }
   using cujit::Array;
   using cujit::ElementwiseKernel;
 
   // z = (x - y)^2 with y broadcast over the rows of x: (2, 5) and (5,) give (2, 5).
   ElementwiseKernel squared_diff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
+  if (cujit::Device::count() == 0) {
+    // Without a GPU: the kernel the call below would run, compiled (and cached) for an H100.
+    const cujit::Specialization s =
+        squared_diff.specialize({cujit::ArgSpec::array(cujit::DType::Float32, {2, 5}),
+                                 cujit::ArgSpec::array(cujit::DType::Float32, {5})},
+                                cujit::Target::parse("sm_90"));
+    std::cout << "elementwise_kernels: no CUDA device; specialised " << s.kernel << " for "
+              << s.target.name() << " (" << s.binary_size << " bytes, " << to_string(s.origin)
+              << "); launching needs a GPU\n";
+    return 0;
+  }
   Array x = Array::from_host(std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {2, 5});
   Array y = Array::from_host(std::vector<float>{1, 1, 1, 1, 1});
   std::vector<float> z = squared_diff(x, y).to_host<float>();
@@ -30,8 +37,8 @@ int main() {
 
   // Math functions from CUDA.
   ElementwiseKernel gauss("float32 x", "float32 y", "y = exp(-0.5f * x * x)", "gauss");
-  std::cout << "gauss(1) = " << gauss(y).to_host<float>()[0] << " (expected "
-            << std::exp(-0.5f) << ")\n";
+  std::cout << "gauss(1) = " << gauss(y).to_host<float>()[0] << " (expected " << std::exp(-0.5f)
+            << ")\n";
 
   // One generic kernel, two dtypes: T binds to float32 and then to float64.
   ElementwiseKernel scale("T x, T a", "T y", "y = a * x", "scale");

@@ -1,6 +1,8 @@
 # Installs the built cujit into a scratch prefix (or, with PREFIX, uses a tree installed
 # already: an unpacked .deb, tests/consumer/check_deb.sh), then builds and runs the consumer
-# twice: with find_package(cujit CONFIG), and with `pkg-config --cflags --libs cujit` alone.
+# twice: with find_package(cujit CONFIG), and with `pkg-config --cflags --libs cujit` alone;
+# with SAMPLES_SOURCE_DIR, also builds the samples as a project of their own against the install
+# and runs two of them (without a GPU they specialise their kernels).
 #   cmake -DCUJIT_BINARY_DIR=... | -DPREFIX=... -DCONSUMER_SOURCE_DIR=... -DWORK_DIR=...
 #         -DCXX_COMPILER=... [-DPKG_CONFIG_LIBDIR=...] -P run_check.cmake
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -47,3 +49,13 @@ separate_arguments(flags UNIX_COMMAND "${flags}")
 run("building the consumer with pkg-config" ${CXX_COMPILER} -std=c++17
   ${CONSUMER_SOURCE_DIR}/main.cpp ${flags} -Wl,-rpath,${libdir} -o ${WORK_DIR}/consumer_pkgconfig)
 run("the pkg-config consumer" ${WORK_DIR}/consumer_pkgconfig)
+
+if(SAMPLES_SOURCE_DIR)
+  run("configuring the samples" ${CMAKE_COMMAND} -S ${SAMPLES_SOURCE_DIR} -B ${WORK_DIR}/samples
+    -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+  run("building the samples" ${CMAKE_COMMAND} --build ${WORK_DIR}/samples -j 2)
+  foreach(sample quickstart elementwise_kernels)
+    run("the ${sample} sample" ${CMAKE_COMMAND} -E env CUJIT_CACHE_DIR=${WORK_DIR}/sample-cache
+      ${WORK_DIR}/samples/${sample})
+  endforeach()
+endif()
