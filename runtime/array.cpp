@@ -79,7 +79,14 @@ void Array::check_host_size(const Shape& shape, std::size_t count) {
 void Array::check_host_type(DType requested) const {
   if (requested != dtype_) {
     throw TypeError("cujit: to_host: the array's dtype is " + std::string(dtype_name(dtype_)) +
-                    " but a vector of " + std::string(dtype_name(requested)) + " was requested");
+                    " but " + std::string(dtype_name(requested)) + " was requested");
+  }
+}
+
+void Array::check_one_element() const {
+  if (size() != 1) {
+    throw ShapeError("cujit: item: the array has " + std::to_string(size()) + " elements (shape " +
+                     detail::shape_text(shape_) + "); item() needs one");
   }
 }
 

@@ -53,6 +53,17 @@ class CUJIT_EXPORT Array {
     check_host_size(shape, data.size());
     return from_host(data.data(), shape, dtype, device);
   }
+  /// Copies `count` host elements at `data` (any contiguous range: a std::array, a span's
+  /// data(), a buffer of your own); `shape` defaults to {count}. Throws ShapeError when the
+  /// shape's size differs from `count`.
+  template <class T>
+  [[nodiscard]] static Array from_host(const T* data, std::size_t count, Shape shape = {},
+                                       const Device& device = Device::current()) {
+    constexpr DType dtype = dtype_of<T>();
+    if (shape.empty()) shape = {static_cast<std::int64_t>(count)};
+    check_host_size(shape, count);
+    return from_host(static_cast<const void*>(data), shape, dtype, device);
+  }
   /// A bool array from std::vector<bool> (bit-packed on the host): one byte per element.
   [[nodiscard]] static Array from_host(const std::vector<bool>& data, Shape shape = {},
                                        const Device& device = Device::current()) {
@@ -100,6 +111,23 @@ class CUJIT_EXPORT Array {
       std::vector<T> result(static_cast<std::size_t>(size()));
       to_host(result.data());
       return result;
+    }
+  }
+  /// The value of a one-element array (any shape whose size is 1: a 0-d reduction's result, or
+  /// x[i][j]), copied to the host. Throws TypeError unless T's dtype is dtype(), ShapeError
+  /// unless size() is 1.
+  template <class T>
+  [[nodiscard]] T item() const {
+    check_host_type(dtype_of<T>());
+    check_one_element();
+    if constexpr (std::is_same_v<T, bool>) {
+      unsigned char byte = 0;
+      to_host(&byte);
+      return byte != 0;
+    } else {
+      T value{};
+      to_host(&value);
+      return value;
     }
   }
   /// This array on `device`: the array itself (no copy) when it is there already, else a copy
@@ -170,6 +198,7 @@ class CUJIT_EXPORT Array {
  private:
   static void check_host_size(const Shape& shape, std::size_t count);
   void check_host_type(DType requested) const;
+  void check_one_element() const;
 
   std::shared_ptr<const void> owner_;
   std::uint64_t data_ = 0;

@@ -5,6 +5,8 @@
 #include <dlpack/dlpack.h>
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <cstring>
 #include <numeric>
 
@@ -117,4 +119,18 @@ TEST(ArrayGpu, StreamOrderedAllocationIsCheap) {
 }
 
 }  // namespace
+// item<T>() for a one-element array, and from_host from any contiguous range (issue 32).
+TEST(ArrayGpu, ItemAndFromHostOfAnyRange) {
+  CUJIT_REQUIRE_GPU();
+  const std::array<double, 6> values = {1, 2, 3, 4, 5, 6};
+  Array a = Array::from_host(values.data(), values.size(), {2, 3});
+  EXPECT_EQ(a.shape(), (Shape{2, 3}));
+  EXPECT_EQ(a[1][2].item<double>(), 6.0);
+  EXPECT_EQ(a.slice(1, 1, 2).reshape({2})[0].item<double>(), 2.0);
+  EXPECT_THROW((void)a.item<double>(), ShapeError);
+  EXPECT_THROW((void)a[0][0].item<float>(), TypeError);
+  EXPECT_THROW((void)Array::from_host(values.data(), 5, {2, 3}), ShapeError);
+  EXPECT_TRUE(Array::from_host(std::vector<bool>{true}).item<bool>());
+}
+
 }  // namespace cujit
