@@ -209,6 +209,21 @@ EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, c
   return plan;
 }
 
+namespace {
+
+// The facts of a generic plan and of its specialisation, which must agree.
+template <class PlanOrSpecialization>
+void make_generic(PlanOrSpecialization& x) {
+  x.layout = EwLayout::Strided;
+  x.ndim = kGenericNdim;
+  x.vec = 1;
+  x.index64 = true;
+  x.tile_rows = 64;
+  x.block_size = kDefaultBlock;
+}
+
+}  // namespace
+
 std::optional<EwPlan> plan_elementwise_generic(const ElementwiseDefinition& def,
                                                const ArgDesc* args, const Shape& shape,
                                                const EwTuning& tuning, const DeviceLimits& device) {
@@ -227,24 +242,14 @@ std::optional<EwPlan> plan_elementwise_generic(const ElementwiseDefinition& def,
   const std::size_t pad = kGenericNdim - c.shape.size();  // leading dimensions of extent 1
   c.shape.insert(c.shape.begin(), pad, 1);
   for (Shape& st : c.strides) st.insert(st.begin(), pad, 0);
-  plan.layout = EwLayout::Strided;
-  plan.ndim = kGenericNdim;
-  plan.vec = 1;
-  plan.index64 = true;
-  plan.tile_rows = 64;
-  plan.block_size = kDefaultBlock;
+  make_generic(plan);
   plan_grid(tuning, device, plan);
   return plan;
 }
 
 EwSpecialization generic_elementwise(const EwSpecialization& s) {
   EwSpecialization g = s;
-  g.layout = EwLayout::Strided;
-  g.ndim = kGenericNdim;
-  g.vec = 1;
-  g.index64 = true;
-  g.tile_rows = 64;
-  g.block_size = kDefaultBlock;
+  make_generic(g);
   for (EwParam& p : g.params) p.transposed = p.row_broadcast = false;
   return g;
 }

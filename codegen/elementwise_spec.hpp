@@ -9,6 +9,7 @@
 
 #include "codegen/signature.hpp"
 #include "codegen/snippet_use.hpp"
+#include "codegen/spec_serial.hpp"
 
 #include <string>
 #include <vector>
@@ -65,7 +66,7 @@ struct EwSpecialization {
 /// The fields of an elementwise specialisation, once, in key order (spec_serial.hpp): the
 /// key text, the memo bytes and the manifest entry are rendered from this list.
 template <class Param, class V>
-void visit_ew_param(Param& p, V& v) {
+enable_if_same_t<Param, EwParam> visit_fields(Param& p, V& v) {
   v.dtype("dtype", p.dtype);
   v.kind("scalar", p.scalar);
   v.flag("used", p.used);
@@ -76,7 +77,7 @@ void visit_ew_param(Param& p, V& v) {
   v.flag("row_broadcast", p.row_broadcast);
 }
 template <class Spec, class V>
-void visit_ew_spec(Spec& s, V& v) {
+enable_if_same_t<Spec, EwSpecialization> visit_fields(Spec& s, V& v) {
   v.choice({"layout", "layout"}, s.layout, EwLayout::Tiled2D, "layout");
   v.number({"vec", "vec"}, s.vec);
   v.number_or({"tile_rows", "tile"}, s.tile_rows, 64);  // older entries lack it
@@ -84,22 +85,6 @@ void visit_ew_spec(Spec& s, V& v) {
   v.flag({"index64", "i64"}, s.index64);
   v.number({"block_size", "block"}, s.block_size);
   v.params({"params", "params"}, s.params);
-}
-template <class V>
-void visit_fields(const EwParam& p, V& v) {
-  visit_ew_param(p, v);
-}
-template <class V>
-void visit_fields(EwParam& p, V& v) {
-  visit_ew_param(p, v);
-}
-template <class V>
-void visit_fields(const EwSpecialization& s, V& v) {
-  visit_ew_spec(s, v);
-}
-template <class V>
-void visit_fields(EwSpecialization& s, V& v) {
-  visit_ew_spec(s, v);
 }
 
 /// The kernel's symbol: "cujit_ew_<name>".

@@ -9,6 +9,7 @@
 
 #include "codegen/signature.hpp"
 #include "codegen/snippet_use.hpp"
+#include "codegen/spec_serial.hpp"
 
 #include <cstdint>
 #include <string>
@@ -94,7 +95,7 @@ struct RedSpecialization {
 /// The fields of a reduction specialisation, once, in key order (spec_serial.hpp): the key
 /// text, the memo bytes and the manifest entry are rendered from this list.
 template <class Param, class V>
-void visit_red_param(Param& p, V& v) {
+enable_if_same_t<Param, RedParam> visit_fields(Param& p, V& v) {
   v.dtype("dtype", p.dtype);
   v.kind("scalar", p.scalar);
   v.flag("used", p.used);
@@ -102,7 +103,7 @@ void visit_red_param(Param& p, V& v) {
   v.flag("raw_contiguous", p.raw_contiguous);
 }
 template <class Spec, class V>
-void visit_red_spec(Spec& s, V& v) {
+enable_if_same_t<Spec, RedSpecialization> visit_fields(Spec& s, V& v) {
   v.choice({"strategy", "strategy"}, s.strategy, RedStrategy::Columns, "reduction strategy");
   v.text({"reduce_ctype", "R"}, s.reduce_ctype);
   v.number({"out_ndim", "ond"}, s.out_ndim);
@@ -118,22 +119,6 @@ void visit_red_spec(Spec& s, V& v) {
   v.number_or({"pass2_block", "b2"}, s.pass2_block, 0);  // older entries lack it
   v.marker({"peel", "peel"}, s.peel);  // absent when false: earlier keys are unchanged
   v.params({"params", "params"}, s.params);
-}
-template <class V>
-void visit_fields(const RedParam& p, V& v) {
-  visit_red_param(p, v);
-}
-template <class V>
-void visit_fields(RedParam& p, V& v) {
-  visit_red_param(p, v);
-}
-template <class V>
-void visit_fields(const RedSpecialization& s, V& v) {
-  visit_red_spec(s, v);
-}
-template <class V>
-void visit_fields(RedSpecialization& s, V& v) {
-  visit_red_spec(s, v);
 }
 
 /// Elements one unrolled pass of a block covers when it walks a contiguous segment: chunks of

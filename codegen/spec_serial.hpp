@@ -24,9 +24,15 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace cujit::detail {
+
+/// void, for a field list's T or const T only: one list serves the renderers (const values)
+/// and the readers (mutable ones).
+template <class Given, class T>
+using enable_if_same_t = std::enable_if_t<std::is_same_v<std::remove_const_t<Given>, T>>;
 
 /// A field's name in a manifest entry and its label in the key text.
 struct SpecField {

@@ -62,20 +62,14 @@ void ElementwiseFamily::specialise(const Definition& def, const Resolved& types,
 FamilyBuild ElementwiseFamily::build(std::shared_ptr<const Definition> def,
                                      std::shared_ptr<const Specialization> spec,
                                      const Target& target) {
-  FamilyBuild build;
-  build.request.kind = kKind;
-  build.request.spec = manifest_entry(*def, *spec);
-  build.request.target = target;
-  build.request.manifest_entry = build.request.spec;
-  build.request.name = def->name;
+  FamilyBuild build = family_build(kKind, def->name, manifest_entry(*def, *spec), target,
+                                   {{"preamble", def->preamble},
+                                    {"loop_prep", def->loop_prep},
+                                    {"operation", def->operation},
+                                    {"after_loop", def->after_loop}},
+                                   def->compile_options);
   build.snippets = [def, spec] { return snippet_set(*def, *spec); };
   build.generate = [def, spec] { return generate_elementwise(*def, *spec); };
-  build.kernel = def->name;
-  build.snippet_texts = {{"preamble", def->preamble},
-                         {"loop_prep", def->loop_prep},
-                         {"operation", def->operation},
-                         {"after_loop", def->after_loop}};
-  build.request.include_digest = snippet_include_digest(build, def->compile_options);
   return build;
 }
 

@@ -98,8 +98,18 @@ class FamilyCompiler final : public Compiler {
 
 }  // namespace
 
-std::string snippet_include_digest(const FamilyBuild& build,
-                                   const std::vector<std::string>& options) {
+FamilyBuild family_build(const char* kind, const std::string& name, std::string spec,
+                         const Target& target,
+                         std::vector<std::pair<std::string, std::string>> snippet_texts,
+                         const std::vector<std::string>& options) {
+  FamilyBuild build;
+  build.request.kind = kind;
+  build.request.spec = std::move(spec);
+  build.request.target = target;
+  build.request.manifest_entry = build.request.spec;
+  build.request.name = name;
+  build.kernel = name;
+  build.snippet_texts = std::move(snippet_texts);
   std::vector<std::string> texts;
   for (const auto& [label, text] : build.snippet_texts) {
     if (text.find("include") != std::string::npos) texts.push_back(text);
@@ -107,8 +117,11 @@ std::string snippet_include_digest(const FamilyBuild& build,
   const bool include_options = std::any_of(options.begin(), options.end(), [](const auto& o) {
     return o.rfind("-I", 0) == 0 || o.find("include") != std::string::npos;
   });
-  if (texts.empty() && !include_options) return {};  // the common case: nothing to read
-  return include_digest(texts, options, {}, "cujit: kernel '" + build.kernel + "'");
+  if (!texts.empty() || include_options) {  // else nothing to read: the common case
+    build.request.include_digest =
+        include_digest(texts, options, {}, "cujit: kernel '" + name + "'");
+  }
+  return build;
 }
 
 std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build,

@@ -76,10 +76,14 @@ struct FamilyBuild {
   std::function<CompiledProgram(const CompiledProgram& ptx)> jit_ptx;
 };
 
-/// The digest of the on-disk headers the snippets of `build` may include under `options`
-/// (cache/include_digest.hpp); empty when they include none.
-std::string snippet_include_digest(const FamilyBuild& build,
-                                   const std::vector<std::string>& options);
+/// A family's build of kernel `name` whose request spec (and manifest entry) is `spec`, for
+/// `target`, from snippets labelled as `snippet_texts` compiled with `options`: everything but
+/// the closures (snippets, generate), which the family sets. The request carries the digest of
+/// the on-disk headers the snippets may include (cache/include_digest.hpp).
+FamilyBuild family_build(const char* kind, const std::string& name, std::string spec,
+                         const Target& target,
+                         std::vector<std::pair<std::string, std::string>> snippet_texts,
+                         const std::vector<std::string>& options);
 
 /// The program of `build`, through the kernel cache. On a miss the clang analysis runs on
 /// another thread while NVRTC compiles (a cold call costs the longer of the two); its error,

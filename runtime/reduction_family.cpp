@@ -87,21 +87,15 @@ RedPlan ReductionFamily::plan(const Definition& def, const Resolved& resolved, c
 FamilyBuild ReductionFamily::build(std::shared_ptr<const Definition> def,
                                    std::shared_ptr<const Specialization> spec,
                                    const Target& target) {
-  FamilyBuild build;
-  build.request.kind = kKind;
-  build.request.spec = manifest_entry(*def, *spec);
-  build.request.target = target;
-  build.request.manifest_entry = build.request.spec;
-  build.request.name = def->name;
+  FamilyBuild build = family_build(kKind, def->name, manifest_entry(*def, *spec), target,
+                                   {{"preamble", def->preamble},
+                                    {"identity", def->identity},
+                                    {"map_expr", def->map_expr},
+                                    {"reduce_expr", def->reduce_expr},
+                                    {"post_map_expr", def->post_map_expr}},
+                                   def->compile_options);
   build.snippets = [def, spec] { return snippet_set(*def, *spec); };
   build.generate = [def, spec] { return generate_reduction(*def, *spec); };
-  build.kernel = def->name;
-  build.snippet_texts = {{"preamble", def->preamble},
-                         {"identity", def->identity},
-                         {"map_expr", def->map_expr},
-                         {"reduce_expr", def->reduce_expr},
-                         {"post_map_expr", def->post_map_expr}};
-  build.request.include_digest = snippet_include_digest(build, def->compile_options);
   return build;
 }
 
