@@ -90,17 +90,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const cujit::CompileError& e) {
     // The error points into the snippet that has it (1-based, clamped to its text).
     const std::string message = e.what();
-    CUJIT_FUZZ_CHECK(message.rfind("fuzz_kernel: ", 0) == 0, "message does not name the kernel");
+    CUJIT_FUZZ_CHECK(message.rfind("cujit: kernel 'fuzz_kernel': ", 0) == 0,
+                     "message does not name the kernel");
     CUJIT_FUZZ_CHECK(e.line() >= 1 && e.column() >= 1, "error position is not 1-based");
-    const std::size_t label_end = message.find(" line ");
-    CUJIT_FUZZ_CHECK(label_end != std::string::npos, "message has no snippet location");
-    const std::string label = message.substr(13, label_end - 13);
-    bool inside = false;
+    // "<label> line L, column C" on a line of its own, for a snippet of the set.
+    bool inside = false, located = false;
     for (const Snippet& s : set.snippets) {
-      if (s.label != label) continue;
+      const std::string where = "\n" + s.label + " line " + std::to_string(e.line()) + ", column " +
+                                std::to_string(e.column());
+      if (message.find(where) == std::string::npos) continue;
+      located = true;
       const int lines = 1 + static_cast<int>(std::count(s.text.begin(), s.text.end(), '\n'));
-      inside = e.line() <= lines;
+      inside = inside || e.line() <= lines;
     }
+    CUJIT_FUZZ_CHECK(located, "message has no snippet location");
     CUJIT_FUZZ_CHECK(inside, "error line is outside the snippet it names");
     return 0;
   }
