@@ -1,7 +1,7 @@
 #include "cache/entry_signature.hpp"
 
-#include "support/sha256.hpp"
 #include "core/checked_file.hpp"
+#include "support/sha256.hpp"
 
 #include <cujit/error.hpp>
 

@@ -201,8 +201,9 @@ std::vector<std::pair<std::string, bool>> include_names(const std::string& text)
 std::string include_digest(const std::vector<std::string>& texts,
                            const std::vector<std::string>& options,
                            const std::vector<std::pair<std::string, std::string>>& memory_headers,
-                           const std::string& who, const std::string& main_directory,
+                           const std::string& who, const std::string& main_file,
                            const IncludeLimits& limits) {
+  const std::string main_directory = directory_of(main_file);
   const IncludeOptions found = include_options(options);
   IncludeWalk walk(found, memory_headers, who, limits);
   for (const std::string& header : found.pre_includes) walk.look_up(header, true, main_directory);

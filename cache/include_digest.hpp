@@ -31,12 +31,12 @@ struct IncludeLimits {
 /// -include/--pre-include headers); empty when none exists, so that programs without on-disk
 /// headers keep their keys. `memory_headers` (name, text) are found before the disk, and their
 /// own includes are followed. Throws ArgumentError naming `who` beyond `limits`.
-/// `main_directory`: where quoted includes of `texts` are looked for besides the working
-/// directory (a program read from a file: that file's directory).
+/// `main_file`: the program's file name (its directory is where quoted includes of `texts` are
+/// looked for besides the working directory); empty or a bare name: the working directory.
 std::string include_digest(const std::vector<std::string>& texts,
                            const std::vector<std::string>& options,
                            const std::vector<std::pair<std::string, std::string>>& memory_headers,
-                           const std::string& who, const std::string& main_directory = ".",
+                           const std::string& who, const std::string& main_file = "",
                            const IncludeLimits& limits = {});
 
 /// The include directories and pre-included headers of NVRTC `options`, in order: "-I<dir>",

@@ -122,6 +122,10 @@ struct Configuration {
 
 }  // namespace
 
+std::string request_key(const KernelRequest& r, const Target& target) {
+  return request_key(r.kind, r.spec, target, compiler_identity(), r.include_digest);
+}
+
 void register_replay(const std::string& kind, ReplayFn fn) {
   std::lock_guard lock(replay_mutex());
   replay_registry()[kind] = std::move(fn);

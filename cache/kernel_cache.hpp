@@ -40,6 +40,10 @@ struct KernelRequest {
   bool link_without_headers = false;
 };
 
+/// The request key of `r` for `target` (its own, or a compatible one): kind, spec, target, the
+/// compiler's identity and the include digest (record.hpp's request_key).
+std::string request_key(const KernelRequest& r, const Target& target);
+
 /// Generates the source for a request (called only on a miss at the request level).
 using GenerateFn = std::function<SourceProgram()>;
 /// Compiles a generated program; attaches metadata to the result.

@@ -35,11 +35,8 @@ KernelRequest raw_kernel_request(const SourceProgram& program, const Target& tar
   r.spec = r.manifest_entry;
   r.target = target;
   r.name = program_kernel_names(program);  // "saxpy", not "raw_module.cu", in messages
-  const std::size_t slash = program.name.rfind('/');
-  const std::string directory = slash == std::string::npos ? "." : program.name.substr(0, slash);
-  r.include_digest =
-      include_digest({program.source}, program.options, program.headers,
-                     "cujit: raw module '" + r.name + "'", directory.empty() ? "/" : directory);
+  r.include_digest = include_digest({program.source}, program.options, program.headers,
+                                    "cujit: raw module '" + r.name + "'", program.name);
   return r;
 }
 

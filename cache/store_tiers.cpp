@@ -134,8 +134,7 @@ Found CompatibleTier::by_request(Search& search) {
   const std::vector<std::shared_ptr<Store>> deps = stores_.deployments();
   const std::shared_ptr<Store> w = stores_.writable();
   for (const Target& target : request.compatible) {
-    const std::string key = request_key(request.kind, request.spec, target, compiler_identity(),
-                                        request.include_digest);
+    const std::string key = request_key(request, target);
     for (std::size_t k = 0; k <= deps.size(); ++k) {
       const std::shared_ptr<Store>& store = k < deps.size() ? deps[k] : w;
       if (!store) continue;

@@ -27,8 +27,7 @@ std::string describe_request(const KernelRequest& r) {
 Search::Search(const KernelRequest& request, Compiler& compiler)
     : request_(request),
       compiler_(compiler),
-      request_key_(detail::request_key(request.kind, request.spec, request.target,
-                                       compiler_identity(), request.include_digest)) {}
+      request_key_(detail::request_key(request, request.target)) {}
 
 const SourceProgram& Search::source() {
   if (!source_) source_ = compiler_.generate();

@@ -11,6 +11,7 @@
 
 #include "codegen/signature.hpp"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -127,6 +128,9 @@ SnippetSet reduction_snippet_set(const std::string& kernel, const std::vector<Pa
 /// Formats "<label> line L, column C" plus the snippet's line and a caret under the column,
 /// each on its own line indented by two spaces (no caret lines when `line` is out of range).
 /// Lines and columns are 1-based; tabs before the column are kept so the caret lines up.
+/// Line `line` (1-based) of `text`, without its newline; nullopt when out of range.
+std::optional<std::string> snippet_line(const std::string& text, int line);
+
 std::string format_snippet_location(const std::string& label, const std::string& text, int line,
                                     int column);
 

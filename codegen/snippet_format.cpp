@@ -2,18 +2,25 @@
 
 namespace cujit::detail {
 
-std::string format_snippet_location(const std::string& label, const std::string& text, int line,
-                                    int column) {
-  std::string out = label + " line " + std::to_string(line) + ", column " + std::to_string(column);
-  // The snippet's line, then a caret under the column; tabs are kept so the caret lines up.
+std::optional<std::string> snippet_line(const std::string& text, int line) {
+  if (line < 1) return std::nullopt;
   std::size_t begin = 0;
   for (int l = 1; l < line && begin != std::string::npos; ++l) {
     begin = text.find('\n', begin);
     if (begin != std::string::npos) ++begin;
   }
-  if (begin == std::string::npos || line < 1) return out;
-  std::size_t end = text.find('\n', begin);
-  std::string source_line = text.substr(begin, end == std::string::npos ? end : end - begin);
+  if (begin == std::string::npos) return std::nullopt;
+  const std::size_t end = text.find('\n', begin);
+  return text.substr(begin, end == std::string::npos ? end : end - begin);
+}
+
+std::string format_snippet_location(const std::string& label, const std::string& text, int line,
+                                    int column) {
+  std::string out = label + " line " + std::to_string(line) + ", column " + std::to_string(column);
+  // The snippet's line, then a caret under the column; tabs are kept so the caret lines up.
+  const std::optional<std::string> found = snippet_line(text, line);
+  if (!found) return out;
+  const std::string& source_line = *found;
   out += "\n  " + source_line + "\n  ";
   for (int c = 1; c < column; ++c) {
     std::size_t at = static_cast<std::size_t>(c - 1);

@@ -111,16 +111,8 @@ FamilyBuild family_build(const char* kind, const std::string& name, std::string 
   build.kernel = name;
   build.snippet_texts = std::move(snippet_texts);
   std::vector<std::string> texts;
-  for (const auto& [label, text] : build.snippet_texts) {
-    if (text.find("include") != std::string::npos) texts.push_back(text);
-  }
-  const bool include_options = std::any_of(options.begin(), options.end(), [](const auto& o) {
-    return o.rfind("-I", 0) == 0 || o.find("include") != std::string::npos;
-  });
-  if (!texts.empty() || include_options) {  // else nothing to read: the common case
-    build.request.include_digest =
-        include_digest(texts, options, {}, "cujit: kernel '" + name + "'");
-  }
+  for (const auto& [label, text] : build.snippet_texts) texts.push_back(text);
+  build.request.include_digest = include_digest(texts, options, {}, "cujit: kernel '" + name + "'");
   return build;
 }
 
@@ -272,16 +264,6 @@ std::string dump_note(const CompileError& error) {
   return at == std::string::npos ? std::string() : what.substr(at, what.find('\n', at + 1) - at);
 }
 
-// Line `n` (1-based) of `text`, or nullopt.
-std::optional<std::string> line_of(const std::string& text, int n) {
-  std::istringstream in(text);
-  std::string line;
-  for (int k = 1; std::getline(in, line); ++k) {
-    if (k == n) return line;
-  }
-  return std::nullopt;
-}
-
 // NVRTC's log as the user should read it: a snippet compiled in several places of the kernel
 // (the vectorised body and its tail) is reported once, the echoed line is the user's own (not
 // the generated one, which ends in the ';' cujit adds), and the closing count agrees.
@@ -316,7 +298,7 @@ std::string user_log(const std::string& log,
       current = lines[n] + "\n";
       for (const auto& [label, text] : snippets) {
         if (label != m[1].str() || n + 1 >= lines.size()) continue;
-        const auto own = line_of(text, std::stoi(m[2].str()));
+        const auto own = snippet_line(text, std::stoi(m[2].str()));
         if (own && !own->empty() && lines[n + 1].rfind("  " + *own, 0) == 0) {
           current += "  " + *own + "\n";
           ++n;

@@ -60,8 +60,7 @@ Specialization compile_offline(const FamilyBuild& build) {
   result.target = build.request.target;
   result.origin = origin_of(outcome);
   result.binary_size = program->binary.size();
-  result.request_key = request_key(build.request.kind, build.request.spec, build.request.target,
-                                   compiler_identity(), build.request.include_digest);
+  result.request_key = request_key(build.request, build.request.target);
   return result;
 }
 
