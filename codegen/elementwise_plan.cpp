@@ -237,11 +237,7 @@ std::optional<EwPlan> plan_elementwise_generic(const ElementwiseDefinition& def,
     strides.push_back(broadcast_strides(*args[k].shape, *args[k].strides, shape));
   }
   plan.collapsed = collapse_dims(shape, strides, def.reduce_dims);
-  CollapsedLayout& c = plan.collapsed;
-  if (c.shape.size() > static_cast<std::size_t>(kGenericNdim)) return std::nullopt;
-  const std::size_t pad = kGenericNdim - c.shape.size();  // leading dimensions of extent 1
-  c.shape.insert(c.shape.begin(), pad, 1);
-  for (Shape& st : c.strides) st.insert(st.begin(), pad, 0);
+  if (!pad_dims(plan.collapsed, kGenericNdim)) return std::nullopt;
   make_generic(plan);
   plan_grid(tuning, device, plan);
   return plan;

@@ -56,9 +56,6 @@ const Shape& elementwise_shape(const Who& who, const ArrayScan& scan, std::int64
 EwPlan plan_elementwise(const ElementwiseDefinition& def, const ArgDesc* args, const Shape& shape,
                         int block_option, const EwTuning& tuning, const DeviceLimits& device);
 
-/// Dimensions of the generic specialisation: calls whose arrays collapse to more have none.
-inline constexpr int kGenericNdim = 4;
-
 /// The generic plan of a call: its arrays in the strided layout padded to kGenericNdim
 /// dimensions, 64-bit indices, one element per access, the default block. Slower than the
 /// call's own plan, but one kernel serves every layout of the same dtypes: what a target

@@ -351,10 +351,13 @@ RedAxes reduction_axes(const Who& who, const Shape& shape, const ReduceOptions& 
   return axes;
 }
 
-RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& types,
-                       const std::string& reduce_ctype, const ArgDesc* args, const Shape& shape,
-                       const RedAxes& axes, bool keepdims, int block_option,
-                       const RedTuning& tuning, const DeviceLimits& device) {
+namespace {
+
+// The part of a call's plan that no strategy changes: sizes, parameters, the kept and reduced
+// layouts collapsed, the index width. `inputs` receives the layout inputs' parameter indices.
+RedPlan plan_layouts(const ReductionDefinition& def, const ResolvedTypes& types,
+                     const std::string& reduce_ctype, const ArgDesc* args, const Shape& shape,
+                     const RedAxes& axes, bool keepdims, int block_size, std::vector<int>& inputs) {
   const Who who{"reduction kernel", def.name};
   if (axes.n_red == 0 && def.identity.empty()) {
     throw ArgumentError(who.text() + ": zero-size reduction (input shape " + shape_text(shape) +
@@ -363,11 +366,7 @@ RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& type
   RedPlan plan;
   RedSpecialization& spec = plan.spec;
   spec.reduce_ctype = reduce_ctype;
-  spec.block_size = block_option > 0 ? block_option : tuning.block_size;
-  if (block_option < 0 || spec.block_size > 1024 || spec.block_size % 32 != 0) {
-    throw ArgumentError(who.text() + ": block size " + std::to_string(block_option) +
-                        " is not a multiple of 32 up to 1024");
-  }
+  spec.block_size = block_size;
   plan.n_out = axes.n_out;
   plan.n_red = axes.n_red;
   describe_params(def, types, args, spec);
@@ -378,10 +377,46 @@ RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& type
   plan.layout_inputs = l.in.size();
   spec.out_ndim = static_cast<int>(plan.kept.shape.size());
   spec.red_ndim = static_cast<int>(plan.reduced.shape.size());
-  choose_strategy(plan, args, l.in, device);
-  const std::int64_t resident =
-      std::int64_t{device.sm_count} * std::max(1, device.max_threads_per_sm / spec.block_size);
-  plan_grid(plan, resident, 0, tuning);
+  inputs = std::move(l.in);
+  return plan;
+}
+
+std::int64_t resident_blocks(const DeviceLimits& device, int block_size) {
+  return std::int64_t{device.sm_count} * std::max(1, device.max_threads_per_sm / block_size);
+}
+
+// The facts of the generic specialisation: split segments of any layout in two passes, with
+// 64-bit indices, one element per load, the default block.
+void make_generic(RedSpecialization& s) {
+  s.strategy = RedStrategy::Segments;
+  s.out_ndim = s.red_ndim = kGenericNdim;
+  s.red_contiguous = s.peel = false;
+  s.vec = 1;
+  s.group = 32;
+  s.row_loads = 0;
+  s.rows_per_pass = 1;
+  s.two_pass = s.index64 = true;
+  s.block_size = kGenericRedBlock;
+  s.pass2_block = kSegmentPass2Block;
+}
+
+}  // namespace
+
+RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& types,
+                       const std::string& reduce_ctype, const ArgDesc* args, const Shape& shape,
+                       const RedAxes& axes, bool keepdims, int block_option,
+                       const RedTuning& tuning, const DeviceLimits& device) {
+  const int block_size = block_option > 0 ? block_option : tuning.block_size;
+  if (block_option < 0 || block_size > 1024 || block_size % 32 != 0) {
+    throw ArgumentError(Who{"reduction kernel", def.name}.text() + ": block size " +
+                        std::to_string(block_option) + " is not a multiple of 32 up to 1024");
+  }
+  std::vector<int> inputs;
+  RedPlan plan =
+      plan_layouts(def, types, reduce_ctype, args, shape, axes, keepdims, block_size, inputs);
+  RedSpecialization& spec = plan.spec;
+  choose_strategy(plan, args, inputs, device);
+  plan_grid(plan, resident_blocks(device, spec.block_size), 0, tuning);
   spec.two_pass = plan.nsplit > 1;
   if (spec.two_pass && spec.strategy == RedStrategy::Segments)
     spec.pass2_block = kSegmentPass2Block;
@@ -389,13 +424,35 @@ RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& type
   return plan;
 }
 
+std::optional<RedPlan> plan_reduction_generic(const ReductionDefinition& def,
+                                              const ResolvedTypes& types,
+                                              const std::string& reduce_ctype, const ArgDesc* args,
+                                              const Shape& shape, const RedAxes& axes,
+                                              bool keepdims, const RedTuning& tuning,
+                                              const DeviceLimits& device) {
+  std::vector<int> inputs;
+  RedPlan plan = plan_layouts(def, types, reduce_ctype, args, shape, axes, keepdims,
+                              kGenericRedBlock, inputs);
+  if (!pad_dims(plan.kept, kGenericNdim) || !pad_dims(plan.reduced, kGenericNdim)) {
+    return std::nullopt;
+  }
+  make_generic(plan.spec);
+  plan_grid(plan, resident_blocks(device, plan.spec.block_size), 2, tuning);
+  size_scratch(plan);
+  return plan;
+}
+
+RedSpecialization generic_reduction(const RedSpecialization& s) {
+  RedSpecialization g = s;
+  make_generic(g);
+  return g;
+}
+
 void replan_reduction_grid(RedPlan& plan, int blocks_per_sm, const RedTuning& tuning,
                            const DeviceLimits& device) {
   if (blocks_per_sm <= 0) return;
   const std::int64_t resident = std::int64_t{device.sm_count} * blocks_per_sm;
-  const std::int64_t assumed =
-      std::int64_t{device.sm_count} * std::max(1, device.max_threads_per_sm / plan.spec.block_size);
-  if (resident == assumed) return;
+  if (resident == resident_blocks(device, plan.spec.block_size)) return;
   plan_grid(plan, resident, plan.spec.two_pass ? 2 : 1, tuning);
   size_scratch(plan);
 }

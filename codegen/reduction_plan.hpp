@@ -12,6 +12,7 @@
 #include "core/layout.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace cujit::detail {
@@ -55,6 +56,26 @@ RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& type
                        const std::string& reduce_ctype, const ArgDesc* args, const Shape& shape,
                        const RedAxes& axes, bool keepdims, int block_option,
                        const RedTuning& tuning, const DeviceLimits& device);
+
+/// Threads per block of the generic specialisation's first pass.
+inline constexpr int kGenericRedBlock = 256;
+
+/// The generic plan of a call: split segments over the kept and reduced layouts, each padded
+/// to kGenericNdim dimensions, 64-bit indices, one element per load, two passes, the default
+/// block. Slower than the call's own plan (much slower for many short rows), but one kernel
+/// serves every layout and every axis choice of the same dtypes: what a target without a
+/// compiler runs when the call's own specialisation was not shipped. Nullopt when the kept or
+/// the reduced layout collapses to more than kGenericNdim dimensions. Throws as plan_reduction.
+std::optional<RedPlan> plan_reduction_generic(const ReductionDefinition& def,
+                                              const ResolvedTypes& types,
+                                              const std::string& reduce_ctype, const ArgDesc* args,
+                                              const Shape& shape, const RedAxes& axes,
+                                              bool keepdims, const RedTuning& tuning,
+                                              const DeviceLimits& device);
+
+/// The generic specialisation of a call whose own specialisation is `s`: what the generic plan
+/// of that call specialises to (precompile adds it beside every recorded entry).
+RedSpecialization generic_reduction(const RedSpecialization& s);
 
 /// Sizes the grids again for `blocks_per_sm` resident first-pass blocks per SM (the compiled
 /// kernel's occupancy), keeping the plan one- or two-pass as compiled.

@@ -130,5 +130,13 @@ FastDivisor fast_divisor(unsigned divisor) {
   return f;
 }
 
+bool pad_dims(CollapsedLayout& layout, int ndim) {
+  if (layout.shape.size() > static_cast<std::size_t>(ndim)) return false;
+  const std::size_t pad = static_cast<std::size_t>(ndim) - layout.shape.size();
+  layout.shape.insert(layout.shape.begin(), pad, 1);
+  for (Shape& st : layout.strides) st.insert(st.begin(), pad, 0);
+  return true;
+}
+
 }  // namespace detail
 }  // namespace cujit

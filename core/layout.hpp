@@ -45,6 +45,14 @@ struct CollapsedLayout {
 CollapsedLayout collapse_dims(const Shape& shape, const std::vector<Shape>& strides,
                               bool merge = true);
 
+/// Dimensions of a family's generic specialisation (one kernel that serves every layout of the
+/// same dtypes): calls whose arrays collapse to more have none.
+inline constexpr int kGenericNdim = 4;
+
+/// Pads `layout` to `ndim` dimensions with leading extents of 1 (stride 0), which index the
+/// same elements; false, and `layout` unchanged, when it has more than `ndim` already.
+bool pad_dims(CollapsedLayout& layout, int ndim);
+
 /// The broadcast shape of a kernel's arguments: `shape_of(k)` for k < count gives an
 /// argument's shape, or nullptr for one that does not take part (a scalar, a raw array). When
 /// they do not broadcast, the ShapeError starts with `who` and names, through `name_of(k)`

@@ -43,29 +43,6 @@ std::shared_ptr<const LoadedModule> load_specialization(
   });
 }
 
-// Without a compiler, a call whose own specialisation was not shipped runs the generic one when
-// the deployment has it, after one info line naming what to record; else `missing` stands.
-std::shared_ptr<const LoadedModule> load_generic(
-    const std::shared_ptr<const ElementwiseDefinition>& def, const EwSpecialization& own,
-    std::shared_ptr<const EwSpecialization>& generic, int device,
-    const CompilerUnavailableError& missing) {
-  const std::optional<EwSpecialization> made = ElementwiseFamily::generic(own);
-  if (!made) throw missing;
-  generic = std::make_shared<const EwSpecialization>(*made);
-  std::shared_ptr<const LoadedModule> module;
-  try {
-    module = load_specialization(def, generic, device);
-  } catch (const CompilerUnavailableError&) {
-    throw missing;  // names the call's own specialisation, the one to record
-  }
-  log_always(LogLevel::Info,
-             "kernel '" + def->name +
-                 "': no compiler here and this call's specialisation was not shipped; running "
-                 "its generic specialisation (slower). Record it for the deployment: " +
-                 elementwise_manifest_entry(*def, own));
-  return module;
-}
-
 }  // namespace
 }  // namespace detail
 
@@ -137,7 +114,9 @@ std::shared_ptr<const detail::Specialized> ElementwiseKernel::Impl::specialize(
   try {
     module = detail::load_specialization(def, shared_spec, device);
   } catch (const CompilerUnavailableError& missing) {
-    module = detail::load_generic(def, *shared_spec, generic, device, missing);
+    module = detail::load_generic<Family>(
+        *def, *shared_spec, generic, missing,
+        [&](const auto& spec) { return detail::load_specialization(def, spec, device); });
   }
   const detail::EwSpecialization& loaded = generic ? *generic : *shared_spec;
   CUfunction function =

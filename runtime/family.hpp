@@ -22,6 +22,7 @@
 #include "codegen/spec_serial.hpp"
 #include "core/layout.hpp"
 #include "runtime/launcher.hpp"
+#include "support/log.hpp"
 
 #include <memory>
 #include <optional>
@@ -83,6 +84,30 @@ bool register_replay() {
     return F::manifest_entry(def, *generic);
   });
   return true;
+}
+
+/// Without a compiler, a call whose own specialisation `own` was not shipped runs F's generic
+/// one when the deployment has it (`load(generic)` loads it), after one info line naming the
+/// manifest entry to record; `generic` receives it. Otherwise rethrows `missing`, which names
+/// the call's own specialisation, the one to record.
+template <class F, class Load>
+auto load_generic(const typename F::Definition& def, const typename F::Specialization& own,
+                  std::shared_ptr<const typename F::Specialization>& generic,
+                  const CompilerUnavailableError& missing, Load&& load) {
+  const std::optional<typename F::Specialization> made = F::generic(own);
+  if (!made) throw missing;
+  generic = std::make_shared<const typename F::Specialization>(*made);
+  try {
+    auto module = load(generic);
+    log_always(LogLevel::Info,
+               "kernel '" + def.name +
+                   "': no compiler here and this call's specialisation was not shipped; running "
+                   "its generic specialisation (slower). Record it for the deployment: " +
+                   F::manifest_entry(def, own));
+    return module;
+  } catch (const CompilerUnavailableError&) {
+    throw missing;
+  }
 }
 
 /// Writes into `key` the key of `spec` loaded on `device` among one kernel object's

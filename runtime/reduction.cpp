@@ -45,6 +45,9 @@ struct Specialized {
   CUfunction pass1 = nullptr;
   CUfunction pass2 = nullptr;
   int blocks_per_sm = 0;
+  /// The call's own specialisation could not be had (no compiler, and not shipped): the
+  /// kernels are its generic one's, launched with the call's generic plan.
+  bool generic = false;
 };
 
 // What a call signature needs besides addresses and scalar values.
@@ -179,21 +182,30 @@ std::shared_ptr<const detail::Specialized> ReductionKernel::Impl::specialize(
   detail::memo_key(memo, spec, device);
   if (auto found = specialized.find(memo)) return found;
   const std::string key = memo;  // compiling may launch kernels on this thread
+  auto load = [&](const std::shared_ptr<const detail::RedSpecialization>& wanted) {
+    return detail::compile_and_load(def->name, device, [&](const detail::DeviceTarget& on) {
+      return detail::compile_family(detail::for_device(Family::build(def, wanted, on.target), on));
+    });
+  };
   auto shared_spec = std::make_shared<const detail::RedSpecialization>(spec);
+  std::shared_ptr<const detail::RedSpecialization> generic;
   auto made = std::make_shared<detail::Specialized>();
-  made->parameters = detail::reduction_parameters(*def, spec);
-  made->module = detail::compile_and_load(def->name, device, [&](const detail::DeviceTarget& on) {
-    return detail::compile_family(
-        detail::for_device(Family::build(def, shared_spec, on.target), on));
-  });
+  try {
+    made->module = load(shared_spec);
+  } catch (const CompilerUnavailableError& missing) {
+    made->module = detail::load_generic<Family>(*def, spec, generic, missing, load);
+    made->generic = true;
+  }
+  const detail::RedSpecialization& loaded = generic ? *generic : spec;
+  made->parameters = detail::reduction_parameters(*def, loaded);
   made->pass1 = detail::kernel_function(*made->module, detail::reduction_symbol(*def), def->name);
-  if (spec.two_pass) {
+  if (loaded.two_pass) {
     made->pass2 =
         detail::kernel_function(*made->module, detail::reduction_pass2_symbol(*def), def->name);
   }
   int active = 0;
   if (detail::driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
-          &active, made->pass1, spec.block_size, 0) == CUDA_SUCCESS) {
+          &active, made->pass1, loaded.block_size, 0) == CUDA_SUCCESS) {
     made->blocks_per_sm = active;
   }
   return specialized.insert(key, std::move(made));
@@ -234,6 +246,18 @@ std::shared_ptr<const detail::KnownCall> ReductionKernel::Impl::plan_call(
   call->plan =
       Family::plan(*def, *resolved_types, descs.data(), count, geometry, family_call, limits);
   call->specialized = specialize(call->plan.spec, device);
+  if (call->specialized->generic) {
+    std::optional<detail::RedPlan> generic =
+        Family::plan_generic(*def, *resolved_types, descs.data(), geometry, family_call, limits);
+    if (!generic) {
+      throw CompilerUnavailableError(who.text() +
+                                     ": no compiler here, and this call's arrays have more "
+                                     "dimensions than its generic specialisation serves (" +
+                                     std::to_string(detail::kGenericNdim) +
+                                     "); record and ship the call's specialisation");
+    }
+    call->plan = std::move(*generic);
+  }
   // The grid for the occupancy the compiled kernel really has (registers, shared memory).
   detail::replan_reduction_grid(call->plan, call->specialized->blocks_per_sm,
                                 detail::reduction_tuning(), limits);

@@ -84,6 +84,20 @@ RedPlan ReductionFamily::plan(const Definition& def, const Resolved& resolved, c
                         call.reduce->keepdims, call.block_size, reduction_tuning(), device);
 }
 
+std::optional<RedPlan> ReductionFamily::plan_generic(const Definition& def,
+                                                    const Resolved& resolved,
+                                                    const ArgDesc* args, const Geometry& g,
+                                                    const Call& call,
+                                                    const DeviceLimits& device) {
+  return plan_reduction_generic(def, resolved.types, resolved.reduce_ctype, args, *g.shape,
+                                g.axes, call.reduce->keepdims, reduction_tuning(), device);
+}
+
+std::optional<RedSpecialization> ReductionFamily::generic(const Specialization& own) {
+  if (own.out_ndim > kGenericNdim || own.red_ndim > kGenericNdim) return std::nullopt;
+  return generic_reduction(own);
+}
+
 FamilyBuild ReductionFamily::build(std::shared_ptr<const Definition> def,
                                    std::shared_ptr<const Specialization> spec,
                                    const Target& target) {

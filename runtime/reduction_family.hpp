@@ -70,8 +70,13 @@ struct ReductionFamily {
                            std::shared_ptr<const Specialization> spec, const Target& target);
   static std::string manifest_entry(const Definition& def, const Specialization& spec);
   static std::pair<Definition, Specialization> from_manifest(const std::string& entry);
-  /// None yet: a reduction call needs its own specialisation (issue 32 names a generic one).
-  static std::optional<Specialization> generic(const Specialization&) { return std::nullopt; }
+  /// The generic specialisation of a call whose own is `own` (codegen/reduction_plan.hpp);
+  /// nullopt when its kept or reduced layout has more dimensions than a generic one serves.
+  static std::optional<Specialization> generic(const Specialization& own);
+  /// The call's generic plan (plan_reduction_generic), or nullopt.
+  static std::optional<Plan> plan_generic(const Definition& def, const Resolved& resolved,
+                                          const ArgDesc* args, const Geometry& g,
+                                          const Call& call, const DeviceLimits& device);
 };
 
 }  // namespace cujit::detail

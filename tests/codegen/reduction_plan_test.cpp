@@ -344,5 +344,66 @@ TEST(ReductionPlan, AbiLaysOut64BitIndicesBeforeWordsWithoutPadding) {
             "struct S {\n  long long n;\n  unsigned m[3];\n  long long k[2][2];\n};\n");
 }
 
+// The generic specialisation (issue 32): whatever layout and axes a call has, its generic plan
+// carries generic_reduction of the call's own specialisation, so that the kernel precompile
+// derives from a recorded entry is the one a target without a compiler looks up.
+TEST(ReductionPlan, GenericPlanCarriesTheGenericOfTheCallsOwn) {
+  PlanArgs pa;
+  const ReductionDefinition def = sum_def();
+  const ArgDesc transposed =
+      pa.strided({64, 32, 16}, {4, 64 * 4, 64 * 32 * 4}, DType::Float32, 1 << 20);
+  const std::vector<std::pair<ArgDesc, ReduceOptions>> calls = {
+      {pa.array({1 << 28}, DType::Float32), ReduceOptions{}},         // split segments
+      {pa.array({1 << 16, 64}, DType::Float32), over({1})},            // rows in a warp
+      {pa.array({4096, 1024}, DType::Float32, (1 << 20) + 4), over({1})},  // peeled rows
+      {pa.array({8192, 8192}, DType::Float32), over({0})},             // columns
+      {pa.array({64, 8}, DType::Float32), over({0}, true)},            // few columns, keepdims
+      {transposed, over({0, 2})},                                      // strided, two axes
+      {pa.array({4, 0}, DType::Float32), over({1})}};                  // empty rows
+  for (const auto& [x, reduce] : calls) {
+    const RedPlan own = plan_sum(pa, x, reduce);
+    const RedAxes axes = reduction_axes({"reduction kernel", def.name}, *x.shape, reduce);
+    std::vector<ArgDesc> args = {x, pa.array(axes.out_shape, x.dtype, 1 << 24)};
+    const std::optional<RedPlan> generic =
+        plan_reduction_generic(def, types_of(x.dtype), "float", args.data(), *x.shape, axes,
+                               reduce.keepdims, {}, test::device_with(132));
+    ASSERT_TRUE(generic.has_value()) << shape_text(*x.shape);
+    EXPECT_EQ(generic->spec.key(), generic_reduction(own.spec).key()) << shape_text(*x.shape);
+    EXPECT_EQ(generic->spec.strategy, RedStrategy::Segments);
+    EXPECT_TRUE(generic->spec.two_pass && generic->spec.index64);
+    EXPECT_EQ(generic->kept.shape.size(), static_cast<std::size_t>(kGenericNdim));
+    EXPECT_EQ(generic->reduced.shape.size(), static_cast<std::size_t>(kGenericNdim));
+    EXPECT_EQ(shape_product(generic->kept.shape), own.n_out);
+    EXPECT_EQ(shape_product(generic->reduced.shape), own.n_red);
+    EXPECT_GE(generic->nsplit, 2);  // the second pass always runs
+    EXPECT_EQ(generic->scratch_bytes, static_cast<std::size_t>(generic->nsplit * own.n_out) *
+                                          reduction_partial_bytes(generic->spec));
+  }
+}
+
+TEST(ReductionPlan, OneGenericSpecialisationServesEveryLayoutOfTheSameDtypes) {
+  PlanArgs pa;
+  const RedPlan full = plan_sum(pa, pa.array({1 << 28}, DType::Float32), ReduceOptions{});
+  const RedPlan rows = plan_sum(pa, pa.array({1 << 16, 64}, DType::Float32), over({1}));
+  const RedPlan cols = plan_sum(pa, pa.array({8192, 8192}, DType::Float32), over({0}));
+  EXPECT_NE(full.spec.key(), rows.spec.key());
+  EXPECT_EQ(generic_reduction(full.spec).key(), generic_reduction(rows.spec).key());
+  EXPECT_EQ(generic_reduction(full.spec).key(), generic_reduction(cols.spec).key());
+  const RedPlan doubles = plan_sum(pa, pa.array({1 << 16, 64}, DType::Float64), over({1}));
+  EXPECT_NE(generic_reduction(doubles.spec).key(), generic_reduction(rows.spec).key());
+}
+
+TEST(ReductionPlan, NoGenericPlanBeyondItsDimensions) {
+  PlanArgs pa;
+  const ReductionDefinition def = make_reduction_definition(
+      "T x", "T y", "x", "a + b", "y = a", "0", "sum_nd", "", "", {}, false);  // dims apart
+  const ArgDesc x = pa.array({2, 2, 2, 2, 2, 2}, DType::Float32);
+  const RedAxes axes = reduction_axes({"reduction kernel", def.name}, *x.shape, over({5}));
+  std::vector<ArgDesc> args = {x, pa.array(axes.out_shape, x.dtype, 1 << 24)};
+  EXPECT_FALSE(plan_reduction_generic(def, types_of(x.dtype), "float", args.data(), *x.shape,
+                                      axes, false, {}, test::device_with(132))
+                   .has_value());
+}
+
 }  // namespace
 }  // namespace cujit::detail
