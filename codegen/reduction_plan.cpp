@@ -323,10 +323,10 @@ RedAxes reduction_axes(const Who& who, const Shape& shape, const ReduceOptions& 
     throw ShapeError(who.text() + ": arrays with more than 64 dimensions are not supported");
   }
   std::uint64_t mask = 0;
-  if (!reduce.has_axes) {
+  if (!reduce.axes) {
     mask = ndim == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ndim) - 1;
   } else {
-    for (int a : reduce.axes) {
+    for (int a : *reduce.axes) {
       const int axis = a < 0 ? a + ndim : a;
       if (axis < 0 || axis >= ndim) {
         throw ShapeError(who.text() + ": axis " + std::to_string(a) + " is out of range for the " +

@@ -83,6 +83,14 @@ void Array::check_host_type(DType requested) const {
   }
 }
 
+void Array::check_host_count(std::size_t count) const {
+  if (static_cast<std::int64_t>(count) != size()) {
+    throw ShapeError("cujit: to_host: the array has " + std::to_string(size()) +
+                     " elements (shape " + detail::shape_text(shape_) + ") but the destination " +
+                     std::to_string(count));
+  }
+}
+
 void Array::check_one_element() const {
   if (size() != 1) {
     throw ShapeError("cujit: item: the array has " + std::to_string(size()) + " elements (shape " +

@@ -3,9 +3,9 @@
 #include "runtime/nvjitlink_library.hpp"
 
 #include "core/link_input.hpp"
+#include "support/unique_handle.hpp"
 
 #include <cujit/error.hpp>
-#include <cujit/unique_handle.hpp>
 
 #include <memory>
 #include <vector>

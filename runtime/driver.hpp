@@ -51,6 +51,8 @@ namespace cujit::detail {
   X(cuDeviceGetDefaultMemPool) \
   X(cuMemPoolSetAttribute) \
   X(cuMemPoolTrimTo) \
+  X(cuMemHostAlloc) \
+  X(cuMemFreeHost) \
   X(cuMemcpyHtoD) \
   X(cuMemcpyDtoH) \
   X(cuMemcpyHtoDAsync) \

@@ -6,7 +6,6 @@
 #include "support/log.hpp"
 
 #include <cujit/error.hpp>
-#include <cujit/unique_handle.hpp>
 
 #include "codegen/device_support.hpp"
 #include "codegen/large_stack.hpp"
@@ -15,6 +14,7 @@
 #include "runtime/device_link.hpp"
 #include "runtime/nvrtc_library.hpp"
 #include "runtime/source_dump.hpp"
+#include "support/unique_handle.hpp"
 
 #include <cuda.h>
 #include <dlfcn.h>

@@ -2,9 +2,9 @@
 
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
+#include "support/unique_handle.hpp"
 
 #include <cujit/error.hpp>
-#include <cujit/unique_handle.hpp>
 
 #include <map>
 #include <memory>

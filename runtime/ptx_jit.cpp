@@ -1,9 +1,8 @@
 #include "runtime/ptx_jit.hpp"
 
-#include <cujit/unique_handle.hpp>
-
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
+#include "support/unique_handle.hpp"
 
 #include <cujit/error.hpp>
 

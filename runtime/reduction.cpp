@@ -88,9 +88,11 @@ int call_signature(std::string& key, const Arg* args, std::size_t count,
     for (std::int64_t st : a.strides()) put_bytes(key, st);
   }
   put_bytes(key, options.block_size);
-  key.push_back(reduce.has_axes ? 'x' : '-');
+  key.push_back(reduce.axes ? 'x' : '-');
   key.push_back(reduce.keepdims ? 'k' : '-');
-  for (int a : reduce.axes) put_bytes(key, a);
+  if (reduce.axes) {
+    for (int a : *reduce.axes) put_bytes(key, a);
+  }
   return device;
 }
 

@@ -14,7 +14,7 @@ Stream::Stream(const Device& device) : device_(device.id()) {
   CUstream stream = nullptr;
   detail::check(detail::driver().cuStreamCreate(&stream, CU_STREAM_DEFAULT), "cuStreamCreate",
                 "device " + std::to_string(device_));
-  owned_ = detail::UniqueHandle<CUstream_st*, Release>(stream);
+  owned_.reset(stream);
 }
 
 Stream Stream::wrap(CUstream_st* stream, const Device& device) noexcept {
@@ -40,7 +40,7 @@ Event::Event(const Device& device) : device_(device.id()) {
   const detail::ScopedContext context(device_);
   CUevent event = nullptr;
   detail::check(detail::driver().cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
-  event_ = detail::UniqueHandle<CUevent_st*, Release>(event);
+  event_.reset(event);
 }
 
 void Event::Release::operator()(CUevent_st* event) const noexcept {

@@ -33,7 +33,6 @@ void use_kernels() {
       cujit::ArgSpec::array(cujit::DType::Float32, {512, 512}),
       cujit::ArgSpec::array(cujit::DType::Float32, {512})};
   cujit::ReduceOptions rows;
-  rows.has_axes = true;
   rows.axes = cujit::axis{1};
   if (cujit::Device::count() == 0) {
     const cujit::Target sm90 = cujit::Target::parse("sm_90");

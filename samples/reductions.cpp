@@ -16,7 +16,6 @@ int main() {
     // Without a GPU: the per-row l2 norm below, compiled (and cached) for an H100.
     const ReductionKernel norm("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm");
     cujit::ReduceOptions rows;
-    rows.has_axes = true;
     rows.axes = cujit::axis{1};
     const cujit::Specialization s =
         norm.specialize({cujit::ArgSpec::array(cujit::DType::Float32, {3, 4})}, rows,

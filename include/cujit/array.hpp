@@ -11,6 +11,9 @@
 #include <memory>
 #include <type_traits>
 #include <vector>
+#if __cplusplus >= 202002L && __has_include(<span>)
+#include <span>
+#endif
 
 struct DLManagedTensor;
 
@@ -64,6 +67,15 @@ class CUJIT_EXPORT Array {
     check_host_size(shape, count);
     return from_host(static_cast<const void*>(data), shape, dtype, device);
   }
+#if defined(__cpp_lib_span)
+  /// Copies a contiguous host range (std::span of any extent); as from_host(data(), size()).
+  template <class T, std::size_t Extent>
+  [[nodiscard]] static Array from_host(std::span<T, Extent> data, Shape shape = {},
+                                       const Device& device = Device::current()) {
+    return from_host(static_cast<const std::remove_cv_t<T>*>(data.data()), data.size(),
+                     std::move(shape), device);
+  }
+#endif
   /// A bool array from std::vector<bool> (bit-packed on the host): one byte per element.
   [[nodiscard]] static Array from_host(const std::vector<bool>& data, Shape shape = {},
                                        const Device& device = Device::current()) {
@@ -113,6 +125,36 @@ class CUJIT_EXPORT Array {
       return result;
     }
   }
+  /// Copies the elements into `count` host elements at `destination` (any contiguous range);
+  /// throws TypeError unless T's dtype is dtype(), ShapeError unless `count` is size().
+  template <class T>
+  void to_host(T* destination, std::size_t count) const {
+    check_host_type(dtype_of<T>());
+    check_host_count(count);
+    to_host(static_cast<void*>(destination));
+  }
+#if defined(__cpp_lib_span)
+  /// Copies the elements into a host span; as to_host(data(), size()).
+  template <class T, std::size_t Extent>
+  void to_host(std::span<T, Extent> destination) const {
+    to_host(destination.data(), destination.size());
+  }
+#endif
+  /// Copies the elements in C order to `destination` (size() * itemsize() bytes), ordered on
+  /// `stream` after the work already submitted to it, and returns without waiting when
+  /// `destination` is page-locked (a HostBuffer): the bytes are there once the stream has
+  /// reached the copy (stream.synchronize(), or an Event recorded after it). Into pageable
+  /// memory the driver waits for the copy. A view that is not C-contiguous is gathered on the
+  /// device first (a copy kernel into a temporary on `stream`). Throws ArgumentError for a null
+  /// array or destination, DeviceError for a stream of another device.
+  void copy_to_host_async(void* destination, const Stream& stream) const;
+  /// Copies size() * itemsize() bytes in C order from host memory at `source` into this
+  /// array's elements (any view: one that is not C-contiguous is written from a temporary by
+  /// a copy kernel), ordered on `stream`. Returns without waiting when `source` is page-locked
+  /// (a HostBuffer), which must then stay unchanged until the stream has reached the copy; from
+  /// pageable memory the driver has read `source` when it returns. Throws ArgumentError for a
+  /// null array or source, DeviceError for a stream of another device.
+  void copy_from_host_async(const void* source, const Stream& stream) const;
   /// The value of a one-element array (any shape whose size is 1: a 0-d reduction's result, or
   /// x[i][j]), copied to the host. Throws TypeError unless T's dtype is dtype(), ShapeError
   /// unless size() is 1.
@@ -198,6 +240,7 @@ class CUJIT_EXPORT Array {
  private:
   static void check_host_size(const Shape& shape, std::size_t count);
   void check_host_type(DType requested) const;
+  void check_host_count(std::size_t count) const;
   void check_one_element() const;
 
   std::shared_ptr<const void> owner_;

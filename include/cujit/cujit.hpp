@@ -1,6 +1,6 @@
 #pragma once
 /// \file Everything cujit offers, in one include: arrays, devices and streams, dtypes and the
-/// 16-bit float types, ElementwiseKernel, ReductionKernel, RawModule, launch configurations,
+/// 16-bit float types, pinned host buffers, ElementwiseKernel, ReductionKernel, RawModule, launch configurations,
 /// specialisation without a GPU, the kernel cache's API, errors and the version.
 /// (tests/api/one_include_test.cpp keeps this list complete.)
 
@@ -13,6 +13,7 @@
 #include <cujit/error.hpp>
 #include <cujit/export.hpp>
 #include <cujit/half.hpp>
+#include <cujit/host_buffer.hpp>
 #include <cujit/kernel_args.hpp>
 #include <cujit/launch_config.hpp>
 #include <cujit/log.hpp>
@@ -21,5 +22,4 @@
 #include <cujit/reduction.hpp>
 #include <cujit/shape.hpp>
 #include <cujit/specialize.hpp>
-#include <cujit/unique_handle.hpp>
 #include <cujit/version.hpp>

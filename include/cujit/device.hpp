@@ -8,8 +8,6 @@
 #include <memory>
 #include <string>
 
-#include <cujit/unique_handle.hpp>
-
 struct CUstream_st;
 struct CUevent_st;
 struct CUctx_st;
@@ -103,7 +101,7 @@ class CUJIT_EXPORT Stream {
   struct Release {
     void operator()(CUstream_st* stream) const noexcept;
   };
-  detail::UniqueHandle<CUstream_st*, Release> owned_;  // a stream cujit created
+  std::unique_ptr<CUstream_st, Release> owned_;  // a stream cujit created
   CUstream_st* borrowed_ = nullptr;                    // a stream the application owns
   int device_ = -1;                                    // -1: the device current at use
 };
@@ -138,7 +136,7 @@ class CUJIT_EXPORT Event {
   struct Release {
     void operator()(CUevent_st* event) const noexcept;
   };
-  detail::UniqueHandle<CUevent_st*, Release> event_;
+  std::unique_ptr<CUevent_st, Release> event_;
   int device_ = -1;  // the device it was created on
 };
 

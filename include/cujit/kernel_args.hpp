@@ -13,6 +13,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <new>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -121,9 +122,8 @@ inline constexpr KeepDims keepdims{};
 
 /// Call options of reductions (ReductionKernel).
 struct CUJIT_EXPORT ReduceOptions {
-  bool has_axes = false;  ///< false: reduce every axis
-  Axes axes{};            ///< the axes to reduce when has_axes
-  bool keepdims = false;  ///< keep reduced axes with extent 1
+  std::optional<Axes> axes;  ///< the axes to reduce; none: every axis
+  bool keepdims = false;     ///< keep reduced axes with extent 1
 };
 
 /// One positional argument: an array or a host scalar. Holds a pointer to the caller's Array,
@@ -172,10 +172,7 @@ class CallArgs {
     options.stream_device = o.device;
   }
   void add(const LaunchOptions& o) noexcept { options = o; }
-  void add(const Axes& a) noexcept {
-    reduce.axes = a;
-    reduce.has_axes = true;
-  }
+  void add(const Axes& a) noexcept { reduce.axes = a; }
   void add(KeepDims) noexcept { reduce.keepdims = true; }
   void add(const ReduceOptions& o) noexcept { reduce = o; }
   /// Anything else: one readable error at compile time instead of a wall of candidates.

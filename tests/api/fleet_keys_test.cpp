@@ -41,7 +41,6 @@ TEST(FleetKeys, Child) {
   const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "row_sum");
   const Target sm90 = Target::parse("sm_90");
   ReduceOptions rows;
-  rows.has_axes = true;
   rows.axes = axis{1};
   std::ofstream keys(out);
   keys << "squared_diff "

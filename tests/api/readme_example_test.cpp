@@ -50,7 +50,6 @@ cujit::Specialization readme_specialize() {
   // s.request_key (as cujit-cache ls prints it)
 
   cujit::ReduceOptions rows;  // as in l2norm.call(args, rows)
-  rows.has_axes = true;
   rows.axes = cujit::axis{1};
   cujit::SpecializeOptions h100;
   h100.device.sm_count = 132;  // the default: an H100 SXM or H200

@@ -33,7 +33,7 @@ const ReductionKernel& l2norm() {
   return k;
 }
 
-// Reduces C-order host `data` of `shape` over `axes` (all when empty and !has_axes): the
+// Reduces C-order host `data` of `shape` over `axes` (every axis when empty): the
 // sum of map(x), in C order of the kept axes.
 std::vector<double> host_sum(const std::vector<double>& data, const Shape& shape,
                              const std::vector<int>& axes,
@@ -506,7 +506,7 @@ TEST(Reduction, MeanArgmaxDotRawScalarsAndSeveralOutputs) {
   // Raw weights indexed by _J; two outputs.
   const ReductionKernel wsum("T x, raw T w", "T s, float64 cnt", "x * w[_J]", "a + b",
                              "s = a; cnt = (double)_out_ind.size()", "0", "wsum");
-  std::vector<Array> outs = wsum.call({x, y}, ReduceOptions{true, Axes{1}, false});
+  std::vector<Array> outs = wsum.call({x, y}, ReduceOptions{Axes{1}, false});
   ASSERT_EQ(outs.size(), 2u);
   auto s1 = outs[0].to_host<float>();
   auto n1 = outs[1].to_host<double>();

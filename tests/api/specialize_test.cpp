@@ -44,7 +44,6 @@ std::vector<ArgSpec> readme_args() {
 
 ReduceOptions axis1() {
   ReduceOptions reduce;
-  reduce.has_axes = true;
   reduce.axes = axis{1};
   return reduce;
 }
@@ -156,7 +155,6 @@ TEST_F(Specialize, BadArgumentsAreTypedErrorsNamingKernelAndArgument) {
   EXPECT_THROW(squared_diff().specialize({ArgSpec::array(DType::Float32, {4})}, kSm90),
                ArgumentError);
   ReduceOptions bad;
-  bad.has_axes = true;
   bad.axes = axis{3};
   EXPECT_THROW(row_sum().specialize({ArgSpec::array(DType::Float32, {4, 4})}, bad, kSm90),
                ShapeError);

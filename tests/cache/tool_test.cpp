@@ -180,7 +180,6 @@ TEST(Tool, OfflineSpecialisationsRecordPrecompileAndServeFromDeployment) {
                                           ArgSpec::array(DType::Float32, {1024})};
   const std::vector<ArgSpec> sum_args = {ArgSpec::array(DType::Float32, {4096, 50257})};
   ReduceOptions rows;
-  rows.has_axes = true;
   rows.axes = axis{1};
   auto specialize_both = [&] {
     return std::vector<Specialization>{diff.specialize(diff_args, sm90),

@@ -30,7 +30,6 @@ ResolvedTypes types_of(DType t, int n_in = 1) {
 
 ReduceOptions over(std::initializer_list<int> axes, bool keepdims = false) {
   ReduceOptions r;
-  r.has_axes = true;
   r.axes = Axes(axes);
   r.keepdims = keepdims;
   return r;

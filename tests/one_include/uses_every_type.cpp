@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -38,9 +37,7 @@ static_assert(all_complete<
               cujit::CacheConfig, cujit::CacheStats, cujit::WarningSink, cujit::Error,
               cujit::SignatureError, cujit::TypeError, cujit::ShapeError, cujit::ArgumentError,
               cujit::DeviceError, cujit::CompileError, cujit::CompilerUnavailableError,
-              cujit::CudaError, cujit::CacheError, cujit::Version,
-              // unique_handle.hpp
-              cujit::detail::UniqueHandle<int*, std::function<void(int*)>>>());
+              cujit::CudaError, cujit::CacheError, cujit::Version>());
 
 // And the free functions and constants.
 [[maybe_unused]] const void* const kFunctions[] = {

@@ -124,7 +124,6 @@ void expect_same(const KernelRequest& offline, const KernelRequest& launch) {
 
 ReduceOptions over(std::initializer_list<int> axes, bool keepdims = false) {
   ReduceOptions r;
-  r.has_axes = true;
   r.axes = Axes(axes);
   r.keepdims = keepdims;
   return r;

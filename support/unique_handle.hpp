@@ -1,7 +1,6 @@
 #pragma once
-/// \file
-/// The one RAII pattern for driver handles in cujit's public types: a move-only owner that
-/// releases its handle exactly once.
+// The one RAII pattern for driver, NVRTC and nvJitLink handles inside cujit: a move-only owner
+// that releases its handle exactly once. (Public types hold theirs in std::unique_ptr.)
 
 #include <utility>
 
