@@ -431,8 +431,8 @@ std::optional<RedPlan> plan_reduction_generic(const ReductionDefinition& def,
                                               bool keepdims, const RedTuning& tuning,
                                               const DeviceLimits& device) {
   std::vector<int> inputs;
-  RedPlan plan = plan_layouts(def, types, reduce_ctype, args, shape, axes, keepdims,
-                              kGenericRedBlock, inputs);
+  RedPlan plan =
+      plan_layouts(def, types, reduce_ctype, args, shape, axes, keepdims, kGenericRedBlock, inputs);
   if (!pad_dims(plan.kept, kGenericNdim) || !pad_dims(plan.reduced, kGenericNdim)) {
     return std::nullopt;
   }

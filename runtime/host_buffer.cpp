@@ -16,8 +16,9 @@ HostBuffer::HostBuffer(std::size_t bytes, const Device& device) {
   void* memory = nullptr;
   detail::check(detail::driver().cuMemHostAlloc(&memory, bytes, CU_MEMHOSTALLOC_PORTABLE),
                 "cuMemHostAlloc",
-                std::to_string(bytes) + " bytes of page-locked host memory (the host's limit on "
-                                        "locked memory: ulimit -l)");
+                std::to_string(bytes) +
+                    " bytes of page-locked host memory (the host's limit on "
+                    "locked memory: ulimit -l)");
   memory_ = std::unique_ptr<void, Release>(memory, Release{device.id()});
   size_ = bytes;
 }

@@ -85,12 +85,11 @@ RedPlan ReductionFamily::plan(const Definition& def, const Resolved& resolved, c
 }
 
 std::optional<RedPlan> ReductionFamily::plan_generic(const Definition& def,
-                                                    const Resolved& resolved,
-                                                    const ArgDesc* args, const Geometry& g,
-                                                    const Call& call,
-                                                    const DeviceLimits& device) {
-  return plan_reduction_generic(def, resolved.types, resolved.reduce_ctype, args, *g.shape,
-                                g.axes, call.reduce->keepdims, reduction_tuning(), device);
+                                                     const Resolved& resolved, const ArgDesc* args,
+                                                     const Geometry& g, const Call& call,
+                                                     const DeviceLimits& device) {
+  return plan_reduction_generic(def, resolved.types, resolved.reduce_ctype, args, *g.shape, g.axes,
+                                call.reduce->keepdims, reduction_tuning(), device);
 }
 
 std::optional<RedSpecialization> ReductionFamily::generic(const Specialization& own) {

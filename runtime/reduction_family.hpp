@@ -75,8 +75,8 @@ struct ReductionFamily {
   static std::optional<Specialization> generic(const Specialization& own);
   /// The call's generic plan (plan_reduction_generic), or nullopt.
   static std::optional<Plan> plan_generic(const Definition& def, const Resolved& resolved,
-                                          const ArgDesc* args, const Geometry& g,
-                                          const Call& call, const DeviceLimits& device);
+                                          const ArgDesc* args, const Geometry& g, const Call& call,
+                                          const DeviceLimits& device);
 };
 
 }  // namespace cujit::detail

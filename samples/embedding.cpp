@@ -115,8 +115,7 @@ int specialise_only() {
   std::printf(
       "embedding: no CUDA device; specialised affine (%zu bytes, %s) and sum (%zu bytes, %s) "
       "for %s; launching needs a GPU\n",
-      a.binary_size, to_string(a.origin), s.binary_size, to_string(s.origin),
-      h100.name().c_str());
+      a.binary_size, to_string(a.origin), s.binary_size, to_string(s.origin), h100.name().c_str());
   return 0;
 }
 

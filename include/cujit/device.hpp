@@ -102,8 +102,8 @@ class CUJIT_EXPORT Stream {
     void operator()(CUstream_st* stream) const noexcept;
   };
   std::unique_ptr<CUstream_st, Release> owned_;  // a stream cujit created
-  CUstream_st* borrowed_ = nullptr;                    // a stream the application owns
-  int device_ = -1;                                    // -1: the device current at use
+  CUstream_st* borrowed_ = nullptr;              // a stream the application owns
+  int device_ = -1;                              // -1: the device current at use
 };
 
 /// A CUDA event for ordering and timing. Move-only. record() and wait_on() from several

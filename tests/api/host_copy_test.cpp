@@ -39,8 +39,8 @@ TEST(HostCopyGpu, AsyncCopiesOfContiguousArraysThroughPinnedMemory) {
   const Stream stream(Device::get(0));
   HostBuffer up(n * sizeof(float)), down(n * sizeof(float));
   std::memcpy(up.data(), values.data(), up.size());
-  const Array x = Array::empty({static_cast<std::int64_t>(n)}, DType::Float32, Device::get(0),
-                               stream);
+  const Array x =
+      Array::empty({static_cast<std::int64_t>(n)}, DType::Float32, Device::get(0), stream);
   x.copy_from_host_async(up.data(), stream);
   const ElementwiseKernel twice("T x", "T y", "y = 2 * x", "host_copy_twice");
   const Array y = twice(x, on(stream));

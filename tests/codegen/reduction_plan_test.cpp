@@ -352,13 +352,13 @@ TEST(ReductionPlan, GenericPlanCarriesTheGenericOfTheCallsOwn) {
   const ArgDesc transposed =
       pa.strided({64, 32, 16}, {4, 64 * 4, 64 * 32 * 4}, DType::Float32, 1 << 20);
   const std::vector<std::pair<ArgDesc, ReduceOptions>> calls = {
-      {pa.array({1 << 28}, DType::Float32), ReduceOptions{}},         // split segments
-      {pa.array({1 << 16, 64}, DType::Float32), over({1})},            // rows in a warp
+      {pa.array({1 << 28}, DType::Float32), ReduceOptions{}},              // split segments
+      {pa.array({1 << 16, 64}, DType::Float32), over({1})},                // rows in a warp
       {pa.array({4096, 1024}, DType::Float32, (1 << 20) + 4), over({1})},  // peeled rows
-      {pa.array({8192, 8192}, DType::Float32), over({0})},             // columns
-      {pa.array({64, 8}, DType::Float32), over({0}, true)},            // few columns, keepdims
-      {transposed, over({0, 2})},                                      // strided, two axes
-      {pa.array({4, 0}, DType::Float32), over({1})}};                  // empty rows
+      {pa.array({8192, 8192}, DType::Float32), over({0})},                 // columns
+      {pa.array({64, 8}, DType::Float32), over({0}, true)},                // few columns, keepdims
+      {transposed, over({0, 2})},                                          // strided, two axes
+      {pa.array({4, 0}, DType::Float32), over({1})}};                      // empty rows
   for (const auto& [x, reduce] : calls) {
     const RedPlan own = plan_sum(pa, x, reduce);
     const RedAxes axes = reduction_axes({"reduction kernel", def.name}, *x.shape, reduce);
@@ -399,8 +399,8 @@ TEST(ReductionPlan, NoGenericPlanBeyondItsDimensions) {
   const ArgDesc x = pa.array({2, 2, 2, 2, 2, 2}, DType::Float32);
   const RedAxes axes = reduction_axes({"reduction kernel", def.name}, *x.shape, over({5}));
   std::vector<ArgDesc> args = {x, pa.array(axes.out_shape, x.dtype, 1 << 24)};
-  EXPECT_FALSE(plan_reduction_generic(def, types_of(x.dtype), "float", args.data(), *x.shape,
-                                      axes, false, {}, test::device_with(132))
+  EXPECT_FALSE(plan_reduction_generic(def, types_of(x.dtype), "float", args.data(), *x.shape, axes,
+                                      false, {}, test::device_with(132))
                    .has_value());
 }
 
