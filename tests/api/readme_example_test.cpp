@@ -11,14 +11,15 @@ namespace {
 
 int readme_example() {
   // A generic kernel: T binds to the arguments' dtype (float32 here).
-  cujit::ElementwiseKernel squared_diff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
+  cujit::ElementwiseKernel squared_diff("T x, T y", "T z", "z = (x - y) * (x - y)",
+                                        "squared_diff");
   std::vector<float> host(2 * 5);
   for (int i = 0; i < 10; ++i) host[i] = 0.5f * i;
   cujit::Array x = cujit::Array::from_host(host, {2, 5});
   cujit::Array y = cujit::Array::from_host(std::vector<float>{1, 2, 3, 4, 5});
 
-  cujit::Array z = squared_diff(x, y);  // y broadcasts over x's rows; z is (2, 5)
-  squared_diff(x, y, z);                // or write into an output you give
+  cujit::Array z = squared_diff(x, y);   // y broadcasts over x's rows; z is (2, 5)
+  squared_diff(x, y, z);                 // or write into an output you give
 
   cujit::Stream stream(cujit::Device::get(0));
   squared_diff(x, y, z, cujit::on(stream), cujit::block_size(128));
