@@ -29,9 +29,10 @@ ElementwiseDefinition make_elementwise_definition(std::string in_params, std::st
   check_compile_options(options, "cujit: kernel '" + name + "'", "compile_options");
   ElementwiseDefinition def;
   def.name = std::move(name);
-  def.in = parse_signature(in_params, def.name, "in_params");
-  def.out = parse_signature(out_params, def.name, "out_params");
-  check_signatures(def.in, def.out, def.name);
+  const std::string who = "cujit: kernel '" + def.name + "'";
+  def.in = parse_signature(in_params, who, "in_params");
+  def.out = parse_signature(out_params, who, "out_params");
+  check_signatures(def.in, def.out, who);
   check_param_count(def.in.size() + def.out.size(), "cujit: kernel '" + def.name + "'");
   def.in_signature = std::move(in_params);
   def.out_signature = std::move(out_params);

@@ -101,7 +101,7 @@ ResolvedTypes resolve_call_types(const Who& who, const ParamList& params,
                       "' must be an array, not a scalar");
     }
   }
-  return resolve_types(in, out, in_args, out_args, who.name);
+  return resolve_types(in, out, in_args, out_args, who.text());
 }
 
 }  // namespace cujit::detail

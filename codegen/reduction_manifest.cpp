@@ -77,9 +77,10 @@ ReductionDefinition make_reduction_definition(std::string in_params, std::string
   check_type_name(reduce_type, "cujit: reduction kernel '" + name + "'", "reduce_type");
   ReductionDefinition def;
   def.name = std::move(name);
-  def.in = parse_signature(in_params, def.name, "in_params");
-  def.out = parse_signature(out_params, def.name, "out_params");
-  check_signatures(def.in, def.out, def.name);
+  const std::string who = "cujit: reduction kernel '" + def.name + "'";
+  def.in = parse_signature(in_params, who, "in_params");
+  def.out = parse_signature(out_params, who, "out_params");
+  check_signatures(def.in, def.out, who);
   check_param_count(def.in.size() + def.out.size(), "cujit: reduction kernel '" + def.name + "'");
   if (def.out.empty()) {
     throw ArgumentError("cujit: reduction kernel '" + def.name +

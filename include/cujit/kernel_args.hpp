@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace cujit {
 
@@ -99,6 +100,14 @@ class CUJIT_EXPORT Axes {
   }
   /// One axis.
   explicit Axes(int axis) noexcept : count_(1) { values_[0] = axis; }
+  /// The axes of a list known at run time; throws ArgumentError for more than kMaxAxes.
+  explicit Axes(const std::vector<int>& axes) {
+    if (axes.size() > static_cast<std::size_t>(kMaxAxes)) {
+      throw ArgumentError("cujit: cujit::axis: " + std::to_string(axes.size()) +
+                          " axes given; at most 32");
+    }
+    for (int a : axes) values_[count_++] = a;
+  }
   /// Number of axes.
   int size() const noexcept { return count_; }
   /// The `k`th axis as given (negative ones not yet resolved).

@@ -55,6 +55,13 @@ TEST(MessageStyle, TheCatalogueReadsOneWay) {
       {"architecture", message_of([&] {
          mul.specialize(f32({{4}, {4}}), Target::parse("sm_95"));
        })},
+      {"dtype", message_of([&] {
+         mul.specialize({ArgSpec::array(DType::Float32, {4}), ArgSpec::array(DType::Float64, {4})},
+                        kSm90);
+       })},
+      {"signature", message_of([] { ElementwiseKernel("T x y", "T z", "z = x", "sig"); })},
+      {"reduction signature",
+       message_of([] { ReductionKernel("T x", "T x", "x", "a + b", "x = a", "0", "dup"); })},
   };
   std::filesystem::remove(not_a_db);
   EXPECT_EQ(first_line(messages.at("broadcast")),
@@ -74,6 +81,14 @@ TEST(MessageStyle, TheCatalogueReadsOneWay) {
                                                " cannot be used: file is not a database");
   EXPECT_NE(messages.at("architecture").find("cannot build sm_95; it builds sm_75, sm_80"),
             std::string::npos);
+  EXPECT_EQ(messages.at("dtype"),
+            "cujit: kernel 'mul': input 'y': expected float32 (T is bound to it by 'x'), got "
+            "float64 (cujit does not cast arrays)");
+  EXPECT_EQ(first_line(messages.at("signature")),
+            "cujit: kernel 'sig': in_params: expected ',' after parameter 'x', found 'y'");
+  EXPECT_EQ(first_line(messages.at("reduction signature")),
+            "cujit: reduction kernel 'dup': out_params: parameter 'x' is also an input; input "
+            "and output names must differ");
   for (const auto& [name, message] : messages) {
     SCOPED_TRACE(name + ": " + message);
     EXPECT_EQ(message.rfind("cujit: ", 0), 0u);

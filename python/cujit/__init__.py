@@ -1,0 +1,23 @@
+"""cujit: CuPy's user kernels on any GPU array, compiled at run time and cached.
+
+``cujit.ElementwiseKernel`` and ``cujit.ReductionKernel`` take CuPy's parameters and call
+keywords; arguments are CuPy arrays, PyTorch CUDA tensors, or any object with
+``__cuda_array_interface__``, and results come back as arrays of the inputs' library. Kernels
+are generated, compiled with NVRTC, and kept in cujit's cache (``CUJIT_*`` variables, as in
+C++). Errors are ``cujit.Error`` subclasses that also derive from the built-in exceptions CuPy
+raises in their place."""
+
+from . import _cujit
+from ._arrays import Array, asarray
+from ._errors import (ArgumentError, CacheError, CompileError, CompilerUnavailableError,
+                      CudaError, DeviceError, Error, ShapeError, SignatureError)
+from ._errors import TypeError  # noqa: A004 (cujit.TypeError, a builtins.TypeError subclass)
+from ._kernels import ElementwiseKernel, ReductionKernel, Specialization
+
+__version__ = _cujit.__version__
+device_count = _cujit.device_count
+
+__all__ = ["Array", "asarray", "ElementwiseKernel", "ReductionKernel", "Specialization",
+           "Error", "SignatureError", "ShapeError", "ArgumentError", "DeviceError",
+           "CompileError", "CompilerUnavailableError", "CudaError", "CacheError",
+           "device_count"]

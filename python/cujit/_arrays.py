@@ -1,0 +1,135 @@
+"""Arrays in and out: views of CuPy arrays, PyTorch tensors and any object with
+``__cuda_array_interface__``, without copies; outputs returned as arrays of the inputs'
+library."""
+
+import numbers
+
+from . import _cujit
+from ._errors import TypeError as _TypeError
+
+Array = _cujit.Array
+
+_INT64_MIN, _UINT64_END = -(1 << 63), 1 << 64
+
+
+def _cupy_view(x):
+    return Array._view(x.data.ptr, x.shape, x.strides, x.dtype.name, x.device.id, x)
+
+
+def _torch_view(x, who):
+    if not x.is_cuda:
+        raise _TypeError(f"cujit: {who}: a host tensor (device {x.device}) was given; pass a "
+                         "CUDA tensor")
+    item = x.element_size()
+    strides = tuple(s * item for s in x.stride())
+    dtype = str(x.dtype).rpartition(".")[2]
+    return Array._view(x.data_ptr(), tuple(x.shape), strides, dtype, x.device.index, x)
+
+
+def _interface_view(x, interface):
+    import numpy
+
+    shape = tuple(interface["shape"])
+    dtype = numpy.dtype(interface["typestr"]).name
+    strides = interface.get("strides")
+    address = interface["data"][0]
+    return Array._view(address, shape, tuple(strides) if strides else None, dtype,
+                       _cujit.current_device(), x)
+
+
+def library_of(x):
+    """'cupy', 'torch' or None (cujit arrays and other libraries' objects)."""
+    module = type(x).__module__
+    if module.startswith("cupy"):
+        return "cupy"
+    if module.startswith("torch"):
+        return "torch"
+    return None
+
+
+def view(x, who):
+    """A cujit Array viewing the GPU array `x` (no copy); cujit.TypeError for host arrays."""
+    if type(x) is Array:
+        return x
+    library = library_of(x)
+    if library == "cupy" and hasattr(x, "data") and hasattr(x, "device"):
+        return _cupy_view(x)
+    if library == "torch" and hasattr(x, "data_ptr"):
+        return _torch_view(x, who)
+    interface = getattr(x, "__cuda_array_interface__", None)
+    if interface is not None:
+        return _interface_view(x, interface)
+    if type(x).__module__ == "numpy" and hasattr(x, "shape"):
+        raise _TypeError(f"cujit: {who}: a host array (numpy.ndarray) was given; pass a GPU "
+                         "array (cupy.ndarray, a CUDA torch.Tensor, cujit.asarray(...))")
+    raise _TypeError(f"cujit: {who}: unsupported type {type(x).__name__!r}; pass a GPU array "
+                     "or a scalar")
+
+
+def scalar(value, who):
+    """A host scalar as (dtype name, value): Python's bool, int, float and complex as NumPy
+    types them (int64, float64, complex128), NumPy scalars with their own dtype."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if type(value).__module__ == "numpy":
+        import numpy
+
+        if isinstance(value, numpy.generic):
+            return (value.dtype.name, value.item())
+        return None
+    if isinstance(value, numbers.Integral):
+        value = int(value)
+        if _INT64_MIN <= value < (1 << 63):
+            return ("int64", value)
+        if 0 <= value < _UINT64_END:
+            return ("uint64", value)
+        raise OverflowError(f"cujit: {who}: Python int {value} is too large for any dtype")
+    if isinstance(value, numbers.Real):
+        return ("float64", float(value))
+    if isinstance(value, numbers.Complex):
+        return ("complex128", complex(value))
+    return None
+
+
+def wrap(array, library):
+    """`array` as an array of `library` (zero copy), or itself."""
+    if library == "cupy":
+        import cupy
+
+        return cupy.asarray(array)
+    if library == "torch":
+        import torch
+
+        return torch.from_dlpack(array)
+    return array
+
+
+def asarray(obj, dtype=None, device=None):
+    """A cujit Array: a view of a GPU array (no copy), or a copy of host data (a NumPy array,
+    a list) on `device` (default: the current device)."""
+    try:
+        return view(obj, "asarray")
+    except _TypeError:
+        pass
+    import numpy
+
+    host = numpy.ascontiguousarray(obj, dtype=dtype)
+    name = host.dtype.name
+    device = _cujit.current_device() if device is None else int(device)
+    return Array._from_host(host.tobytes(), host.shape, name, device)
+
+
+def _get(self):
+    """The array's elements copied to a NumPy array (waits for the copy)."""
+    import numpy
+
+    data = numpy.frombuffer(self._to_host(), dtype=self.dtype)
+    return data.reshape(self.shape)
+
+
+def _repr(self):
+    return f"cujit.Array(shape={self.shape}, dtype={self.dtype}, device={self.device_id})"
+
+
+Array.get = _get
+Array.__repr__ = _repr

@@ -1,0 +1,190 @@
+"""CuPy's user kernels over cujit's engine: the classes take CuPy's constructor parameters
+and call keywords, and return arrays of the inputs' library."""
+
+from dataclasses import dataclass
+
+from . import _arrays, _cujit
+from ._errors import ArgumentError, TypeError as _TypeError
+
+# Accepted for CuPy compatibility; cujit has one backend (NVRTC through its cache).
+_CUPY_ONLY = {"backend", "jitify"}
+
+
+def _count(params):
+    return len([p for p in params.split(",") if p.strip()])
+
+
+def _check_keywords(kwargs, who):
+    unknown = sorted(set(kwargs) - _CUPY_ONLY)
+    if unknown:
+        raise ArgumentError(f"cujit: {who}: unexpected keyword argument {unknown[0]!r}")
+
+
+def _stream(stream, library, device):
+    """The stream handle a call runs on: the one given (a CuPy or PyTorch stream, or a raw
+    handle), else the current stream of the inputs' library, else the legacy default."""
+    if stream is not None:
+        if isinstance(stream, int):
+            return stream
+        for attribute in ("ptr", "cuda_stream", "handle"):
+            handle = getattr(stream, attribute, None)
+            if handle is not None:
+                return int(handle)
+        raise _TypeError(f"cujit: stream: unsupported type {type(stream).__name__!r}")
+    if library == "cupy":
+        import cupy
+
+        return cupy.cuda.get_current_stream().ptr
+    if library == "torch":
+        import torch
+
+        return torch.cuda.current_stream(device).cuda_stream
+    return 0
+
+
+class _Call:
+    """One call's arguments: cujit views and scalar pairs, the library and device of its first
+    array, and the objects given (to return given outputs as themselves)."""
+
+    def __init__(self, args, who):
+        self.items, self.library, self.device = [], None, -1
+        for k, arg in enumerate(args):
+            pair = _arrays.scalar(arg, who)
+            if pair is not None:
+                self.items.append(pair)
+                continue
+            array = _arrays.view(arg, f"{who}: argument {k}")
+            if self.device < 0:
+                self.device = array.device_id
+                self.library = _arrays.library_of(arg)
+            self.items.append(array)
+
+    def stream(self, stream):
+        return _stream(stream, self.library, max(self.device, 0)), self.device
+
+
+def _results(outputs, given, library, return_tuple):
+    results = list(given) if given else [_arrays.wrap(o, library) for o in outputs]
+    if return_tuple or len(results) != 1:
+        return tuple(results)
+    return results[0]
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """A kernel specialised without a GPU: its name, target, where it came from ("compiled",
+    "disk", "memory", "deployment", "remote"), its binary's size and its cache request key."""
+
+    kernel: str
+    target: str
+    origin: str
+    binary_size: int
+    request_key: str
+
+
+def _describe(arg, who):
+    """An argument description for specialize(): an object with dtype and shape (a NumPy or
+    CuPy array, a tensor, a cujit.ArgSpec), or a scalar."""
+    pair = _arrays.scalar(arg, who)
+    if pair is not None:
+        return (pair[0],)
+    dtype = getattr(arg, "dtype", None)
+    shape = getattr(arg, "shape", None)
+    if dtype is None or shape is None:
+        raise _TypeError(f"cujit: {who}: cannot describe {type(arg).__name__!r}; give an "
+                         "object with dtype and shape, or a scalar")
+    name = getattr(dtype, "name", None) or str(dtype).rpartition(".")[2]
+    strides = getattr(arg, "strides", None)
+    if callable(strides):  # torch: strides in elements
+        strides = tuple(s * arg.element_size() for s in arg.stride())
+    return (name, tuple(shape), tuple(strides) if strides is not None else None)
+
+
+class ElementwiseKernel:
+    """CuPy's ``ElementwiseKernel``: a typed snippet run over broadcast arrays.
+
+    ``ElementwiseKernel(in_params, out_params, operation, name='kernel', reduce_dims=True,
+    preamble='', no_return=False, return_tuple=False, loop_prep='', after_loop='',
+    options=())``; calls take the inputs, optionally followed by every output, and the
+    keywords ``size``, ``block_size`` and ``stream``."""
+
+    def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True,
+                 preamble="", no_return=False, return_tuple=False, loop_prep="",
+                 after_loop="", options=(), **kwargs):
+        _check_keywords(kwargs, f"kernel '{name}'")
+        self._kernel = _cujit.ElementwiseKernel(in_params, out_params, operation, name,
+                                                reduce_dims, preamble, loop_prep, after_loop,
+                                                no_return, list(options))
+        self.name = name
+        self.nin, self.nout = _count(in_params), _count(out_params)
+        self.nargs = self.nin + self.nout
+        self.no_return, self.return_tuple = no_return, return_tuple
+
+    def __call__(self, *args, size=None, block_size=None, stream=None):
+        call = _Call(args, f"kernel '{self.name}'")
+        handle, device = call.stream(stream)
+        outputs = self._kernel._call(call.items, -1 if size is None else size,
+                                     block_size or 0, handle, device)
+        if self.no_return:
+            return None
+        given = args[self.nin:] if len(args) == self.nargs else None
+        return _results(outputs, given, call.library, self.return_tuple)
+
+    def specialize(self, *args, target, size=None, block_size=None):
+        """Compiles the kernel for a call with arguments like `args` on GPUs of `target`
+        ("sm_90"), without a GPU; a later call with such arguments finds it in the cache."""
+        who = f"kernel '{self.name}'"
+        items = [_describe(a, who) for a in args]
+        result = self._kernel._specialize(items, target, -1 if size is None else size,
+                                          block_size or 0)
+        return Specialization(**result)
+
+
+def _axes(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, int):
+        return [axis]
+    return [int(a) for a in axis]
+
+
+class ReductionKernel:
+    """CuPy's ``ReductionKernel``: map, reduce and post-map snippets over any axes.
+
+    ``ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
+    name='reduce_kernel', reduce_type=None, reduce_dims=True, preamble='', options=())``;
+    calls take the inputs (optionally followed by every output) and the keywords ``out``,
+    ``axis``, ``keepdims``, ``stream`` and ``block_size``."""
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
+                 name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
+                 options=(), **kwargs):
+        _check_keywords(kwargs, f"reduction kernel '{name}'")
+        self._kernel = _cujit.ReductionKernel(
+            in_params, out_params, map_expr, reduce_expr, post_map_expr,
+            "" if identity is None else str(identity), name, reduce_type or "", reduce_dims,
+            preamble, list(options))
+        self.name = name
+        self.nin, self.nout = _count(in_params), _count(out_params)
+        self.nargs = self.nin + self.nout
+
+    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None,
+                 block_size=None):
+        if out is not None:
+            args = args + (out,)
+        call = _Call(args, f"reduction kernel '{self.name}'")
+        handle, device = call.stream(stream)
+        outputs = self._kernel._call(call.items, _axes(axis), bool(keepdims), block_size or 0,
+                                     handle, device)
+        given = args[self.nin:] if len(args) == self.nargs else None
+        return _results(outputs, given, call.library, False)
+
+    def specialize(self, *args, target, axis=None, keepdims=False, block_size=None,
+                   sm_count=132):
+        """Compiles the reduction for a call with arguments like `args` on GPUs of `target`
+        with `sm_count` multiprocessors, without a GPU."""
+        who = f"reduction kernel '{self.name}'"
+        items = [_describe(a, who) for a in args]
+        result = self._kernel._specialize(items, target, _axes(axis), bool(keepdims),
+                                          block_size or 0, sm_count)
+        return Specialization(**result)

@@ -1,0 +1,218 @@
+// ElementwiseKernel and ReductionKernel: construction, calls with the GIL released, and
+// offline specialize().
+#include "bindings.hpp"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <complex>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cujit::python {
+namespace {
+
+Scalar make_scalar(DType t, nb::handle value) {
+  switch (t) {
+    case DType::Bool: return Scalar(nb::cast<bool>(value));
+    case DType::Int8: return Scalar(static_cast<std::int8_t>(nb::cast<std::int64_t>(value)));
+    case DType::Int16: return Scalar(static_cast<std::int16_t>(nb::cast<std::int64_t>(value)));
+    case DType::Int32: return Scalar(static_cast<std::int32_t>(nb::cast<std::int64_t>(value)));
+    case DType::Int64: return Scalar(nb::cast<std::int64_t>(value));
+    case DType::UInt8: return Scalar(static_cast<std::uint8_t>(nb::cast<std::uint64_t>(value)));
+    case DType::UInt16: return Scalar(static_cast<std::uint16_t>(nb::cast<std::uint64_t>(value)));
+    case DType::UInt32: return Scalar(static_cast<std::uint32_t>(nb::cast<std::uint64_t>(value)));
+    case DType::UInt64: return Scalar(nb::cast<std::uint64_t>(value));
+    case DType::Float16: return Scalar(float16(nb::cast<float>(value)));
+    case DType::BFloat16: return Scalar(bfloat16(nb::cast<float>(value)));
+    case DType::Float32: return Scalar(nb::cast<float>(value));
+    case DType::Float64: return Scalar(nb::cast<double>(value));
+    default: {
+      const nb::object c = nb::borrow(value);
+      const double re = nb::cast<double>(c.attr("real")), im = nb::cast<double>(c.attr("imag"));
+      if (t == DType::Complex64) {
+        return Scalar(std::complex<float>(static_cast<float>(re), static_cast<float>(im)));
+      }
+      return Scalar(std::complex<double>(re, im));
+    }
+  }
+}
+
+// Where a call runs: the stream's handle and device (-1 unknown), and the launch options.
+LaunchOptions launch_options(std::int64_t size, int block_size, std::uintptr_t stream,
+                             int stream_device) {
+  LaunchOptions o;
+  o.size = size;
+  o.block_size = block_size;
+  o.stream = reinterpret_cast<CUstream_st*>(stream);
+  o.stream_device = stream_device;
+  return o;
+}
+
+nb::dict describe(const Specialization& s) {
+  nb::dict d;
+  d["kernel"] = s.kernel;
+  d["target"] = s.target.name();
+  d["origin"] = std::string(to_string(s.origin));
+  d["binary_size"] = s.binary_size;
+  d["request_key"] = s.request_key;
+  return d;
+}
+
+ReduceOptions reduce_options(const std::optional<std::vector<int>>& axes, bool keepdims) {
+  ReduceOptions r;
+  if (axes) r.axes = Axes(*axes);
+  r.keepdims = keepdims;
+  return r;
+}
+
+ElementwiseKernel make_elementwise(std::string in, std::string out, std::string operation,
+                                   std::string name, bool reduce_dims, std::string preamble,
+                                   std::string loop_prep, std::string after_loop, bool no_return,
+                                   std::vector<std::string> options) {
+  ElementwiseOptions o;
+  o.reduce_dims = reduce_dims;
+  o.preamble = std::move(preamble);
+  o.loop_prep = std::move(loop_prep);
+  o.after_loop = std::move(after_loop);
+  o.no_return = no_return;
+  o.compile_options = std::move(options);
+  return ElementwiseKernel(std::move(in), std::move(out), std::move(operation), std::move(name),
+                           std::move(o));
+}
+
+ReductionKernel make_reduction(std::string in, std::string out, std::string map_expr,
+                               std::string reduce_expr, std::string post_map_expr,
+                               std::string identity, std::string name, std::string reduce_type,
+                               bool reduce_dims, std::string preamble,
+                               std::vector<std::string> options) {
+  ReductionOptions o;
+  o.reduce_type = std::move(reduce_type);
+  o.reduce_dims = reduce_dims;
+  o.preamble = std::move(preamble);
+  o.compile_options = std::move(options);
+  return ReductionKernel(std::move(in), std::move(out), std::move(map_expr),
+                         std::move(reduce_expr), std::move(post_map_expr), std::move(identity),
+                         std::move(name), std::move(o));
+}
+
+void bind_elementwise(nb::module_& m) {
+  nb::class_<ElementwiseKernel>(m, "ElementwiseKernel")
+      .def("__init__",
+           [](ElementwiseKernel* self, std::string in, std::string out, std::string operation,
+              std::string name, bool reduce_dims, std::string preamble, std::string loop_prep,
+              std::string after_loop, bool no_return, std::vector<std::string> options) {
+             new (self) ElementwiseKernel(make_elementwise(
+                 std::move(in), std::move(out), std::move(operation), std::move(name),
+                 reduce_dims, std::move(preamble), std::move(loop_prep), std::move(after_loop),
+                 no_return, std::move(options)));
+           })
+      .def_prop_ro("name", &ElementwiseKernel::name)
+      .def("_call",
+           [](const ElementwiseKernel& k, const nb::list& items, std::int64_t size, int block,
+              std::uintptr_t stream, int stream_device) {
+             const std::vector<Arg> args = call_arguments(items, k.name());
+             nb::gil_scoped_release released;
+             return k.call(args, launch_options(size, block, stream, stream_device));
+           })
+      .def("_specialize",
+           [](const ElementwiseKernel& k, const nb::list& items, const std::string& target,
+              std::int64_t size, int block) {
+             const std::vector<ArgSpec> specs = arg_specs(items, k.name());
+             SpecializeOptions o;
+             o.size = size;
+             o.block_size = block;
+             const Specialization s = [&] {
+               nb::gil_scoped_release released;
+               return k.specialize(specs, Target::parse(target), o);
+             }();
+             return describe(s);
+           });
+}
+
+void bind_reduction(nb::module_& m) {
+  nb::class_<ReductionKernel>(m, "ReductionKernel")
+      .def("__init__",
+           [](ReductionKernel* self, std::string in, std::string out, std::string map_expr,
+              std::string reduce_expr, std::string post_map_expr, std::string identity,
+              std::string name, std::string reduce_type, bool reduce_dims, std::string preamble,
+              std::vector<std::string> options) {
+             new (self) ReductionKernel(make_reduction(
+                 std::move(in), std::move(out), std::move(map_expr), std::move(reduce_expr),
+                 std::move(post_map_expr), std::move(identity), std::move(name),
+                 std::move(reduce_type), reduce_dims, std::move(preamble), std::move(options)));
+           })
+      .def_prop_ro("name", &ReductionKernel::name)
+      .def("_call",
+           [](const ReductionKernel& k, const nb::list& items,
+              const std::optional<std::vector<int>>& axes, bool keepdims, int block,
+              std::uintptr_t stream, int stream_device) {
+             const std::vector<Arg> args = call_arguments(items, k.name());
+             const ReduceOptions reduce = reduce_options(axes, keepdims);
+             nb::gil_scoped_release released;
+             return k.call(args, reduce, launch_options(-1, block, stream, stream_device));
+           }, nb::arg("items"), nb::arg("axes").none(), nb::arg("keepdims"), nb::arg("block"),
+           nb::arg("stream"), nb::arg("stream_device"))
+      .def("_specialize",
+           [](const ReductionKernel& k, const nb::list& items, const std::string& target,
+              const std::optional<std::vector<int>>& axes, bool keepdims, int block,
+              int sm_count) {
+             const std::vector<ArgSpec> specs = arg_specs(items, k.name());
+             SpecializeOptions o;
+             o.block_size = block;
+             o.device.sm_count = sm_count;
+             const ReduceOptions reduce = reduce_options(axes, keepdims);
+             const Specialization s = [&] {
+               nb::gil_scoped_release released;
+               return k.specialize(specs, reduce, Target::parse(target), o);
+             }();
+             return describe(s);
+           }, nb::arg("items"), nb::arg("target"), nb::arg("axes").none(), nb::arg("keepdims"),
+           nb::arg("block"), nb::arg("sm_count"));
+}
+
+}  // namespace
+
+std::vector<Arg> call_arguments(const nb::list& items, const std::string& who) {
+  std::vector<Arg> args;
+  args.reserve(items.size());
+  for (nb::handle item : items) {
+    if (nb::isinstance<Array>(item)) {
+      args.emplace_back(nb::cast<const Array&>(item));
+      continue;
+    }
+    const nb::tuple pair = nb::cast<nb::tuple>(item);
+    const DType t = dtype_named(nb::cast<std::string>(pair[0]), "kernel '" + who + "'");
+    args.emplace_back(make_scalar(t, pair[1]));
+  }
+  return args;
+}
+
+std::vector<ArgSpec> arg_specs(const nb::list& items, const std::string& who) {
+  std::vector<ArgSpec> specs;
+  for (nb::handle item : items) {
+    const nb::tuple t = nb::cast<nb::tuple>(item);
+    const DType dtype = dtype_named(nb::cast<std::string>(t[0]), "kernel '" + who + "'");
+    if (t.size() == 1) {
+      specs.push_back(ArgSpec::scalar(dtype));
+      continue;
+    }
+    const Shape shape = nb::cast<Shape>(t[1]);
+    if (t[2].is_none()) {
+      specs.push_back(ArgSpec::array(dtype, shape));
+    } else {
+      specs.push_back(ArgSpec::strided(dtype, shape, nb::cast<Shape>(t[2])));
+    }
+  }
+  return specs;
+}
+
+void bind_kernels(nb::module_& m) {
+  bind_elementwise(m);
+  bind_reduction(m);
+}
+
+}  // namespace cujit::python

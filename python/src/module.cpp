@@ -1,0 +1,12 @@
+// cujit._cujit: the extension module of the Python package.
+#include "bindings.hpp"
+
+NB_MODULE(_cujit, m) {
+  m.doc() = "cujit's C++ API, as the cujit package uses it (import cujit instead).";
+  cujit::python::bind_errors(m);
+  cujit::python::bind_arrays(m);
+  cujit::python::bind_kernels(m);
+  m.def("device_count", &cujit::Device::count, "Number of CUDA devices (0 without a driver).");
+  m.def("current_device", [] { return cujit::Device::current().id(); });
+  m.attr("__version__") = cujit::version().string;
+}
