@@ -7,7 +7,7 @@
 #       and benchmarks into build-gpu/, then stages into .devbuild/ (git-ignored) only what
 #       the GPU host needs, stripped: libcujit.so.0, tests/cujit_*_tests, bench/<each
 #       benchmark>, samples/<each sample>, tools/cujit-cache, each binary xz-compressed (run
-#       and sanitize unpack them). The samples find libcujit through their $ORIGIN/.. run path
+#       and sanitize unpack them), and wheels/ with the nanobind the Python package builds with. The samples find libcujit through their $ORIGIN/.. run path
 #       (CMAKE_BUILD_RPATH_USE_ORIGIN), so .devbuild/ keeps the build tree's layout; the
 #       tests, the tool and the benchmarks link cujit statically. Fails if .devbuild/ grows
 #       past 60 MiB.
@@ -16,7 +16,9 @@
 #       On the GPU host, from the repository root, with .devbuild/ carried along (CUDA 13
 #       toolkit at /usr/local/cuda for libnvrtc; python3 with CuPy, PyTorch, matplotlib):
 #       prints nvidia-smi; runs every test binary (--gtest_brief=1, XML reports into $OUT);
-#       runs every sample; runs every benchmark with --json $OUT/bench.jsonl; runs
+#       runs every sample; builds the Python package's module with the host's python3 against
+#       the staged library and runs its pytest suite and quickstart; runs every benchmark with
+#       --json $OUT/bench.jsonl; runs
 #       bench/compare.py and bench/multi_device.py (CuPy and PyTorch, same file); draws
 #       bench/elementwise_throughput.png and copies it to $OUT; prints a summary table last
 #       (tests per binary, the other steps, key GB/s figures and ratios, multi-device figures).
@@ -122,6 +124,10 @@ build() {
     done
   done
   stage_redis
+  # nanobind for the Python package's build on the GPU host (no network there): the version
+  # built against here, as a wheel.
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$stage/wheels" \
+    "nanobind==$(python3 -c 'import nanobind; print(nanobind.__version__)')"
   {
     echo "built: $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
     echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
@@ -256,6 +262,20 @@ run() {
     step "sample $(basename "$s")" 60 "$OUT/sample_$(basename "$s").log" \
       bash -c 'cd "$1" && "$2"' _ "$sample_dir" "$s"
   done
+
+  # The Python package: its module built with this host's python3 against the staged library,
+  # then its pytest suite (CuPy and PyTorch on the GPU) and its quickstart.
+  # shellcheck disable=SC2016 # expands in the inner shell
+  step "python package" 240 "$OUT/python_tests.log" bash -c '
+    set -e
+    nb=/tmp/cujit-nanobind build=/tmp/cujit-pybuild
+    python3 -m pip install --quiet --no-index --find-links "$1/wheels" --target "$nb" nanobind
+    PYTHONPATH="$nb" cmake -S python -B "$build" -DCMAKE_BUILD_TYPE=Release \
+      -DPython_EXECUTABLE="$(command -v python3)" -DCUJIT_LIBRARY="$1/libcujit.so.0" >/dev/null
+    cmake --build "$build" -j"$(nproc)" >/dev/null
+    PYTHONPATH="$build" python3 -m pytest -q -p no:cacheprovider --junitxml="$2/python_tests.xml" \
+      python/tests
+    PYTHONPATH="$build" python3 samples/quickstart.py' _ "$stage" "$OUT"
 
   # The fleet tier's first calls (bench/bench_process.hpp) against a server on loopback.
   local redis_pid=""

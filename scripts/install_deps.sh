@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs cujit's build dependencies from Debian's packages.
+# Installs cujit's build dependencies from Debian's packages, and what the Python package's
+# build and tests need from PyPI (python/requirements-dev.txt) into the python3 on PATH.
 # The CUDA 13 toolkit is expected at /usr/local/cuda (not installed here).
 set -euo pipefail
 packages=(
@@ -27,4 +28,10 @@ fi
 if [[ ! -x /usr/local/cuda/bin/nvcc && ! -f /usr/local/cuda/include/nvrtc.h ]]; then
   echo "error: the CUDA toolkit was not found at /usr/local/cuda" >&2
   exit 1
+fi
+# The Python package (python/): nanobind and scikit-build-core to build it, NumPy and pytest to
+# test it. Skipped when they are importable already.
+if ! python3 -c "import nanobind, scikit_build_core, numpy, pytest" 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check \
+    -r "$(dirname "${BASH_SOURCE[0]}")/../python/requirements-dev.txt"
 fi

@@ -14,8 +14,8 @@ cat <<BANNER
 == scripts/test.sh: the whole suite, about 10 minutes on two cores:
    1. scripts/install_deps.sh (Debian packages; nothing to do when they are installed)
    2. build cujit with its tests, samples and benchmarks in $build (about 3 min)
-   3. ctest: about 690 tests (1-2 min); GPU tests skip without a device, and one line per
-      reason sums the skips up at the end
+   3. ctest: about 740 tests (1-2 min), the Python package's pytest suite among them; GPU
+      tests skip without a device, and one line per reason sums the skips up at the end
    4. fuzzing: $fuzz_plan; CUJIT_CI_FUZZ_SECONDS=N sets the seconds, 0 skips it
 BANNER
 if [[ ${CUJIT_CI_SANITIZERS:-0} == 1 ]]; then
@@ -23,7 +23,7 @@ if [[ ${CUJIT_CI_SANITIZERS:-0} == 1 ]]; then
 fi
 bash "$root/scripts/install_deps.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCUJIT_BUILD_TESTS=ON \
-  -DCUJIT_BUILD_SAMPLES=ON -DCUJIT_BUILD_BENCH=ON
+  -DCUJIT_BUILD_SAMPLES=ON -DCUJIT_BUILD_BENCH=ON -DCUJIT_PYTHON=ON
 cmake --build "$build" -j"$(nproc)"
 # A private kernel cache, so tests never touch the user's.
 CUJIT_CACHE_DIR="$(mktemp -d)"

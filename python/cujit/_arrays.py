@@ -62,6 +62,12 @@ def view(x, who):
     if type(x).__module__ == "numpy" and hasattr(x, "shape"):
         raise _TypeError(f"cujit: {who}: a host array (numpy.ndarray) was given; pass a GPU "
                          "array (cupy.ndarray, a CUDA torch.Tensor, cujit.asarray(...))")
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        device_type = x.__dlpack_device__()[0]
+        if device_type in (2, 13):  # kDLCUDA, kDLCUDAManaged
+            return Array._from_dlpack(x.__dlpack__())
+        raise _TypeError(f"cujit: {who}: a DLPack tensor on device type {device_type} was "
+                         "given; pass a CUDA one")
     raise _TypeError(f"cujit: {who}: unsupported type {type(x).__name__!r}; pass a GPU array "
                      "or a scalar")
 

@@ -101,7 +101,11 @@ nb::object dlpack(nb::handle self, nb::kwargs kwargs) {
   nb::ndarray<> view(reinterpret_cast<void*>(a.data()), shape.size(), shape.data(), self,
                      strides.data(), dlpack_dtype(a.dtype()), nb::device::cuda::value,
                      a.device_id());
-  return nb::cast(view).attr("__dlpack__")(**kwargs);
+  // nanobind exports an ndarray of no framework as a DLPack capsule itself; the stream and
+  // version keywords change nothing here (the array is ordered on the stream that made it).
+  nb::object exported = nb::cast(view);
+  if (PyCapsule_CheckExact(exported.ptr())) return exported;
+  return exported.attr("__dlpack__")(**kwargs);
 }
 
 Array view(std::uint64_t address, const Shape& shape, const std::optional<Shape>& strides,
@@ -109,6 +113,15 @@ Array view(std::uint64_t address, const Shape& shape, const std::optional<Shape>
   return Array::from_pointer(address, shape, strides.value_or(Shape{}),
                              dtype_named(dtype, "Array"), Device::get(device),
                              keep_alive(std::move(owner)));
+}
+
+// A DLPack capsule's tensor, owned from now on by the views of the returned array (the capsule
+// is renamed "used_dltensor" first, as the protocol asks, so it never frees the tensor too).
+Array from_dlpack(const nb::capsule& capsule) {
+  void* tensor = PyCapsule_GetPointer(capsule.ptr(), "dltensor");
+  if (tensor == nullptr) throw nb::python_error();
+  PyCapsule_SetName(capsule.ptr(), "used_dltensor");
+  return Array::from_dlpack(static_cast<DLManagedTensor*>(tensor));
 }
 
 Array from_host(const nb::bytes& data, const Shape& shape, const std::string& dtype, int device) {
@@ -138,6 +151,7 @@ void bind_arrays(nb::module_& m) {
       .def_static("_view", &view, nb::arg("address"), nb::arg("shape"), nb::arg("strides"),
                   nb::arg("dtype"), nb::arg("device"), nb::arg("owner").none())
       .def_static("_from_host", &from_host)
+      .def_static("_from_dlpack", &from_dlpack)
       .def_static(
           "_empty",
           [](const Shape& shape, const std::string& dtype, int device) {

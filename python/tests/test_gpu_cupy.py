@@ -1,0 +1,118 @@
+"""CuPy arrays in, CuPy arrays out: a program written for cupy.ElementwiseKernel and
+cupy.ReductionKernel runs unchanged on cujit's (results checked against CuPy's own)."""
+
+import numpy as np
+import pytest
+
+import cujit
+
+
+def test_elementwise_on_cupy_arrays_broadcasts_and_returns_cupy(cupy):
+    k = cujit.ElementwiseKernel("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff")
+    x = cupy.random.rand(256, 64, dtype=cupy.float32)
+    y = cupy.random.rand(64, dtype=cupy.float32)
+    z = k(x, y)
+    assert isinstance(z, cupy.ndarray) and z.shape == (256, 64) and z.dtype == cupy.float32
+    cupy.testing.assert_allclose(z, (x - y) ** 2, rtol=1e-6)
+    # Transposed and sliced views, without copies.
+    w = k(x.T, x.T[::-1])
+    cupy.testing.assert_allclose(w, (x.T - x.T[::-1]) ** 2, rtol=1e-6)
+
+
+def test_given_outputs_are_returned_as_themselves(cupy):
+    k = cujit.ElementwiseKernel("T x", "T y", "y = 2 * x", "twice")
+    x = cupy.arange(10, dtype=cupy.float64)
+    out = cupy.empty_like(x)
+    assert k(x, out) is out
+    cupy.testing.assert_array_equal(out, 2 * x)
+
+
+def test_scalars_are_cast_to_the_parameter_type(cupy):
+    k = cujit.ElementwiseKernel("T x, T a", "T y", "y = a * x", "scale")
+    x = cupy.ones(5, dtype=cupy.float32)
+    y = k(x, 2.5)  # a Python float takes T = float32 from x, as in CuPy
+    assert y.dtype == cupy.float32
+    cupy.testing.assert_array_equal(y, cupy.full(5, 2.5, cupy.float32))
+    fixed = cujit.ElementwiseKernel("float32 x, int32 k", "float32 y", "y = x * k", "times")
+    cupy.testing.assert_array_equal(fixed(x, 3), cupy.full(5, 3, cupy.float32))
+
+
+def test_several_outputs_come_back_as_a_tuple(cupy):
+    k = cujit.ElementwiseKernel("T x", "T lo, T hi", "lo = x - 1; hi = x + 1", "band")
+    x = cupy.arange(4, dtype=cupy.int32)
+    lo, hi = k(x)
+    cupy.testing.assert_array_equal(lo, x - 1)
+    cupy.testing.assert_array_equal(hi, x + 1)
+    one = cujit.ElementwiseKernel("T x", "T y", "y = x", "copy_tuple", return_tuple=True)
+    (y,) = one(x)
+    cupy.testing.assert_array_equal(y, x)
+    none = cujit.ElementwiseKernel("T x", "raw T y", "y[i] = x", "fill_raw", no_return=True)
+    out = cupy.zeros(4, dtype=cupy.int32)
+    assert none(x, out) is None
+    cupy.testing.assert_array_equal(out, x)
+
+
+def test_size_with_raw_arrays_and_zero_size(cupy):
+    k = cujit.ElementwiseKernel("raw T x", "raw T y", "y[i] = x[x.size() - 1 - i]", "rev")
+    x = cupy.arange(8, dtype=cupy.float32)
+    y = cupy.empty_like(x)
+    k(x, y, size=8)
+    cupy.testing.assert_array_equal(y, x[::-1])
+    add = cujit.ElementwiseKernel("T x, T y", "T z", "z = x + y", "add0")
+    empty = add(cupy.empty((0, 3), cupy.float32), cupy.empty((0, 3), cupy.float32))
+    assert isinstance(empty, cupy.ndarray) and empty.shape == (0, 3)
+
+
+def test_errors_are_the_exceptions_cupy_code_catches(cupy):
+    k = cujit.ElementwiseKernel("T x, T y", "T z", "z = x + y", "add_err")
+    with pytest.raises(TypeError, match="expected float32"):
+        k(cupy.ones(3, cupy.float32), cupy.ones(3, cupy.float64))
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        k(cupy.ones(3, cupy.float32), cupy.ones(4, cupy.float32))
+    with pytest.raises(TypeError, match="takes 2 input"):
+        k(cupy.ones(3, cupy.float32))
+
+
+def test_calls_follow_cupys_current_stream_and_take_stream(cupy):
+    k = cujit.ElementwiseKernel("T x", "T y", "y = x + 1", "inc")
+    x = cupy.zeros(1 << 20, dtype=cupy.float32)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        y = k(x)  # on the current stream, as CuPy's own kernels
+        z = k(y)
+    stream.synchronize()
+    cupy.testing.assert_array_equal(z, cupy.full(1 << 20, 2, cupy.float32))
+    other = cupy.cuda.Stream()
+    w = k(x, stream=other)
+    other.synchronize()
+    cupy.testing.assert_array_equal(w, cupy.ones(1 << 20, cupy.float32))
+    assert cupy.cuda.Device().id == 0  # the caller's current device is unchanged
+
+
+def test_reductions_match_cupy(cupy):
+    total = cujit.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "total")
+    x = cupy.random.rand(300, 200).astype(cupy.float64)
+    s = total(x)
+    assert isinstance(s, cupy.ndarray) and s.shape == ()
+    assert float(s) == pytest.approx(float(x.sum()), rel=1e-12)
+    cupy.testing.assert_allclose(total(x, axis=1), x.sum(axis=1), rtol=1e-12)
+    cupy.testing.assert_allclose(total(x, axis=0, keepdims=True), x.sum(axis=0, keepdims=True),
+                                 rtol=1e-12)
+    out = cupy.empty(300, cupy.float64)
+    assert total(x, axis=(1,), out=out) is out
+    cupy.testing.assert_allclose(out, x.sum(axis=1), rtol=1e-12)
+    l2 = cujit.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+    cupy.testing.assert_allclose(l2(x.T, axis=0), cupy.linalg.norm(x, axis=1), rtol=1e-12)
+
+
+def test_cujit_arrays_speak_both_protocols(cupy):
+    a = cujit.asarray(np.arange(12, dtype=np.int32).reshape(3, 4))
+    assert isinstance(a, cujit.Array) and a.shape == (3, 4) and a.dtype == "int32"
+    np.testing.assert_array_equal(a.get(), np.arange(12).reshape(3, 4))
+    c = cupy.asarray(a)  # __cuda_array_interface__, no copy
+    assert c.data.ptr == a.data_ptr
+    cupy.testing.assert_array_equal(c, cupy.arange(12, dtype=cupy.int32).reshape(3, 4))
+    d = cupy.from_dlpack(a)
+    assert d.data.ptr == a.data_ptr
+    k = cujit.ElementwiseKernel("T x", "T y", "y = -x", "neg")
+    assert isinstance(k(a), cujit.Array)  # cujit in, cujit out
