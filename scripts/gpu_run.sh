@@ -28,6 +28,10 @@
 #       timed out, else 2 if another step failed, else 0. --quick: smaller sizes, fewer
 #       repeats (a smoke test). --tests: the tests and samples only (no benchmarks).
 #
+#   scripts/gpu_run.sh python
+#       On the GPU host, like run: only the Python package's step (its module built into
+#       /tmp/cujit-pybuild with the host's python3, its pytest suite, its quickstart).
+#
 #   scripts/gpu_run.sh sanitize
 #       On the GPU host, like run: every test binary under compute-sanitizer's memcheck
 #       (out-of-bounds and misaligned accesses), then the reduction and tiled elementwise
@@ -168,6 +172,21 @@ build() {
   return $bad
 }
 
+# The Python package on the GPU host (run's "python package" step, and the python mode): its
+# module built with this host's python3 against the staged libcujit (nanobind from the staged
+# wheel), into /tmp/cujit-pybuild; then its pytest suite and its quickstart.
+python_package() {
+  set -e
+  local nb=/tmp/cujit-nanobind build=/tmp/cujit-pybuild
+  python3 -m pip install --quiet --no-index --find-links "$stage/wheels" --target "$nb" nanobind
+  PYTHONPATH="$nb" cmake -S python -B "$build" -DCMAKE_BUILD_TYPE=Release \
+    -DPython_EXECUTABLE="$(command -v python3)" -DCUJIT_LIBRARY="$stage/libcujit.so.0" >/dev/null
+  cmake --build "$build" -j"$(nproc)" >/dev/null
+  PYTHONPATH="$build" python3 -m pytest -q -p no:cacheprovider \
+    --junitxml="${OUT:-$root/out}/python_tests.xml" python/tests
+  PYTHONPATH="$build" python3 samples/quickstart.py
+}
+
 # ---------------------------------------------------------------------------------------------
 # run: every step goes through step(), which enforces the time budget, logs to $OUT and
 # records a status line for the summary.
@@ -265,17 +284,9 @@ run() {
 
   # The Python package: its module built with this host's python3 against the staged library,
   # then its pytest suite (CuPy and PyTorch on the GPU) and its quickstart.
-  # shellcheck disable=SC2016 # expands in the inner shell
-  step "python package" 240 "$OUT/python_tests.log" bash -c '
-    set -e
-    nb=/tmp/cujit-nanobind build=/tmp/cujit-pybuild
-    python3 -m pip install --quiet --no-index --find-links "$1/wheels" --target "$nb" nanobind
-    PYTHONPATH="$nb" cmake -S python -B "$build" -DCMAKE_BUILD_TYPE=Release \
-      -DPython_EXECUTABLE="$(command -v python3)" -DCUJIT_LIBRARY="$1/libcujit.so.0" >/dev/null
-    cmake --build "$build" -j"$(nproc)" >/dev/null
-    PYTHONPATH="$build" python3 -m pytest -q -p no:cacheprovider --junitxml="$2/python_tests.xml" \
-      python/tests
-    PYTHONPATH="$build" python3 samples/quickstart.py' _ "$stage" "$OUT"
+  export -f python_package
+  export stage root OUT
+  step "python package" 240 "$OUT/python_tests.log" bash -c python_package
 
   # The fleet tier's first calls (bench/bench_process.hpp) against a server on loopback.
   local redis_pid=""
@@ -301,6 +312,9 @@ run() {
   if ((benchmarks)); then
     step "compare.py (CuPy, PyTorch)" 240 "$OUT/compare.log" \
       python3 bench/compare.py --json "$OUT/bench.jsonl" "${quick[@]}"
+    # The Python package against CuPy and PyTorch (its module from the "python package" step).
+    step "python_calls.py (cujit, CuPy, PyTorch)" 240 "$OUT/python_calls.log" \
+      env PYTHONPATH=/tmp/cujit-pybuild python3 bench/python_calls.py --json "$OUT/python.jsonl"
     # Several GPUs from one process (exits 0 with one line on a host with fewer than 2).
     step "multi_device.py (CuPy, PyTorch)" 240 "$OUT/multi_device_py.log" \
       python3 bench/multi_device.py --json "$OUT/bench.jsonl" "${quick[@]}"
@@ -457,6 +471,11 @@ fuzz() {
 case "${1:-}" in
   build) build ;;
   run) run "${2:-}" ;;
+  python)
+    cd "$root" && unpack_stage && mkdir -p "${OUT:=$root/out}" && export OUT
+    export LD_LIBRARY_PATH="$stage:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    python_package
+    ;;
   sanitize) sanitize ;;
   stage-fuzz) shift && stage_fuzz "$@" ;;
   fuzz) fuzz "$2" "$3" "$4" ;;

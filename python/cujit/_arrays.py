@@ -12,29 +12,43 @@ Array = _cujit.Array
 _INT64_MIN, _UINT64_END = -(1 << 63), 1 << 64
 
 
-def _cupy_view(x):
-    return Array._view(x.data.ptr, x.shape, x.strides, x.dtype.name, x.device.id, x)
+# A NumPy or PyTorch dtype -> cujit's dtype name, filled on first use (dtype.name is slow).
+_DTYPE_NAMES = {}
 
 
-def _torch_view(x, who):
+def _dtype_name(dtype):
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = getattr(dtype, "name", None) or str(dtype).rpartition(".")[2]
+        _DTYPE_NAMES[dtype] = name
+    return name
+
+
+def _cupy_describe(x):
+    return (x.data.ptr, x.shape, x.strides, _dtype_name(x.dtype), x.device.id)
+
+
+def _torch_describe(x, who):
     if not x.is_cuda:
         raise _TypeError(f"cujit: {who}: a host tensor (device {x.device}) was given; pass a "
                          "CUDA tensor")
     item = x.element_size()
     strides = tuple(s * item for s in x.stride())
-    dtype = str(x.dtype).rpartition(".")[2]
-    return Array._view(x.data_ptr(), tuple(x.shape), strides, dtype, x.device.index, x)
+    return (x.data_ptr(), tuple(x.shape), strides, _dtype_name(x.dtype), x.get_device())
 
 
-def _interface_view(x, interface):
+def _interface_describe(x, interface):
     import numpy
 
     shape = tuple(interface["shape"])
-    dtype = numpy.dtype(interface["typestr"]).name
+    dtype = numpy.dtype(interface["typestr"])
     strides = interface.get("strides")
-    address = interface["data"][0]
-    return Array._view(address, shape, tuple(strides) if strides else None, dtype,
-                       _cujit.current_device(), x)
+    if strides is None:
+        strides, step = [], dtype.itemsize
+        for extent in reversed(shape):
+            strides.insert(0, step)
+            step *= max(extent, 1)
+    return (interface["data"][0], shape, tuple(strides), dtype.name, _cujit.current_device())
 
 
 def library_of(x):
@@ -47,18 +61,21 @@ def library_of(x):
     return None
 
 
-def view(x, who):
-    """A cujit Array viewing the GPU array `x` (no copy); cujit.TypeError for host arrays."""
+def describe(x, who):
+    """What a call needs of the GPU array `x`, without copying it: a cujit Array, or an
+    (address, shape, byte strides, dtype, device) tuple for CuPy arrays, PyTorch tensors and
+    __cuda_array_interface__ objects (the caller keeps `x` alive while the call runs).
+    cujit.TypeError for host arrays and other objects."""
     if type(x) is Array:
         return x
     library = library_of(x)
     if library == "cupy" and hasattr(x, "data") and hasattr(x, "device"):
-        return _cupy_view(x)
+        return _cupy_describe(x)
     if library == "torch" and hasattr(x, "data_ptr"):
-        return _torch_view(x, who)
+        return _torch_describe(x, who)
     interface = getattr(x, "__cuda_array_interface__", None)
     if interface is not None:
-        return _interface_view(x, interface)
+        return _interface_describe(x, interface)
     if type(x).__module__ == "numpy" and hasattr(x, "shape"):
         raise _TypeError(f"cujit: {who}: a host array (numpy.ndarray) was given; pass a GPU "
                          "array (cupy.ndarray, a CUDA torch.Tensor, cujit.asarray(...))")
@@ -72,9 +89,24 @@ def view(x, who):
                      "or a scalar")
 
 
+def view(x, who):
+    """A cujit Array viewing the GPU array `x` (no copy; the Array keeps `x` alive)."""
+    d = describe(x, who)
+    if type(d) is Array:
+        return d
+    return Array._view(d[0], d[1], d[2], d[3], d[4], x)
+
+
 def scalar(value, who):
     """A host scalar as (dtype name, value): Python's bool, int, float and complex as NumPy
     types them (int64, float64, complex128), NumPy scalars with their own dtype."""
+    kind = type(value)
+    if kind is float:
+        return ("float64", value)
+    if kind is bool:
+        return ("bool", value)
+    if kind is int and _INT64_MIN <= value < (1 << 63):
+        return ("int64", value)
     if isinstance(value, bool):
         return ("bool", value)
     if type(value).__module__ == "numpy":

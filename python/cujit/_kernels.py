@@ -43,24 +43,43 @@ def _stream(stream, library, device):
 
 
 class _Call:
-    """One call's arguments: cujit views and scalar pairs, the library and device of its first
-    array, and the objects given (to return given outputs as themselves)."""
+    """One call's arguments: array descriptions and scalar pairs (_arrays.describe, scalar),
+    the library and device of its first array."""
+
+    __slots__ = ("items", "library", "device")
 
     def __init__(self, args, who):
         self.items, self.library, self.device = [], None, -1
         for k, arg in enumerate(args):
-            pair = _arrays.scalar(arg, who)
-            if pair is not None:
-                self.items.append(pair)
-                continue
-            array = _arrays.view(arg, f"{who}: argument {k}")
+            kind = type(arg)
+            fast = _FAST.get(kind)
+            if fast is not None:
+                item = fast(arg, who)
+            else:
+                item = _arrays.scalar(arg, who)
+                if item is None:
+                    item = _arrays.describe(arg, f"{who}: argument {k}")
+                    _learn(kind)
             if self.device < 0:
-                self.device = array.device_id
-                self.library = _arrays.library_of(arg)
-            self.items.append(array)
+                if type(item) is _arrays.Array:
+                    self.device, self.library = item.device_id, _arrays.library_of(arg)
+                elif len(item) == 5:
+                    self.device, self.library = item[4], _arrays.library_of(arg)
+            self.items.append(item)
 
     def stream(self, stream):
         return _stream(stream, self.library, max(self.device, 0)), self.device
+
+
+# Array types seen before, by type: the description without the checks (CuPy's ndarray).
+_FAST = {}
+
+
+def _learn(kind):
+    if kind.__module__.startswith("cupy") and kind.__name__ == "ndarray":
+        _FAST[kind] = lambda x, who: _arrays._cupy_describe(x)
+    elif kind.__module__.startswith("torch") and kind.__name__ in ("Tensor", "Parameter"):
+        _FAST[kind] = _arrays._torch_describe
 
 
 def _results(outputs, given, library, return_tuple):

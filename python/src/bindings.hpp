@@ -26,9 +26,19 @@ void bind_kernels(nb::module_& m);
 /// The dtype named `name` ("float32", "int64", ...); throws cujit::TypeError naming `who`.
 DType dtype_named(const std::string& name, const std::string& who);
 
-/// A call's positional arguments: each a _cujit.Array or a (dtype name, value) pair, which
-/// becomes a scalar of that dtype. The arrays stay owned by `items`.
-std::vector<Arg> call_arguments(const nb::list& items, const std::string& who);
+/// A call's positional arguments, from `items`: each a _cujit.Array; an (address, shape, byte
+/// strides, dtype name, device) tuple describing another library's array, viewed for this call
+/// only (the caller's objects keep the memory alive while it runs); or a (dtype name, value)
+/// pair, a scalar of that dtype.
+class CallArguments {
+ public:
+  CallArguments(const nb::list& items, const std::string& who);
+  const std::vector<Arg>& args() const noexcept { return args_; }
+
+ private:
+  std::vector<Array> views_;
+  std::vector<Arg> args_;
+};
 
 /// Argument descriptions for specialize(): (dtype, shape, strides or None) for an array,
 /// (dtype,) for a scalar.

@@ -114,9 +114,9 @@ void bind_elementwise(nb::module_& m) {
       .def("_call",
            [](const ElementwiseKernel& k, const nb::list& items, std::int64_t size, int block,
               std::uintptr_t stream, int stream_device) {
-             const std::vector<Arg> args = call_arguments(items, k.name());
+             const CallArguments args(items, k.name());
              nb::gil_scoped_release released;
-             return k.call(args, launch_options(size, block, stream, stream_device));
+             return k.call(args.args(), launch_options(size, block, stream, stream_device));
            })
       .def("_specialize",
            [](const ElementwiseKernel& k, const nb::list& items, const std::string& target,
@@ -150,10 +150,10 @@ void bind_reduction(nb::module_& m) {
            [](const ReductionKernel& k, const nb::list& items,
               const std::optional<std::vector<int>>& axes, bool keepdims, int block,
               std::uintptr_t stream, int stream_device) {
-             const std::vector<Arg> args = call_arguments(items, k.name());
+             const CallArguments args(items, k.name());
              const ReduceOptions reduce = reduce_options(axes, keepdims);
              nb::gil_scoped_release released;
-             return k.call(args, reduce, launch_options(-1, block, stream, stream_device));
+             return k.call(args.args(), reduce, launch_options(-1, block, stream, stream_device));
            }, nb::arg("items"), nb::arg("axes").none(), nb::arg("keepdims"), nb::arg("block"),
            nb::arg("stream"), nb::arg("stream_device"))
       .def("_specialize",
@@ -176,19 +176,27 @@ void bind_reduction(nb::module_& m) {
 
 }  // namespace
 
-std::vector<Arg> call_arguments(const nb::list& items, const std::string& who) {
-  std::vector<Arg> args;
-  args.reserve(items.size());
+CallArguments::CallArguments(const nb::list& items, const std::string& who) {
+  const std::size_t count = items.size();
+  views_.reserve(count);  // never reallocates: each Arg points at its view
+  args_.reserve(count);
   for (nb::handle item : items) {
     if (nb::isinstance<Array>(item)) {
-      args.emplace_back(nb::cast<const Array&>(item));
+      args_.emplace_back(nb::cast<const Array&>(item));
       continue;
     }
-    const nb::tuple pair = nb::cast<nb::tuple>(item);
-    const DType t = dtype_named(nb::cast<std::string>(pair[0]), "kernel '" + who + "'");
-    args.emplace_back(make_scalar(t, pair[1]));
+    const nb::tuple t = nb::borrow<nb::tuple>(item);
+    if (t.size() == 5) {  // (address, shape, strides, dtype, device): a view for this call only
+      const DType dtype = dtype_named(nb::cast<std::string>(t[3]), "kernel '" + who + "'");
+      views_.push_back(Array::from_pointer(nb::cast<std::uint64_t>(t[0]), nb::cast<Shape>(t[1]),
+                                           nb::cast<Shape>(t[2]), dtype,
+                                           Device::get(nb::cast<int>(t[4]))));
+      args_.emplace_back(views_.back());
+      continue;
+    }
+    const DType dtype = dtype_named(nb::cast<std::string>(t[0]), "kernel '" + who + "'");
+    args_.emplace_back(make_scalar(dtype, t[1]));
   }
-  return args;
 }
 
 std::vector<ArgSpec> arg_specs(const nb::list& items, const std::string& who) {

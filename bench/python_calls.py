@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""cujit's Python package against CuPy and PyTorch, in one run on one GPU (issue 33):
+
+  host   host time per call of a 1-element elementwise kernel, output given: cujit on CuPy
+         arrays and on PyTorch tensors, cupy.ElementwiseKernel, torch.add(out=). The mean over
+         20,000 calls after 500 of warm-up, the median of 7 such rounds (time.perf_counter).
+  first  the first call in a new process of an ElementwiseKernel and of a ReductionKernel never
+         seen before: cold (empty cache directory) and warm (the same directory, a new
+         process), cujit and CuPy; from the kernel's construction to its synchronised result.
+  device throughput of z = x + y and of a sum over 2^28 float32 through the Python package,
+         against CuPy's kernels and the device-to-device copy: CUDA events around each call
+         after warm-up, the median of 30.
+
+Usage: python_calls.py [--json PATH]   (needs cujit importable, CuPy; PyTorch optional)
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import cupy as cp
+
+import cujit
+
+try:
+    import torch
+except ImportError:  # the PyTorch rows are left out
+    torch = None
+
+ROWS = []
+
+
+def record(case, library, value, unit, note=""):
+    ROWS.append({"bench": "python", "case": case, "library": library, "value": value,
+                 "unit": unit, "note": note, "device": cp.cuda.runtime.getDeviceProperties(0)
+                 ["name"].decode()})
+    print(f"{case:<28} {library:<34} {value:>10.3f} {unit:<5} {note}")
+
+
+def host_us(call, calls=20000, rounds=7):
+    for _ in range(500):
+        call()
+    cp.cuda.Device().synchronize()
+    results = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        results.append((time.perf_counter() - start) * 1e6 / calls)
+        cp.cuda.Device().synchronize()
+    return statistics.median(results)
+
+
+def bench_host():
+    add = "z = x + y"
+    ours = cujit.ElementwiseKernel("float32 x, float32 y", "float32 z", add, "py_host_add")
+    theirs = cp.ElementwiseKernel("float32 x, float32 y", "float32 z", add, "py_host_add")
+    x, y, z = (cp.ones(1, cp.float32) for _ in range(3))
+    record("host_call_1elem", "cujit (cupy arrays)", host_us(lambda: ours(x, y, z)), "us")
+    record("host_call_1elem", "cupy.ElementwiseKernel", host_us(lambda: theirs(x, y, z)), "us")
+    if torch is not None:
+        tx, ty, tz = (torch.ones(1, device="cuda") for _ in range(3))
+        record("host_call_1elem", "cujit (torch tensors)", host_us(lambda: ours(tx, ty, tz)), "us")
+        record("host_call_1elem", "torch.add(out=)", host_us(lambda: torch.add(tx, ty, out=tz)),
+               "us")
+
+
+CHILD = r"""
+import json, sys, time
+lib, kind = sys.argv[1], sys.argv[2]
+import cupy as cp
+x = cp.linspace(1, 2, 1 << 20, dtype=cp.float32)
+cp.cuda.Device().synchronize()
+if lib == "cujit":
+    import cujit as k
+else:
+    k = cp
+start = time.perf_counter()
+if kind == "elementwise":
+    f = k.ElementwiseKernel("T x, T y", "T z", "z = (x - y) * (x - y)", "py_first_diff")
+    r = f(x, x)
+else:
+    f = k.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "py_first_l2")
+    r = f(x)
+cp.cuda.Device().synchronize()
+print(json.dumps({"ms": (time.perf_counter() - start) * 1e3}))
+"""
+
+
+def bench_first_calls():
+    for kind in ("elementwise", "reduction"):
+        for lib, var in (("cujit", "CUJIT_CACHE_DIR"), ("cupy", "CUPY_CACHE_DIR")):
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, **{var: cache})
+                for case in ("cold", "warm"):
+                    out = subprocess.run([sys.executable, "-c", CHILD, lib, kind], env=env,
+                                         capture_output=True, text=True, timeout=300)
+                    if out.returncode != 0:
+                        raise RuntimeError(out.stderr)
+                    ms = json.loads(out.stdout.strip().splitlines()[-1])["ms"]
+                    record(f"first_call_{kind}_{case}", lib, ms, "ms",
+                           "new process, " + ("empty cache" if case == "cold" else "cache on disk"))
+
+
+def device_us(call, samples=30):
+    for _ in range(5):
+        call()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(samples):
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
+    return statistics.median(times)
+
+
+def bench_device():
+    n = 1 << 28
+    x = cp.random.rand(n, dtype=cp.float32) + 0.5
+    y = cp.random.rand(n, dtype=cp.float32) + 0.5
+    z = cp.empty_like(x)
+    copy_us = device_us(lambda: z.__setitem__(slice(None), x))
+    copy_gbps = 2 * 4 * n / copy_us / 1e3
+    record("d2d_copy", "cupy", copy_gbps, "GB/s", f"{copy_us:.1f} us")
+    add = "z = x + y"
+    ours = cujit.ElementwiseKernel("float32 x, float32 y", "float32 z", add, "py_dev_add")
+    theirs = cp.ElementwiseKernel("float32 x, float32 y", "float32 z", add, "py_dev_add")
+    for name, call in (("cujit", lambda: ours(x, y, z)), ("cupy.ElementwiseKernel",
+                                                          lambda: theirs(x, y, z))):
+        us = device_us(call)
+        gbps = 3 * 4 * n / us / 1e3
+        record("add_2^28_f32", name, gbps / copy_gbps, "x copy", f"{gbps:.0f} GB/s")
+    assert bool((z == x + y).all())
+    ours_sum = cujit.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "py_dev_sum")
+    theirs_sum = cp.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "py_dev_sum")
+    for name, call in (("cujit", lambda: ours_sum(x)), ("cupy.ReductionKernel",
+                                                        lambda: theirs_sum(x))):
+        us = device_us(call)
+        gbps = 4 * n / us / 1e3
+        record("sum_2^28_f32", name, gbps / copy_gbps, "x copy", f"{gbps:.0f} GB/s read")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    bench_host()
+    bench_first_calls()
+    bench_device()
+    if args.json:
+        with open(args.json, "a") as f:
+            for row in ROWS:
+                f.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
