@@ -1,7 +1,7 @@
 """cujit: CuPy's user kernels on any GPU array, compiled at run time and cached.
 
-``cujit.ElementwiseKernel`` and ``cujit.ReductionKernel`` take CuPy's parameters and call
-keywords; arguments are CuPy arrays, PyTorch CUDA tensors, or any object with
+``cujit.ElementwiseKernel``, ``cujit.ReductionKernel``, ``cujit.RawModule`` and
+``cujit.RawKernel`` take CuPy's parameters and call keywords; arguments are CuPy arrays, PyTorch CUDA tensors, or any object with
 ``__cuda_array_interface__``, and results come back as arrays of the inputs' library. Kernels
 are generated, compiled with NVRTC, and kept in cujit's cache (``CUJIT_*`` variables, as in
 C++). Errors are ``cujit.Error`` subclasses that also derive from the built-in exceptions CuPy
@@ -13,11 +13,13 @@ from ._errors import (ArgumentError, CacheError, CompileError, CompilerUnavailab
                       CudaError, DeviceError, Error, ShapeError, SignatureError)
 from ._errors import TypeError  # noqa: A004 (cujit.TypeError, a builtins.TypeError subclass)
 from ._kernels import ElementwiseKernel, ReductionKernel, Specialization
+from ._raw import RawKernel, RawModule
 
 __version__ = _cujit.__version__
 device_count = _cujit.device_count
 
-__all__ = ["Array", "asarray", "ElementwiseKernel", "ReductionKernel", "Specialization",
+__all__ = ["Array", "asarray", "ElementwiseKernel", "ReductionKernel", "RawKernel", "RawModule",
+           "Specialization",
            "Error", "SignatureError", "ShapeError", "ArgumentError", "DeviceError",
            "CompileError", "CompilerUnavailableError", "CudaError", "CacheError",
            "device_count"]

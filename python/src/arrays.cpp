@@ -39,13 +39,26 @@ std::string typestr(DType dtype) {
   const std::size_t size = dtype_size(dtype);
   const std::string bytes = std::to_string(size);
   switch (dtype) {
-    case DType::Bool: return "|b1";
-    case DType::Int8: case DType::UInt8:
+    case DType::Bool:
+      return "|b1";
+    case DType::Int8:
+    case DType::UInt8:
       return std::string("|") + (dtype == DType::Int8 ? "i" : "u") + "1";
-    case DType::Int16: case DType::Int32: case DType::Int64: return "<i" + bytes;
-    case DType::UInt16: case DType::UInt32: case DType::UInt64: return "<u" + bytes;
-    case DType::Float16: case DType::Float32: case DType::Float64: return "<f" + bytes;
-    case DType::Complex64: case DType::Complex128: return "<c" + bytes;
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64:
+      return "<i" + bytes;
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64:
+      return "<u" + bytes;
+    case DType::Float16:
+    case DType::Float32:
+    case DType::Float64:
+      return "<f" + bytes;
+    case DType::Complex64:
+    case DType::Complex128:
+      return "<c" + bytes;
     default:
       throw TypeError("cujit: __cuda_array_interface__ has no type for " +
                       std::string(dtype_name(dtype)) + " (use DLPack: torch.from_dlpack)");
@@ -72,15 +85,25 @@ nb::dlpack::dtype dlpack_dtype(DType dtype) {
   using code = nb::dlpack::dtype_code;
   const auto bits = static_cast<std::uint8_t>(8 * dtype_size(dtype));
   switch (dtype) {
-    case DType::Bool: return {static_cast<std::uint8_t>(code::Bool), 8, 1};
-    case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64:
+    case DType::Bool:
+      return {static_cast<std::uint8_t>(code::Bool), 8, 1};
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64:
       return {static_cast<std::uint8_t>(code::Int), bits, 1};
-    case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64:
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64:
       return {static_cast<std::uint8_t>(code::UInt), bits, 1};
-    case DType::BFloat16: return {static_cast<std::uint8_t>(code::Bfloat), 16, 1};
-    case DType::Complex64: case DType::Complex128:
+    case DType::BFloat16:
+      return {static_cast<std::uint8_t>(code::Bfloat), 16, 1};
+    case DType::Complex64:
+    case DType::Complex128:
       return {static_cast<std::uint8_t>(code::Complex), bits, 1};
-    default: return {static_cast<std::uint8_t>(code::Float), bits, 1};
+    default:
+      return {static_cast<std::uint8_t>(code::Float), bits, 1};
   }
 }
 
@@ -110,9 +133,8 @@ nb::object dlpack(nb::handle self, nb::kwargs kwargs) {
 
 Array view(std::uint64_t address, const Shape& shape, const std::optional<Shape>& strides,
            const std::string& dtype, int device, nb::object owner) {
-  return Array::from_pointer(address, shape, strides.value_or(Shape{}),
-                             dtype_named(dtype, "Array"), Device::get(device),
-                             keep_alive(std::move(owner)));
+  return Array::from_pointer(address, shape, strides.value_or(Shape{}), dtype_named(dtype, "Array"),
+                             Device::get(device), keep_alive(std::move(owner)));
 }
 
 // A DLPack capsule's tensor, owned from now on by the views of the returned array (the capsule
@@ -152,11 +174,10 @@ void bind_arrays(nb::module_& m) {
                   nb::arg("dtype"), nb::arg("device"), nb::arg("owner").none())
       .def_static("_from_host", &from_host)
       .def_static("_from_dlpack", &from_dlpack)
-      .def_static(
-          "_empty",
-          [](const Shape& shape, const std::string& dtype, int device) {
-            return Array::empty(shape, dtype_named(dtype, "empty"), Device::get(device));
-          })
+      .def_static("_empty",
+                  [](const Shape& shape, const std::string& dtype, int device) {
+                    return Array::empty(shape, dtype_named(dtype, "empty"), Device::get(device));
+                  })
       .def("_to_host", &to_host)
       .def_prop_ro("shape", [](const Array& a) { return as_tuple(a.shape()); })
       .def_prop_ro("strides", [](const Array& a) { return as_tuple(a.strides()); })

@@ -7,6 +7,8 @@
 
 #include <nanobind/nanobind.h>
 
+#include <complex>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,54 @@ void bind_errors(nb::module_& m);
 void bind_arrays(nb::module_& m);
 /// ElementwiseKernel and ReductionKernel, their calls and offline specialize().
 void bind_kernels(nb::module_& m);
+/// RawModule and RawKernel: CUDA source compiled per device, kernels launched on a grid.
+void bind_raw(nb::module_& m);
+
+/// A view of another library's array described by an (address, shape, byte strides, dtype
+/// name, device) tuple, with no owner: for the duration of one call.
+Array call_view(const nb::tuple& t, const std::string& who);
+
+/// Calls `f` with the Python number `value` converted to the C++ type of `t` (nanobind raises
+/// TypeError for a value of the wrong kind).
+template <class F>
+auto with_value(DType t, nb::handle value, F&& f) {
+  switch (t) {
+    case DType::Bool:
+      return f(nb::cast<bool>(value));
+    case DType::Int8:
+      return f(static_cast<std::int8_t>(nb::cast<std::int64_t>(value)));
+    case DType::Int16:
+      return f(static_cast<std::int16_t>(nb::cast<std::int64_t>(value)));
+    case DType::Int32:
+      return f(static_cast<std::int32_t>(nb::cast<std::int64_t>(value)));
+    case DType::Int64:
+      return f(nb::cast<std::int64_t>(value));
+    case DType::UInt8:
+      return f(static_cast<std::uint8_t>(nb::cast<std::uint64_t>(value)));
+    case DType::UInt16:
+      return f(static_cast<std::uint16_t>(nb::cast<std::uint64_t>(value)));
+    case DType::UInt32:
+      return f(static_cast<std::uint32_t>(nb::cast<std::uint64_t>(value)));
+    case DType::UInt64:
+      return f(nb::cast<std::uint64_t>(value));
+    case DType::Float16:
+      return f(float16(nb::cast<float>(value)));
+    case DType::BFloat16:
+      return f(bfloat16(nb::cast<float>(value)));
+    case DType::Float32:
+      return f(nb::cast<float>(value));
+    case DType::Float64:
+      return f(nb::cast<double>(value));
+    default: {
+      const nb::object c = nb::borrow(value);
+      const double re = nb::cast<double>(c.attr("real")), im = nb::cast<double>(c.attr("imag"));
+      if (t == DType::Complex64) {
+        return f(std::complex<float>(static_cast<float>(re), static_cast<float>(im)));
+      }
+      return f(std::complex<double>(re, im));
+    }
+  }
+}
 
 /// The dtype named `name` ("float32", "int64", ...); throws cujit::TypeError naming `who`.
 DType dtype_named(const std::string& name, const std::string& who);

@@ -16,29 +16,7 @@ namespace cujit::python {
 namespace {
 
 Scalar make_scalar(DType t, nb::handle value) {
-  switch (t) {
-    case DType::Bool: return Scalar(nb::cast<bool>(value));
-    case DType::Int8: return Scalar(static_cast<std::int8_t>(nb::cast<std::int64_t>(value)));
-    case DType::Int16: return Scalar(static_cast<std::int16_t>(nb::cast<std::int64_t>(value)));
-    case DType::Int32: return Scalar(static_cast<std::int32_t>(nb::cast<std::int64_t>(value)));
-    case DType::Int64: return Scalar(nb::cast<std::int64_t>(value));
-    case DType::UInt8: return Scalar(static_cast<std::uint8_t>(nb::cast<std::uint64_t>(value)));
-    case DType::UInt16: return Scalar(static_cast<std::uint16_t>(nb::cast<std::uint64_t>(value)));
-    case DType::UInt32: return Scalar(static_cast<std::uint32_t>(nb::cast<std::uint64_t>(value)));
-    case DType::UInt64: return Scalar(nb::cast<std::uint64_t>(value));
-    case DType::Float16: return Scalar(float16(nb::cast<float>(value)));
-    case DType::BFloat16: return Scalar(bfloat16(nb::cast<float>(value)));
-    case DType::Float32: return Scalar(nb::cast<float>(value));
-    case DType::Float64: return Scalar(nb::cast<double>(value));
-    default: {
-      const nb::object c = nb::borrow(value);
-      const double re = nb::cast<double>(c.attr("real")), im = nb::cast<double>(c.attr("imag"));
-      if (t == DType::Complex64) {
-        return Scalar(std::complex<float>(static_cast<float>(re), static_cast<float>(im)));
-      }
-      return Scalar(std::complex<double>(re, im));
-    }
-  }
+  return with_value(t, value, [](auto typed) { return Scalar(typed); });
 }
 
 // Where a call runs: the stream's handle and device (-1 unknown), and the launch options.
@@ -94,9 +72,9 @@ ReductionKernel make_reduction(std::string in, std::string out, std::string map_
   o.reduce_dims = reduce_dims;
   o.preamble = std::move(preamble);
   o.compile_options = std::move(options);
-  return ReductionKernel(std::move(in), std::move(out), std::move(map_expr),
-                         std::move(reduce_expr), std::move(post_map_expr), std::move(identity),
-                         std::move(name), std::move(o));
+  return ReductionKernel(std::move(in), std::move(out), std::move(map_expr), std::move(reduce_expr),
+                         std::move(post_map_expr), std::move(identity), std::move(name),
+                         std::move(o));
 }
 
 void bind_elementwise(nb::module_& m) {
@@ -106,9 +84,9 @@ void bind_elementwise(nb::module_& m) {
               std::string name, bool reduce_dims, std::string preamble, std::string loop_prep,
               std::string after_loop, bool no_return, std::vector<std::string> options) {
              new (self) ElementwiseKernel(make_elementwise(
-                 std::move(in), std::move(out), std::move(operation), std::move(name),
-                 reduce_dims, std::move(preamble), std::move(loop_prep), std::move(after_loop),
-                 no_return, std::move(options)));
+                 std::move(in), std::move(out), std::move(operation), std::move(name), reduce_dims,
+                 std::move(preamble), std::move(loop_prep), std::move(after_loop), no_return,
+                 std::move(options)));
            })
       .def_prop_ro("name", &ElementwiseKernel::name)
       .def("_call",
@@ -118,19 +96,18 @@ void bind_elementwise(nb::module_& m) {
              nb::gil_scoped_release released;
              return k.call(args.args(), launch_options(size, block, stream, stream_device));
            })
-      .def("_specialize",
-           [](const ElementwiseKernel& k, const nb::list& items, const std::string& target,
-              std::int64_t size, int block) {
-             const std::vector<ArgSpec> specs = arg_specs(items, k.name());
-             SpecializeOptions o;
-             o.size = size;
-             o.block_size = block;
-             const Specialization s = [&] {
-               nb::gil_scoped_release released;
-               return k.specialize(specs, Target::parse(target), o);
-             }();
-             return describe(s);
-           });
+      .def("_specialize", [](const ElementwiseKernel& k, const nb::list& items,
+                             const std::string& target, std::int64_t size, int block) {
+        const std::vector<ArgSpec> specs = arg_specs(items, k.name());
+        SpecializeOptions o;
+        o.size = size;
+        o.block_size = block;
+        const Specialization s = [&] {
+          nb::gil_scoped_release released;
+          return k.specialize(specs, Target::parse(target), o);
+        }();
+        return describe(s);
+      });
 }
 
 void bind_reduction(nb::module_& m) {
@@ -146,32 +123,35 @@ void bind_reduction(nb::module_& m) {
                  std::move(reduce_type), reduce_dims, std::move(preamble), std::move(options)));
            })
       .def_prop_ro("name", &ReductionKernel::name)
-      .def("_call",
-           [](const ReductionKernel& k, const nb::list& items,
-              const std::optional<std::vector<int>>& axes, bool keepdims, int block,
-              std::uintptr_t stream, int stream_device) {
-             const CallArguments args(items, k.name());
-             const ReduceOptions reduce = reduce_options(axes, keepdims);
-             nb::gil_scoped_release released;
-             return k.call(args.args(), reduce, launch_options(-1, block, stream, stream_device));
-           }, nb::arg("items"), nb::arg("axes").none(), nb::arg("keepdims"), nb::arg("block"),
-           nb::arg("stream"), nb::arg("stream_device"))
-      .def("_specialize",
-           [](const ReductionKernel& k, const nb::list& items, const std::string& target,
-              const std::optional<std::vector<int>>& axes, bool keepdims, int block,
-              int sm_count) {
-             const std::vector<ArgSpec> specs = arg_specs(items, k.name());
-             SpecializeOptions o;
-             o.block_size = block;
-             o.device.sm_count = sm_count;
-             const ReduceOptions reduce = reduce_options(axes, keepdims);
-             const Specialization s = [&] {
-               nb::gil_scoped_release released;
-               return k.specialize(specs, reduce, Target::parse(target), o);
-             }();
-             return describe(s);
-           }, nb::arg("items"), nb::arg("target"), nb::arg("axes").none(), nb::arg("keepdims"),
-           nb::arg("block"), nb::arg("sm_count"));
+      .def(
+          "_call",
+          [](const ReductionKernel& k, const nb::list& items,
+             const std::optional<std::vector<int>>& axes, bool keepdims, int block,
+             std::uintptr_t stream, int stream_device) {
+            const CallArguments args(items, k.name());
+            const ReduceOptions reduce = reduce_options(axes, keepdims);
+            nb::gil_scoped_release released;
+            return k.call(args.args(), reduce, launch_options(-1, block, stream, stream_device));
+          },
+          nb::arg("items"), nb::arg("axes").none(), nb::arg("keepdims"), nb::arg("block"),
+          nb::arg("stream"), nb::arg("stream_device"))
+      .def(
+          "_specialize",
+          [](const ReductionKernel& k, const nb::list& items, const std::string& target,
+             const std::optional<std::vector<int>>& axes, bool keepdims, int block, int sm_count) {
+            const std::vector<ArgSpec> specs = arg_specs(items, k.name());
+            SpecializeOptions o;
+            o.block_size = block;
+            o.device.sm_count = sm_count;
+            const ReduceOptions reduce = reduce_options(axes, keepdims);
+            const Specialization s = [&] {
+              nb::gil_scoped_release released;
+              return k.specialize(specs, reduce, Target::parse(target), o);
+            }();
+            return describe(s);
+          },
+          nb::arg("items"), nb::arg("target"), nb::arg("axes").none(), nb::arg("keepdims"),
+          nb::arg("block"), nb::arg("sm_count"));
 }
 
 }  // namespace
@@ -187,16 +167,19 @@ CallArguments::CallArguments(const nb::list& items, const std::string& who) {
     }
     const nb::tuple t = nb::borrow<nb::tuple>(item);
     if (t.size() == 5) {  // (address, shape, strides, dtype, device): a view for this call only
-      const DType dtype = dtype_named(nb::cast<std::string>(t[3]), "kernel '" + who + "'");
-      views_.push_back(Array::from_pointer(nb::cast<std::uint64_t>(t[0]), nb::cast<Shape>(t[1]),
-                                           nb::cast<Shape>(t[2]), dtype,
-                                           Device::get(nb::cast<int>(t[4]))));
+      views_.push_back(call_view(t, who));
       args_.emplace_back(views_.back());
       continue;
     }
     const DType dtype = dtype_named(nb::cast<std::string>(t[0]), "kernel '" + who + "'");
     args_.emplace_back(make_scalar(dtype, t[1]));
   }
+}
+
+Array call_view(const nb::tuple& t, const std::string& who) {
+  const DType dtype = dtype_named(nb::cast<std::string>(t[3]), "kernel '" + who + "'");
+  return Array::from_pointer(nb::cast<std::uint64_t>(t[0]), nb::cast<Shape>(t[1]),
+                             nb::cast<Shape>(t[2]), dtype, Device::get(nb::cast<int>(t[4])));
 }
 
 std::vector<ArgSpec> arg_specs(const nb::list& items, const std::string& who) {

@@ -1,0 +1,129 @@
+"""CuPy's RawModule and RawKernel over cujit's: CUDA source compiled per device through cujit's
+kernel cache, kernels launched on a grid with arguments checked against their parameters."""
+
+from . import _arrays, _cujit
+from ._errors import ArgumentError
+from ._kernels import _stream
+
+_INT_TYPES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
+
+
+def _unsupported(flag, value, default=False):
+    if value != default:
+        raise ArgumentError(f"cujit: RawModule: {flag}={value!r} is not supported")
+
+
+def _dims(value):
+    if isinstance(value, int):
+        return [value]
+    return [int(v) for v in value]
+
+
+class RawModule:
+    """CuPy's ``RawModule(code=None, path=None, options=(), backend='nvrtc',
+    translate_cucomplex=False, enable_cooperative_groups=False, name_expressions=None,
+    jitify=False)``: compiled for the current device's exact architecture on the first
+    ``get_function``, through cujit's cache."""
+
+    def __init__(self, code=None, path=None, options=(), backend="nvrtc",
+                 translate_cucomplex=False, enable_cooperative_groups=False,
+                 name_expressions=None, jitify=False):
+        _unsupported("translate_cucomplex", translate_cucomplex)
+        _unsupported("enable_cooperative_groups", enable_cooperative_groups)
+        self.code, self.path = code, path
+        self.options = tuple(options)
+        self.name_expressions = tuple(name_expressions or ())
+        self._module = _cujit.RawModule(code, path, list(self.options),
+                                        list(self.name_expressions))
+        self._kernels = {}
+
+    def get_function(self, name):
+        """The kernel `name` (an extern "C" name or one of the name expressions) on the current
+        device, compiled and loaded there on first use."""
+        return RawKernel._of(self, name)
+
+    def _function(self, name, device):
+        key = (name, device)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            kernel = self._kernels[key] = self._module.get_function(name, device)
+        return kernel
+
+    def compile(self, target):
+        """The module's binary for `target` ("sm_90"), compiled without a GPU (bytes)."""
+        return self._module.compile_for(target)
+
+
+class RawKernel:
+    """CuPy's ``RawKernel(code, name, options=(), backend='nvrtc', translate_cucomplex=False,
+    *, enable_cooperative_groups=False, jitify=False)``, called as
+    ``kernel(grid, block, args, *, shared_mem=0, stream=None)``. Python ints and floats are
+    passed at the width of their parameter (an ``int`` parameter gets an int32); NumPy scalars
+    keep their type; arrays (CuPy, PyTorch, cujit) pass their device address."""
+
+    def __init__(self, code, name, options=(), backend="nvrtc", translate_cucomplex=False, *,
+                 enable_cooperative_groups=False, jitify=False):
+        self._module = RawModule(code=code, options=options,
+                                 translate_cucomplex=translate_cucomplex,
+                                 enable_cooperative_groups=enable_cooperative_groups)
+        self.name, self.code, self.options = name, code, tuple(options)
+
+    @classmethod
+    def _of(cls, module, name):
+        kernel = cls.__new__(cls)
+        kernel._module, kernel.name = module, name
+        kernel.code, kernel.options = module.code, module.options
+        return kernel
+
+    def _kernel(self, device=None):
+        return self._module._function(self.name, _cujit.current_device() if device is None
+                                      else device)
+
+    def __call__(self, grid, block, args, *, shared_mem=0, stream=None):
+        who = f"kernel '{self.name}'"
+        items, library, device = [], None, -1
+        for k, arg in enumerate(args):
+            item = _arrays.scalar(arg, who)
+            if item is None:
+                item = _arrays.describe(arg, f"{who}: argument {k}")
+                if device < 0:
+                    device = item.device_id if type(item) is _arrays.Array else item[4]
+                    library = _arrays.library_of(arg)
+            items.append(item)
+        kernel = self._kernel(device if device >= 0 else None)
+        self._weak_scalars(args, items, kernel.param_sizes)
+        handle = _stream(stream, library, kernel.device_id)
+        kernel._launch(_dims(grid), _dims(block), items, int(shared_mem), handle)
+
+    @staticmethod
+    def _weak_scalars(args, items, sizes):
+        """Python ints and floats take their parameter's width, as NumPy 2 treats them."""
+        for k, arg in enumerate(args):
+            if k >= len(sizes) or type(items[k]) is not tuple or len(items[k]) != 2:
+                continue
+            kind = type(arg)
+            if kind is int and sizes[k] in _INT_TYPES:
+                items[k] = (_INT_TYPES[sizes[k]], arg)
+            elif kind is float and sizes[k] == 4:
+                items[k] = ("float32", arg)
+
+    @property
+    def attributes(self):
+        """The loaded kernel's attributes on the current device (CuPy's keys)."""
+        return self._kernel().attributes
+
+    def __getattr__(self, name):
+        if name in ("max_threads_per_block", "shared_size_bytes", "const_size_bytes",
+                    "local_size_bytes", "num_regs", "ptx_version", "binary_version"):
+            return self._kernel().attributes[name]
+        raise AttributeError(name)
+
+    @property
+    def max_dynamic_shared_size_bytes(self):
+        """The dynamic shared memory limit last set here (0: the driver's default, 48 KiB)."""
+        return self.__dict__.get("_max_dynamic", 0)
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value):
+        self._kernel().set_max_dynamic_shared_memory(int(value))
+        self.__dict__["_max_dynamic"] = int(value)
