@@ -1,4 +1,5 @@
-// The process-wide allocator hook (include/cujit/allocator.hpp). Every allocation asks
+// The allocator hooks (include/cujit/allocator.hpp): the calling thread's ScopedAllocator, then
+// the process-wide hook. Every allocation asks
 // installed_allocator() first, so the path with no hook is one relaxed load of a flag; the
 // hook itself is a shared_ptr behind a mutex, taken only while a hook is set, and each buffer
 // keeps its own reference, so that a later set_allocator or reset_allocator never frees the
@@ -25,20 +26,27 @@ struct HookState {
   std::shared_ptr<const Allocator> hook;
 };
 
+// The innermost ScopedAllocator of this thread (a pointer to its hook): trivially destructible.
+thread_local const std::shared_ptr<const Allocator>* t_scoped = nullptr;
+
 // Never destroyed, like the block cache: buffers freed during static destruction may still ask.
 HookState& state() {
   static HookState* instance = new HookState;
   return *instance;
 }
 
-}  // namespace
-
-void set_allocator(Allocator allocator) {
+void check_callables(const Allocator& allocator, const char* who) {
   if (!allocator.allocate || !allocator.deallocate) {
-    throw ArgumentError(std::string("cujit: set_allocator: the allocator's ") +
+    throw ArgumentError(std::string("cujit: ") + who + ": the allocator's " +
                         (allocator.allocate ? "deallocate" : "allocate") +
                         " callable is empty (both must be set)");
   }
+}
+
+}  // namespace
+
+void set_allocator(Allocator allocator) {
+  check_callables(allocator, "set_allocator");
   auto hook = std::make_shared<const Allocator>(std::move(allocator));
   HookState& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -56,9 +64,19 @@ void reset_allocator() noexcept {
 
 bool has_allocator() noexcept { return hook_set.load(std::memory_order_acquire); }
 
+ScopedAllocator::ScopedAllocator(Allocator allocator) {
+  check_callables(allocator, "ScopedAllocator");
+  hook_ = std::make_shared<const Allocator>(std::move(allocator));
+  previous_ = t_scoped;
+  t_scoped = &hook_;
+}
+
+ScopedAllocator::~ScopedAllocator() { t_scoped = previous_; }
+
 namespace detail {
 
 std::shared_ptr<const Allocator> installed_allocator() noexcept {
+  if (t_scoped != nullptr) return *t_scoped;
   if (!hook_set.load(std::memory_order_relaxed)) return nullptr;
   HookState& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);

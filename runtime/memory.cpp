@@ -205,14 +205,14 @@ std::shared_ptr<DeviceBuffer> allocate_through(std::shared_ptr<const Allocator> 
   auto what = [&] { return std::to_string(bytes) + " bytes on device " + std::to_string(device); };
   if (pointer == nullptr) {
     throw CudaError(
-        "cujit: the allocator set with cujit::set_allocator returned null for " + what(),
+        "cujit: the allocator hook (cujit::set_allocator or ScopedAllocator) returned null for " + what(),
         CUDA_ERROR_OUT_OF_MEMORY);
   }
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   if (address % 16 != 0) {
     give_back(*hook, pointer, bytes, device, stream);
     throw ArgumentError(
-        "cujit: the allocator set with cujit::set_allocator returned an address "
+        "cujit: the allocator hook (cujit::set_allocator or ScopedAllocator) returned an address "
         "not aligned to 16 bytes for " +
         what());
   }

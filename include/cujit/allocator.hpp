@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cujit/export.hpp>
 #include <functional>
+#include <memory>
 
 struct CUstream_st;
 
@@ -56,5 +57,25 @@ CUJIT_EXPORT void reset_allocator() noexcept;
 
 /// Whether an allocator hook is set. Thread-safe.
 CUJIT_EXPORT bool has_allocator() noexcept;
+
+/// An allocator hook for the calling thread only, while the guard lives: the memory cujit
+/// allocates on this thread (arrays, kernels' outputs, reductions' scratch) comes from
+/// `allocator`, ahead of any process-wide hook; other threads are unaffected. A binding that
+/// gives each call's outputs to the caller's own library (CuPy's pool, PyTorch's caching
+/// allocator) sets one around the call. Guards nest (the innermost wins) and must be destroyed
+/// on the thread that made them, in reverse order. Memory is returned through the allocator
+/// that gave it, from any thread, also after the guard is gone. Throws ArgumentError when
+/// either callable is empty. Not copyable or movable.
+class CUJIT_EXPORT ScopedAllocator {
+ public:
+  explicit ScopedAllocator(Allocator allocator);
+  ~ScopedAllocator();
+  ScopedAllocator(const ScopedAllocator&) = delete;
+  ScopedAllocator& operator=(const ScopedAllocator&) = delete;
+
+ private:
+  std::shared_ptr<const Allocator> hook_;
+  const std::shared_ptr<const Allocator>* previous_ = nullptr;
+};
 
 }  // namespace cujit

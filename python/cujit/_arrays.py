@@ -2,6 +2,7 @@
 ``__cuda_array_interface__``, without copies; outputs returned as arrays of the inputs'
 library."""
 
+import atexit
 import numbers
 
 from . import _cujit
@@ -129,17 +130,61 @@ def scalar(value, who):
     return None
 
 
-def wrap(array, library):
-    """`array` as an array of `library` (zero copy), or itself."""
-    if library == "cupy":
+class _CupyOutputs:
+    """A call's memory from CuPy's pool (cupy.cuda.alloc); its outputs become cupy.ndarrays
+    that own their memory, as CuPy's own kernels' outputs do."""
+
+    def __init__(self):
         import cupy
 
-        return cupy.asarray(array)
-    if library == "torch":
+        self._cupy, self._live = cupy, {}
+
+    def allocate(self, nbytes, device, stream):
+        memory = self._cupy.cuda.alloc(nbytes)
+        self._live[memory.ptr] = memory
+        return memory.ptr
+
+    def deallocate(self, address, nbytes, device, stream):
+        self._live.pop(address, None)
+
+    def wrap(self, array):
+        memory = self._live.get(array.data_ptr)
+        if memory is None:
+            return self._cupy.asarray(array)
+        return self._cupy.ndarray(array.shape, array.dtype, memory, strides=array.strides)
+
+
+class _TorchOutputs:
+    """A call's memory from PyTorch's caching allocator; its outputs become tensors."""
+
+    def __init__(self):
         import torch
 
-        return torch.from_dlpack(array)
-    return array
+        self._torch = torch
+
+    def allocate(self, nbytes, device, stream):
+        return self._torch.cuda.caching_allocator_alloc(nbytes, device, stream)
+
+    def deallocate(self, address, nbytes, device, stream):
+        self._torch.cuda.caching_allocator_delete(address)
+
+    def wrap(self, array):
+        return self._torch.from_dlpack(array)
+
+
+_OUTPUTS = {}  # library -> (its _cujit.OutputAllocator, its outputs object)
+# Dropped before the interpreter tears the extension's types down (nanobind reports instances
+# still alive then as leaks).
+atexit.register(_OUTPUTS.clear)
+
+
+def outputs_of(library):
+    """What allocates and wraps a call's outputs for `library` ('cupy', 'torch'), or None."""
+    found = _OUTPUTS.get(library)
+    if found is None and library in ("cupy", "torch"):
+        source = _CupyOutputs() if library == "cupy" else _TorchOutputs()
+        found = _OUTPUTS[library] = (_cujit.OutputAllocator(source), source)
+    return found
 
 
 def asarray(obj, dtype=None, device=None):

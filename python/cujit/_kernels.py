@@ -82,8 +82,15 @@ def _learn(kind):
         _FAST[kind] = _arrays._torch_describe
 
 
-def _results(outputs, given, library, return_tuple):
-    results = list(given) if given else [_arrays.wrap(o, library) for o in outputs]
+def _results(outputs, given, pool, return_tuple):
+    """The call's results: the outputs given, as themselves, else those cujit allocated from the
+    inputs' library's pool, as that library's arrays."""
+    if given:
+        results = list(given)
+    elif pool is not None:
+        results = [pool[1].wrap(o) for o in outputs]
+    else:
+        results = outputs
     if return_tuple or len(results) != 1:
         return tuple(results)
     return results[0]
@@ -142,12 +149,14 @@ class ElementwiseKernel:
     def __call__(self, *args, size=None, block_size=None, stream=None):
         call = _Call(args, f"kernel '{self.name}'")
         handle, device = call.stream(stream)
+        given = args[self.nin:] if len(args) == self.nargs else None
+        pool = None if given else _arrays.outputs_of(call.library)
         outputs = self._kernel._call(call.items, -1 if size is None else size,
-                                     block_size or 0, handle, device)
+                                     block_size or 0, handle, device,
+                                     None if pool is None else pool[0])
         if self.no_return:
             return None
-        given = args[self.nin:] if len(args) == self.nargs else None
-        return _results(outputs, given, call.library, self.return_tuple)
+        return _results(outputs, given, pool, self.return_tuple)
 
     def specialize(self, *args, target, size=None, block_size=None):
         """Compiles the kernel for a call with arguments like `args` on GPUs of `target`
@@ -193,10 +202,11 @@ class ReductionKernel:
             args = args + (out,)
         call = _Call(args, f"reduction kernel '{self.name}'")
         handle, device = call.stream(stream)
-        outputs = self._kernel._call(call.items, _axes(axis), bool(keepdims), block_size or 0,
-                                     handle, device)
         given = args[self.nin:] if len(args) == self.nargs else None
-        return _results(outputs, given, call.library, False)
+        pool = _arrays.outputs_of(call.library)  # outputs and scratch
+        outputs = self._kernel._call(call.items, _axes(axis), bool(keepdims), block_size or 0,
+                                     handle, device, None if pool is None else pool[0])
+        return _results(outputs, given, pool, False)
 
     def specialize(self, *args, target, axis=None, keepdims=False, block_size=None,
                    sm_count=132):

@@ -166,9 +166,50 @@ nb::bytes to_host(const Array& a) {
   return nb::bytes(bytes.data(), bytes.size());
 }
 
+// A shared reference to a Python object, released with the GIL from any thread (and not at
+// all once the interpreter is gone).
+std::shared_ptr<nb::object> share(nb::object object) {
+  return std::shared_ptr<nb::object>(new nb::object(std::move(object)), [](nb::object* p) {
+    if (!Py_IsInitialized()) {
+      (void)p->release();  // leaked: nothing can take the GIL any more
+      delete p;
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+PythonAllocator python_allocator(nb::object source) {
+  const std::shared_ptr<nb::object> held = share(std::move(source));
+  Allocator a;
+  a.allocate = [held](std::size_t bytes, int device, CUstream_st* stream) -> void* {
+    nb::gil_scoped_acquire gil;
+    const nb::object address =
+        held->attr("allocate")(bytes, device, reinterpret_cast<std::uintptr_t>(stream));
+    return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(address));
+  };
+  a.deallocate = [held](void* pointer, std::size_t bytes, int device, CUstream_st* stream) {
+    if (!Py_IsInitialized()) return;
+    nb::gil_scoped_acquire gil;
+    try {
+      held->attr("deallocate")(reinterpret_cast<std::uintptr_t>(pointer), bytes, device,
+                               reinterpret_cast<std::uintptr_t>(stream));
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable("cujit: returning an output's memory to its library");
+    }
+  };
+  return PythonAllocator{std::move(a)};
+}
+
 }  // namespace
 
 void bind_arrays(nb::module_& m) {
+  nb::class_<PythonAllocator>(m, "OutputAllocator",
+                              "Outputs from a library's pool (its allocate and deallocate).")
+      .def("__init__", [](PythonAllocator* self, nb::object source) {
+        new (self) PythonAllocator(python_allocator(std::move(source)));
+      });
   nb::class_<Array>(m, "Array", "A device array cujit made or views (import cujit.Array).")
       .def_static("_view", &view, nb::arg("address"), nb::arg("shape"), nb::arg("strides"),
                   nb::arg("dtype"), nb::arg("device"), nb::arg("owner").none())

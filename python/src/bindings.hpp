@@ -27,6 +27,14 @@ void bind_kernels(nb::module_& m);
 /// RawModule and RawKernel: CUDA source compiled per device, kernels launched on a grid.
 void bind_raw(nb::module_& m);
 
+/// A Python object's allocate(bytes, device, stream) -> address and deallocate(address, bytes,
+/// device, stream) as a cujit::Allocator; the callables take the GIL. Built once per object
+/// (the Python package keeps one per array library) and set around a call with a
+/// ScopedAllocator, so that the call's outputs come from the caller's library.
+struct PythonAllocator {
+  Allocator allocator;
+};
+
 /// A view of another library's array described by an (address, shape, byte strides, dtype
 /// name, device) tuple, with no owner: for the duration of one call.
 Array call_view(const nb::tuple& t, const std::string& who);

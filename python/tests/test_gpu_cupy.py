@@ -116,3 +116,19 @@ def test_cujit_arrays_speak_both_protocols(cupy):
     assert d.data.ptr == a.data_ptr
     k = cujit.ElementwiseKernel("T x", "T y", "y = -x", "neg")
     assert isinstance(k(a), cujit.Array)  # cujit in, cujit out
+
+
+def test_outputs_come_from_cupys_pool(cupy):
+    k = cujit.ElementwiseKernel("T x", "T y", "y = x + 1", "inc_pool")
+    pool = cupy.get_default_memory_pool()
+    x = cupy.zeros(1 << 20, dtype=cupy.float32)
+    cupy.cuda.Device().synchronize()
+    before = pool.used_bytes()
+    y = k(x)
+    assert pool.used_bytes() - before >= y.nbytes  # in CuPy's pool, counted as CuPy's
+    assert y.base is None  # owns its memory, as CuPy's own kernels' outputs do
+    cupy.testing.assert_array_equal(y, cupy.ones_like(x))
+    del y
+    assert pool.used_bytes() == before
+    total = cujit.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "total_pool")
+    assert float(total(cupy.ones(1 << 24, cupy.float32))) == float(1 << 24)  # scratch too

@@ -74,3 +74,15 @@ def test_dlpack_only_inputs_are_viewed_without_copies(torch):
     torch.testing.assert_close(torch.from_dlpack(y), x * x)
     with pytest.raises(TypeError, match="DLPack tensor on device type 1"):
         k(DLPackOnly(torch.ones(3)))
+
+
+def test_outputs_come_from_torchs_caching_allocator(torch):
+    k = cujit.ElementwiseKernel("T x", "T y", "y = x + 1", "inc_torch_pool")
+    x = torch.zeros(1 << 20, device="cuda")
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    y = k(x)
+    assert torch.cuda.memory_allocated() - before >= y.numel() * y.element_size()
+    torch.testing.assert_close(y, torch.ones_like(x))
+    del y
+    assert torch.cuda.memory_allocated() == before

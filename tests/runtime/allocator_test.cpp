@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace cujit::detail {
@@ -169,6 +170,49 @@ TEST_F(AllocatorHook, AThrowingDeallocateOfMisalignedMemoryStillGivesTheArgument
                 }});
   EXPECT_THROW(allocate_through(installed_allocator(), 0, 64, nullptr), ArgumentError);
   EXPECT_EQ(calls, 1);
+}
+
+// ScopedAllocator: the calling thread's hook while the guard lives, ahead of the process-wide
+// one, nested innermost first; other threads keep theirs; memory goes back through the hook
+// that gave it after the guard is gone.
+TEST_F(AllocatorHook, AScopedHookServesOnlyItsThreadWhileItLives) {
+  CountingPool global, outer, inner;
+  set_allocator(global.hook());
+  std::shared_ptr<DeviceBuffer> kept;
+  {
+    const ScopedAllocator outer_guard(outer.hook());
+    kept = allocate_through(installed_allocator(), 0, 100, nullptr);
+    {
+      const ScopedAllocator inner_guard(inner.hook());
+      allocate_through(installed_allocator(), 0, 200, nullptr);
+      std::thread other([&] { allocate_through(installed_allocator(), 0, 300, nullptr); });
+      other.join();
+    }
+    allocate_through(installed_allocator(), 0, 400, nullptr);
+  }
+  allocate_through(installed_allocator(), 0, 500, nullptr);
+  ASSERT_EQ(outer.allocations.size(), 2u);
+  EXPECT_EQ(outer.allocations[0].bytes, 100u);
+  EXPECT_EQ(outer.allocations[1].bytes, 400u);
+  ASSERT_EQ(inner.allocations.size(), 1u);
+  EXPECT_EQ(inner.allocations[0].bytes, 200u);
+  ASSERT_EQ(global.allocations.size(), 2u);  // the other thread's, and the one after the guards
+  EXPECT_EQ(global.allocations[0].bytes, 300u);
+  EXPECT_EQ(global.allocations[1].bytes, 500u);
+  EXPECT_EQ(outer.deallocations.size(), 1u);  // 400; 100 is still kept
+  kept.reset();
+  ASSERT_EQ(outer.deallocations.size(), 2u);
+  EXPECT_EQ(outer.deallocations[1].bytes, 100u);
+  reset_allocator();
+  EXPECT_EQ(installed_allocator(), nullptr);
+}
+
+TEST_F(AllocatorHook, AScopedHookNeedsBothCallables) {
+  CountingPool pool;
+  Allocator half = pool.hook();
+  half.deallocate = nullptr;
+  EXPECT_THROW(ScopedAllocator{half}, ArgumentError);
+  EXPECT_EQ(installed_allocator(), nullptr);
 }
 
 }  // namespace
