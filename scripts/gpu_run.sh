@@ -178,7 +178,8 @@ build() {
 python_package() {
   set -e
   local nb=/tmp/cujit-nanobind build=/tmp/cujit-pybuild
-  python3 -m pip install --quiet --no-index --find-links "$stage/wheels" --target "$nb" nanobind
+  python3 -m pip install --quiet --upgrade --no-index --find-links "$stage/wheels" --target "$nb" \
+    nanobind
   PYTHONPATH="$nb" cmake -S python -B "$build" -DCMAKE_BUILD_TYPE=Release \
     -DPython_EXECUTABLE="$(command -v python3)" -DCUJIT_LIBRARY="$stage/libcujit.so.0" >/dev/null
   cmake --build "$build" -j"$(nproc)" >/dev/null

@@ -18,8 +18,18 @@ from ._raw import RawKernel, RawModule
 __version__ = _cujit.__version__
 device_count = _cujit.device_count
 
+# The kernel cache, as in C++ (include/cujit/cache.hpp) and with the same CUJIT_* variables.
+CacheConfig, CacheStats = _cujit.CacheConfig, _cujit.CacheStats
+configure_cache, cache_config, disable_cache = (_cujit.configure_cache, _cujit.cache_config,
+                                                _cujit.disable_cache)
+add_deployment_database, prefetch_cache = _cujit.add_deployment_database, _cujit.prefetch_cache
+cache_stats, reset_cache_stats = _cujit.cache_stats, _cujit.reset_cache_stats
+default_cache_directory = _cujit.default_cache_directory
+
 __all__ = ["Array", "asarray", "ElementwiseKernel", "ReductionKernel", "RawKernel", "RawModule",
            "Specialization",
            "Error", "SignatureError", "ShapeError", "ArgumentError", "DeviceError",
            "CompileError", "CompilerUnavailableError", "CudaError", "CacheError",
-           "device_count"]
+           "device_count", "CacheConfig", "CacheStats", "configure_cache", "cache_config",
+           "disable_cache", "add_deployment_database", "prefetch_cache", "cache_stats",
+           "reset_cache_stats", "default_cache_directory"]

@@ -26,6 +26,8 @@ void bind_arrays(nb::module_& m);
 void bind_kernels(nb::module_& m);
 /// RawModule and RawKernel: CUDA source compiled per device, kernels launched on a grid.
 void bind_raw(nb::module_& m);
+/// The kernel cache's configuration and counters.
+void bind_cache(nb::module_& m);
 
 /// A Python object's allocate(bytes, device, stream) -> address and deallocate(address, bytes,
 /// device, stream) as a cujit::Allocator; the callables take the GIL. Built once per object

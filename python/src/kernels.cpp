@@ -89,17 +89,18 @@ void bind_elementwise(nb::module_& m) {
                  std::move(options)));
            })
       .def_prop_ro("name", &ElementwiseKernel::name)
-      .def("_call",
-           [](const ElementwiseKernel& k, const nb::list& items, std::int64_t size, int block,
-              std::uintptr_t stream, int stream_device, const PythonAllocator* outputs) {
-             const CallArguments args(items, k.name());
-             nb::gil_scoped_release released;
-             std::optional<ScopedAllocator> guard;  // outputs from the caller's library
-             if (outputs != nullptr) guard.emplace(outputs->allocator);
-             return k.call(args.args(), launch_options(size, block, stream, stream_device));
-           },
-           nb::arg("items"), nb::arg("size"), nb::arg("block"), nb::arg("stream"),
-           nb::arg("stream_device"), nb::arg("outputs").none())
+      .def(
+          "_call",
+          [](const ElementwiseKernel& k, const nb::list& items, std::int64_t size, int block,
+             std::uintptr_t stream, int stream_device, const PythonAllocator* outputs) {
+            const CallArguments args(items, k.name());
+            nb::gil_scoped_release released;
+            std::optional<ScopedAllocator> guard;  // outputs from the caller's library
+            if (outputs != nullptr) guard.emplace(outputs->allocator);
+            return k.call(args.args(), launch_options(size, block, stream, stream_device));
+          },
+          nb::arg("items"), nb::arg("size"), nb::arg("block"), nb::arg("stream"),
+          nb::arg("stream_device"), nb::arg("outputs").none())
       .def("_specialize", [](const ElementwiseKernel& k, const nb::list& items,
                              const std::string& target, std::int64_t size, int block) {
         const std::vector<ArgSpec> specs = arg_specs(items, k.name());
