@@ -34,9 +34,9 @@ steps = {
     "x.device.id": lambda: x.device.id,
     "x.dtype.name": lambda: x.dtype.name,
     "Array._view(...)": lambda: cujit.Array._view(x.data.ptr, x.shape, x.strides, "float32", 0, x),
-    "_Call(args)": lambda: _kernels._Call((x, y, z), "k"),
+    "_arguments(args)": lambda: _kernels._arguments((x, y, z), "k"),
     "current stream": lambda: cp.cuda.get_current_stream().ptr,
-    "_call (C++ only)": lambda: k._kernel._call(views, -1, 0, 0, 0),
+    "_call (C++ only)": lambda: k._kernel._call(views, -1, 0, 0, 0, None, False),
 }
 for name, f in steps.items():
     print(f"{name:<24} {per_call(f):8.3f} us")

@@ -38,48 +38,45 @@ def _stream(stream, library, device):
     if library == "torch":
         import torch
 
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object made
+        if raw is not None:
+            return raw(device)
         return torch.cuda.current_stream(device).cuda_stream
     return 0
 
 
-class _Call:
-    """One call's arguments: array descriptions and scalar pairs (_arrays.describe, scalar),
-    the library and device of its first array."""
-
-    __slots__ = ("items", "library", "device")
-
-    def __init__(self, args, who):
-        self.items, self.library, self.device = [], None, -1
-        for k, arg in enumerate(args):
-            kind = type(arg)
-            fast = _FAST.get(kind)
-            if fast is not None:
-                item = fast(arg, who)
-            else:
-                item = _arrays.scalar(arg, who)
-                if item is None:
-                    item = _arrays.describe(arg, f"{who}: argument {k}")
-                    _learn(kind)
-            if self.device < 0:
-                if type(item) is _arrays.Array:
-                    self.device, self.library = item.device_id, _arrays.library_of(arg)
-                elif len(item) == 5:
-                    self.device, self.library = item[4], _arrays.library_of(arg)
-            self.items.append(item)
-
-    def stream(self, stream):
-        return _stream(stream, self.library, max(self.device, 0)), self.device
+def _arguments(args, who):
+    """One call's items (array descriptions and scalar pairs: _arrays.describe, scalar), and the
+    library and device of its first array."""
+    items, library, device = [], None, -1
+    for arg in args:
+        kind = type(arg)
+        fast = _FAST.get(kind)
+        if fast is not None:
+            item = fast(arg, who)
+        else:
+            item = _arrays.scalar(arg, who)
+            if item is None:
+                item = _arrays.describe(arg, f"{who}: argument {len(items)}")
+                _learn(kind)
+        if device < 0:
+            if type(item) is _arrays.Array:
+                device, library = item.device_id, _arrays.library_of(arg)
+            elif len(item) >= 5:
+                device, library = item[4], _LIBRARY.get(kind) or _arrays.library_of(arg)
+        items.append(item)
+    return items, library, device
 
 
-# Array types seen before, by type: the description without the checks (CuPy's ndarray).
-_FAST = {}
+# Array types seen before, by type: their description without the checks, and their library.
+_FAST, _LIBRARY = {}, {}
 
 
 def _learn(kind):
     if kind.__module__.startswith("cupy") and kind.__name__ == "ndarray":
-        _FAST[kind] = lambda x, who: _arrays._cupy_describe(x)
+        _FAST[kind], _LIBRARY[kind] = _arrays._cupy_describe, "cupy"
     elif kind.__module__.startswith("torch") and kind.__name__ in ("Tensor", "Parameter"):
-        _FAST[kind] = _arrays._torch_describe
+        _FAST[kind], _LIBRARY[kind] = _arrays._torch_describe, "torch"
 
 
 def _results(outputs, given, pool, return_tuple):
@@ -141,19 +138,19 @@ class ElementwiseKernel:
         self._kernel = _cujit.ElementwiseKernel(in_params, out_params, operation, name,
                                                 reduce_dims, preamble, loop_prep, after_loop,
                                                 no_return, list(options))
-        self.name = name
+        self.name, self._who = name, f"kernel '{name}'"
         self.nin, self.nout = _count(in_params), _count(out_params)
         self.nargs = self.nin + self.nout
         self.no_return, self.return_tuple = no_return, return_tuple
 
     def __call__(self, *args, size=None, block_size=None, stream=None):
-        call = _Call(args, f"kernel '{self.name}'")
-        handle, device = call.stream(stream)
+        items, library, device = _arguments(args, self._who)
+        handle = _stream(stream, library, max(device, 0))
         given = args[self.nin:] if len(args) == self.nargs else None
-        pool = None if given else _arrays.outputs_of(call.library)
-        outputs = self._kernel._call(call.items, -1 if size is None else size,
-                                     block_size or 0, handle, device,
-                                     None if pool is None else pool[0])
+        pool = None if given else _arrays.outputs_of(library)
+        outputs = self._kernel._call(items, -1 if size is None else size, block_size or 0,
+                                     handle, device, None if pool is None else pool[0],
+                                     not given)
         if self.no_return:
             return None
         return _results(outputs, given, pool, self.return_tuple)
@@ -192,7 +189,7 @@ class ReductionKernel:
             in_params, out_params, map_expr, reduce_expr, post_map_expr,
             "" if identity is None else str(identity), name, reduce_type or "", reduce_dims,
             preamble, list(options))
-        self.name = name
+        self.name, self._who = name, f"reduction kernel '{name}'"
         self.nin, self.nout = _count(in_params), _count(out_params)
         self.nargs = self.nin + self.nout
 
@@ -200,11 +197,11 @@ class ReductionKernel:
                  block_size=None):
         if out is not None:
             args = args + (out,)
-        call = _Call(args, f"reduction kernel '{self.name}'")
-        handle, device = call.stream(stream)
+        items, library, device = _arguments(args, self._who)
+        handle = _stream(stream, library, max(device, 0))
         given = args[self.nin:] if len(args) == self.nargs else None
-        pool = _arrays.outputs_of(call.library)  # outputs and scratch
-        outputs = self._kernel._call(call.items, _axes(axis), bool(keepdims), block_size or 0,
+        pool = _arrays.outputs_of(library)  # outputs and scratch
+        outputs = self._kernel._call(items, _axes(axis), bool(keepdims), block_size or 0,
                                      handle, device, None if pool is None else pool[0])
         return _results(outputs, given, pool, False)
 

@@ -132,9 +132,10 @@ nb::object dlpack(nb::handle self, nb::kwargs kwargs) {
 }
 
 Array view(std::uint64_t address, const Shape& shape, const std::optional<Shape>& strides,
-           const std::string& dtype, int device, nb::object owner) {
-  return Array::from_pointer(address, shape, strides.value_or(Shape{}), dtype_named(dtype, "Array"),
-                             Device::get(device), keep_alive(std::move(owner)));
+           nb::handle dtype, int device, nb::object owner) {
+  return Array::from_pointer(address, shape, strides.value_or(Shape{}),
+                             dtype_of_code(dtype, "Array"), Device::get(device),
+                             keep_alive(std::move(owner)));
 }
 
 // A DLPack capsule's tensor, owned from now on by the views of the returned array (the capsule

@@ -37,8 +37,12 @@ struct PythonAllocator {
   Allocator allocator;
 };
 
+/// The dtype of a call item's code: an int (cujit::DType's value) or a dtype name.
+DType dtype_of_code(nb::handle code, const std::string& who);
+
 /// A view of another library's array described by an (address, shape, byte strides, dtype
-/// name, device) tuple, with no owner: for the duration of one call.
+/// code or name, device) tuple, with no owner: for the duration of one call. A sixth field
+/// says the strides are in elements (PyTorch's).
 Array call_view(const nb::tuple& t, const std::string& who);
 
 /// Calls `f` with the Python number `value` converted to the C++ type of `t` (nanobind raises

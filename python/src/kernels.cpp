@@ -92,15 +92,19 @@ void bind_elementwise(nb::module_& m) {
       .def(
           "_call",
           [](const ElementwiseKernel& k, const nb::list& items, std::int64_t size, int block,
-             std::uintptr_t stream, int stream_device, const PythonAllocator* outputs) {
+             std::uintptr_t stream, int stream_device, const PythonAllocator* outputs,
+             bool want) -> std::optional<std::vector<Array>> {
             const CallArguments args(items, k.name());
             nb::gil_scoped_release released;
             std::optional<ScopedAllocator> guard;  // outputs from the caller's library
             if (outputs != nullptr) guard.emplace(outputs->allocator);
-            return k.call(args.args(), launch_options(size, block, stream, stream_device));
+            std::vector<Array> result =
+                k.call(args.args(), launch_options(size, block, stream, stream_device));
+            if (!want) return std::nullopt;  // given outputs: no Python objects for them
+            return result;
           },
           nb::arg("items"), nb::arg("size"), nb::arg("block"), nb::arg("stream"),
-          nb::arg("stream_device"), nb::arg("outputs").none())
+          nb::arg("stream_device"), nb::arg("outputs").none(), nb::arg("want"))
       .def("_specialize", [](const ElementwiseKernel& k, const nb::list& items,
                              const std::string& target, std::int64_t size, int block) {
         const std::vector<ArgSpec> specs = arg_specs(items, k.name());
@@ -173,7 +177,7 @@ CallArguments::CallArguments(const nb::list& items, const std::string& who) {
       continue;
     }
     const nb::tuple t = nb::borrow<nb::tuple>(item);
-    if (t.size() == 5) {  // (address, shape, strides, dtype, device): a view for this call only
+    if (t.size() >= 5) {  // (address, shape, strides, dtype, device[, in elements]): a view
       views_.push_back(call_view(t, who));
       args_.emplace_back(views_.back());
       continue;
@@ -183,10 +187,40 @@ CallArguments::CallArguments(const nb::list& items, const std::string& who) {
   }
 }
 
+namespace {
+
+// A tuple (or list) of Python ints as a Shape, without nanobind's generic conversion.
+Shape to_shape(nb::handle sequence) {
+  PyObject* fast = PySequence_Fast(sequence.ptr(), "cujit: a shape must be a sequence");
+  if (fast == nullptr) throw nb::python_error();
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  Shape shape(static_cast<std::size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    shape[static_cast<std::size_t>(i)] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
+  }
+  Py_DECREF(fast);
+  if (PyErr_Occurred()) throw nb::python_error();
+  return shape;
+}
+
+}  // namespace
+
+DType dtype_of_code(nb::handle code, const std::string& who) {
+  if (PyLong_Check(code.ptr())) {
+    const long value = PyLong_AsLong(code.ptr());
+    if (value >= 0 && value < kDTypeCount) return static_cast<DType>(value);
+  }
+  return dtype_named(nb::cast<std::string>(code), "kernel '" + who + "'");
+}
+
 Array call_view(const nb::tuple& t, const std::string& who) {
-  const DType dtype = dtype_named(nb::cast<std::string>(t[3]), "kernel '" + who + "'");
-  return Array::from_pointer(nb::cast<std::uint64_t>(t[0]), nb::cast<Shape>(t[1]),
-                             nb::cast<Shape>(t[2]), dtype, Device::get(nb::cast<int>(t[4])));
+  const DType dtype = dtype_of_code(t[3], who);
+  Shape strides = to_shape(t[2]);
+  if (t.size() > 5) {  // strides in elements (PyTorch's)
+    for (std::int64_t& s : strides) s *= static_cast<std::int64_t>(dtype_size(dtype));
+  }
+  return Array::from_pointer(nb::cast<std::uint64_t>(t[0]), to_shape(t[1]), std::move(strides),
+                             dtype, Device::get(nb::cast<int>(t[4])));
 }
 
 std::vector<ArgSpec> arg_specs(const nb::list& items, const std::string& who) {

@@ -1,6 +1,8 @@
 // cujit._cujit: the extension module of the Python package.
 #include "bindings.hpp"
 
+#include <nanobind/stl/string.h>
+
 NB_MODULE(_cujit, m) {
   m.doc() = "cujit's C++ API, as the cujit package uses it (import cujit instead).";
   cujit::python::bind_errors(m);
@@ -11,4 +13,7 @@ NB_MODULE(_cujit, m) {
   m.def("device_count", &cujit::Device::count, "Number of CUDA devices (0 without a driver).");
   m.def("current_device", [] { return cujit::Device::current().id(); });
   m.attr("__version__") = cujit::version().string;
+  m.def("dtype_code", [](const std::string& name) {
+    return static_cast<int>(cujit::python::dtype_named(name, "dtype_code"));
+  });
 }

@@ -48,7 +48,7 @@ struct LaunchArgs {
         continue;
       }
       const nb::tuple t = nb::borrow<nb::tuple>(item);
-      if (t.size() == 5) {
+      if (t.size() >= 5) {
         views.push_back(call_view(t, who));
         args.emplace_back(views.back());
         continue;

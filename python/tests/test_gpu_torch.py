@@ -86,3 +86,10 @@ def test_outputs_come_from_torchs_caching_allocator(torch):
     torch.testing.assert_close(y, torch.ones_like(x))
     del y
     assert torch.cuda.memory_allocated() == before
+
+
+def test_asarray_views_a_strided_tensor_without_copying(torch):
+    t = torch.arange(12, device="cuda", dtype=torch.float64).reshape(3, 4).t()
+    a = cujit.asarray(t)
+    assert a.shape == (4, 3) and a.strides == (8, 32) and a.data_ptr == t.data_ptr()
+    torch.testing.assert_close(torch.from_dlpack(a), t)
