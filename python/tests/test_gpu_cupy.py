@@ -132,3 +132,34 @@ def test_outputs_come_from_cupys_pool(cupy):
     assert pool.used_bytes() == before
     total = cujit.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "total_pool")
     assert float(total(cupy.ones(1 << 24, cupy.float32))) == float(1 << 24)  # scratch too
+
+
+def test_one_kernel_shared_by_threads(cupy):
+    """The GIL is released while cujit compiles and launches: threads share one kernel object,
+    each on its own stream, and the first call's compilation happens once."""
+    import threading
+
+    k = cujit.ElementwiseKernel("T x, T a", "T y", "y = a * x", "threads_scale")
+    results, errors = {}, []
+
+    def work(t):
+        try:
+            stream = cupy.cuda.Stream(non_blocking=True)
+            with stream:
+                x = cupy.arange(1 << 16, dtype=cupy.float32)
+                for _ in range(20):
+                    y = k(x, float(t))
+                stream.synchronize()
+                results[t] = float(y[-1])
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    cujit.reset_cache_stats()
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert results == {t: float(t * ((1 << 16) - 1)) for t in range(8)}
+    assert cujit.cache_stats().misses <= 1  # one compilation, whoever came first
