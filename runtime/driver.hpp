@@ -69,6 +69,7 @@ namespace cujit::detail {
   X(cuModuleLoadData) \
   X(cuModuleUnload) \
   X(cuModuleGetFunction) \
+  X(cuModuleGetGlobal) \
   X(cuLinkCreate) \
   X(cuLinkAddData) \
   X(cuLinkComplete) \

@@ -46,6 +46,18 @@ CUfunction find_function(const LoadedModule& module, const std::string& name) {
   return function;
 }
 
+std::pair<CUdeviceptr, std::size_t> find_global(const LoadedModule& module,
+                                                const std::string& name) {
+  const std::string& lowered = module.program->lowered_name(name);
+  CUdeviceptr address = 0;
+  std::size_t bytes = 0;
+  const CUresult result =
+      driver().cuModuleGetGlobal(&address, &bytes, module.module, lowered.c_str());
+  if (result == CUDA_ERROR_NOT_FOUND) return {0, 0};
+  check(result, "cuModuleGetGlobal", "variable '" + name + "'");
+  return {address, bytes};
+}
+
 std::vector<std::size_t> param_sizes(CUfunction function) {
   std::vector<std::size_t> sizes;
   for (std::size_t index = 0;; ++index) {

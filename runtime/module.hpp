@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cujit::detail {
@@ -34,6 +35,10 @@ std::shared_ptr<LoadedModule> load_module_in_current_context(
 
 /// The function for `name` (a name expression or extern "C" name), or nullptr when absent.
 CUfunction find_function(const LoadedModule& module, const std::string& name);
+/// The address and size of `name`, a __device__ or __constant__ variable (or a name expression
+/// naming one) of `module`; {0, 0} when it has none.
+std::pair<CUdeviceptr, std::size_t> find_global(const LoadedModule& module,
+                                                const std::string& name);
 
 /// Sizes of a function's parameters (cuFuncGetParamInfo).
 std::vector<std::size_t> param_sizes(CUfunction function);

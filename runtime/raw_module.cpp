@@ -176,22 +176,31 @@ std::shared_ptr<const CompiledProgram> RawModule::compile_on_device(int device) 
   return detail::KernelCache::global().get_or_compile(request, compiler);
 }
 
-RawKernel RawModule::get_function(const std::string& name, const Device& device) const {
-  // A NUL would truncate the name the driver looks up; no kernel name holds a control byte.
+namespace {
+
+// A NUL would truncate the name the driver looks up; no symbol name holds a control byte.
+void check_symbol_name(const std::string& name, const char* who) {
   for (char c : name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      throw ArgumentError("cujit: get_function: name '" + detail::printable(name) +
+      throw ArgumentError(std::string("cujit: ") + who + ": name '" + detail::printable(name) +
                           "' contains a control character");
     }
   }
+}
+
+}  // namespace
+
+std::shared_ptr<const detail::LoadedModule> RawModule::load_on(int device) const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  auto& slot = state_->loaded[device];
+  if (!slot) slot = detail::load_module(compile_on_device(device), device);
+  return slot;
+}
+
+RawKernel RawModule::get_function(const std::string& name, const Device& device) const {
+  check_symbol_name(name, "get_function");
   const detail::ScopedContext context(device.id());  // restored after: the device rule
-  std::shared_ptr<const detail::LoadedModule> loaded;
-  {
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    auto& slot = state_->loaded[device.id()];
-    if (!slot) slot = detail::load_module(compile_on_device(device.id()), device.id());
-    loaded = slot;
-  }
+  std::shared_ptr<const detail::LoadedModule> loaded = load_on(device.id());
   CUfunction function = detail::find_function(*loaded, name);
   if (function == nullptr) {
     throw ArgumentError("cujit: the module has no kernel named '" + detail::printable(name) +
@@ -199,6 +208,20 @@ RawKernel RawModule::get_function(const std::string& name, const Device& device)
   }
   const std::string lowered = loaded->program->lowered_name(name);
   return RawKernel(std::move(loaded), function, name, lowered, device.id());
+}
+
+Array RawModule::get_global(const std::string& name, const Device& device) const {
+  check_symbol_name(name, "get_global");
+  const detail::ScopedContext context(device.id());
+  std::shared_ptr<const detail::LoadedModule> loaded = load_on(device.id());
+  const auto [address, bytes] = detail::find_global(*loaded, name);
+  if (address == 0) {
+    throw ArgumentError("cujit: the module has no __device__ or __constant__ variable named '" +
+                        detail::printable(name) +
+                        "' (in a namespace, pass it as a name expression)");
+  }
+  return Array::from_pointer(address, {static_cast<std::int64_t>(bytes)}, {}, DType::UInt8, device,
+                             std::move(loaded));
 }
 
 RawKernel::RawKernel(std::shared_ptr<const detail::LoadedModule> module, CUfunc_st* function,

@@ -232,10 +232,19 @@ class CUJIT_EXPORT RawModule {
   /// `device`, compiling and loading the module there on first use. Throws ArgumentError when
   /// the module has no such kernel, CompileError when the source does not compile.
   RawKernel get_function(const std::string& name, const Device& device = Device::current()) const;
+  /// The `__device__` or `__constant__` variable `name` (a global-namespace name, or a
+  /// registered name expression such as "ns::table") on `device`, compiling and loading the
+  /// module there first as get_function does: a uint8 array of the variable's size in bytes
+  /// viewing its memory, which keeps the module loaded. Fill or read it as any array
+  /// (copy_from_host_async, to_host), or view it typed with Array::from_pointer(v.data(), ...).
+  /// Throws ArgumentError when the module has no such variable, CompileError as get_function.
+  Array get_global(const std::string& name, const Device& device = Device::current()) const;
   /// Compiles the source for `target` (through the kernel cache), with no GPU needed.
   std::shared_ptr<const CompiledProgram> compile_for(const Target& target) const;
 
  private:
+  // The module compiled and loaded on `device` (once per device; the caller holds its context).
+  std::shared_ptr<const detail::LoadedModule> load_on(int device) const;
   // The program for `device` through the cache: its own cubin, else compatible code.
   std::shared_ptr<const CompiledProgram> compile_on_device(int device) const;
 

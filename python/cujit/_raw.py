@@ -49,6 +49,19 @@ class RawModule:
             kernel = self._kernels[key] = self._module.get_function(name, device)
         return kernel
 
+    def get_global(self, name):
+        """The ``__device__`` or ``__constant__`` variable `name` (or a name expression) on the
+        current device: a ``cupy.cuda.MemoryPointer`` to it when CuPy is installed, as CuPy
+        returns, else a ``cujit.Array`` of its bytes. Either keeps the module loaded."""
+        device = _cujit.current_device()
+        variable = self._module.get_global(name, device)
+        try:
+            import cupy
+        except ImportError:
+            return variable
+        memory = cupy.cuda.UnownedMemory(variable.data_ptr, variable.nbytes, variable, device)
+        return cupy.cuda.MemoryPointer(memory, 0)
+
     def compile(self, target):
         """The module's binary for `target` ("sm_90"), compiled without a GPU (bytes)."""
         return self._module.compile_for(target)

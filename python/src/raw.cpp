@@ -101,6 +101,11 @@ void bind_raw(nb::module_& m) {
              nb::gil_scoped_release released;  // the first request compiles and loads
              return module.get_function(name, Device::get(device));
            })
+      .def("get_global",
+           [](const RawModule& module, const std::string& name, int device) {
+             nb::gil_scoped_release released;
+             return module.get_global(name, Device::get(device));
+           })
       .def("compile_for", [](const RawModule& module, const std::string& target) {
         const auto program = [&] {
           nb::gil_scoped_release released;

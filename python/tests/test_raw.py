@@ -76,3 +76,19 @@ def test_raw_kernels_on_torch_tensors_and_streams(torch):
         kernel((2,), (128,), (1.5, x, y, 256))
     side.synchronize()
     torch.testing.assert_close(y, 1.5 * x)
+
+
+def test_global_variables_as_cupy_does(cupy):
+    module = cujit.RawModule(code=r"""
+    __constant__ float table[4];
+    extern "C" __global__ void read(float* out) { out[threadIdx.x] = 2 * table[threadIdx.x]; }
+    """)
+    pointer = module.get_global("table")
+    assert isinstance(pointer, cupy.cuda.MemoryPointer)
+    table = cupy.ndarray((4,), cupy.float32, pointer)
+    table[...] = cupy.arange(4, dtype=cupy.float32)
+    out = cupy.zeros(4, dtype=cupy.float32)
+    module.get_function("read")((1,), (4,), (out,))
+    cupy.testing.assert_array_equal(out, 2 * cupy.arange(4, dtype=cupy.float32))
+    with pytest.raises(cujit.ArgumentError, match="no __device__ or __constant__ variable"):
+        module.get_global("missing")

@@ -113,6 +113,39 @@ TEST(RawModuleGpu, NameExpressionsForTemplates) {
   for (int i = 0; i < 300; ++i) ASSERT_DOUBLE_EQ(out[i], 0.5 * (i + 1));
 }
 
+// __device__ and __constant__ variables (CuPy's RawModule.get_global): a byte array viewing
+// the variable, filled from the host before a launch and read back after it; a variable in a
+// namespace through a name expression.
+TEST(RawModuleGpu, GlobalVariablesAreByteArraysOfTheModule) {
+  CUJIT_REQUIRE_GPU();
+  const char* source = R"(
+    __constant__ float table[4];
+    __device__ int counter;
+    namespace ns { __device__ double scale; }
+    extern "C" __global__ void use(float* out) {
+      out[threadIdx.x] = table[threadIdx.x] * (float)ns::scale;
+      if (threadIdx.x == 0) counter = 7;
+    })";
+  RawModule module(source, {}, {"ns::scale"});
+  Array table = module.get_global("table");
+  EXPECT_EQ(table.dtype(), DType::UInt8);
+  EXPECT_EQ(table.shape(), (Shape{16}));
+  const float values[4] = {1, 2, 3, 4};
+  const double scale = 2.5;
+  const Stream stream(Device::get(0));
+  table.copy_from_host_async(values, stream);
+  module.get_global("ns::scale").copy_from_host_async(&scale, stream);
+  Array out = Array::zeros({4}, DType::Float32);
+  module.get_function("use").launch(Dim3(1), Dim3(4), {out}, 0, stream);
+  stream.synchronize();
+  EXPECT_EQ(out.to_host<float>(), (std::vector<float>{2.5f, 5.0f, 7.5f, 10.0f}));
+  int counter = 0;
+  module.get_global("counter").to_host(&counter);
+  EXPECT_EQ(counter, 7);
+  EXPECT_THROW(module.get_global("missing"), ArgumentError);
+  EXPECT_THROW(module.get_global(std::string("a\nb")), ArgumentError);
+}
+
 TEST(RawModuleGpu, ArgumentsAreCheckedAgainstParameters) {
   CUJIT_REQUIRE_GPU();
   RawModule module(kSource);
