@@ -48,11 +48,15 @@ CUfunction find_function(const LoadedModule& module, const std::string& name) {
 
 std::pair<CUdeviceptr, std::size_t> find_global(const LoadedModule& module,
                                                 const std::string& name) {
-  const std::string& lowered = module.program->lowered_name(name);
+  // NVRTC takes a variable's name expression as its address ("&ns::scale"): either spelling
+  // finds it.
+  const std::string address_of = "&" + name;
+  const std::string* lowered = &module.program->lowered_name(address_of);
+  if (lowered == &address_of) lowered = &module.program->lowered_name(name);  // not registered so
   CUdeviceptr address = 0;
   std::size_t bytes = 0;
   const CUresult result =
-      driver().cuModuleGetGlobal(&address, &bytes, module.module, lowered.c_str());
+      driver().cuModuleGetGlobal(&address, &bytes, module.module, lowered->c_str());
   if (result == CUDA_ERROR_NOT_FOUND) return {0, 0};
   check(result, "cuModuleGetGlobal", "variable '" + name + "'");
   return {address, bytes};

@@ -35,8 +35,9 @@ std::shared_ptr<LoadedModule> load_module_in_current_context(
 
 /// The function for `name` (a name expression or extern "C" name), or nullptr when absent.
 CUfunction find_function(const LoadedModule& module, const std::string& name);
-/// The address and size of `name`, a __device__ or __constant__ variable (or a name expression
-/// naming one) of `module`; {0, 0} when it has none.
+/// The address and size of `name`, a __device__ or __constant__ variable of `module` (a
+/// global-namespace name, or a registered name expression: "&ns::scale", as NVRTC takes it, or
+/// "ns::scale"); {0, 0} when it has none.
 std::pair<CUdeviceptr, std::size_t> find_global(const LoadedModule& module,
                                                 const std::string& name);
 

@@ -232,8 +232,9 @@ class CUJIT_EXPORT RawModule {
   /// `device`, compiling and loading the module there on first use. Throws ArgumentError when
   /// the module has no such kernel, CompileError when the source does not compile.
   RawKernel get_function(const std::string& name, const Device& device = Device::current()) const;
-  /// The `__device__` or `__constant__` variable `name` (a global-namespace name, or a
-  /// registered name expression such as "ns::table") on `device`, compiling and loading the
+  /// The `__device__` or `__constant__` variable `name` (a global-namespace name, or one
+  /// registered as a name expression, which NVRTC takes as an address: "&ns::table", found as
+  /// "ns::table" too) on `device`, compiling and loading the
   /// module there first as get_function does: a uint8 array of the variable's size in bytes
   /// viewing its memory, which keeps the module loaded. Fill or read it as any array
   /// (copy_from_host_async, to_host), or view it typed with Array::from_pointer(v.data(), ...).

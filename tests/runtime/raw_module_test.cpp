@@ -113,6 +113,14 @@ TEST(RawModuleGpu, NameExpressionsForTemplates) {
   for (int i = 0; i < 300; ++i) ASSERT_DOUBLE_EQ(out[i], 0.5 * (i + 1));
 }
 
+// A variable in a namespace is registered by its address, as NVRTC takes it, and compiles
+// without a GPU to a mangled name get_global finds.
+TEST(RawModuleCompile, AVariablesNameExpressionIsItsAddress) {
+  RawModule module("namespace ns { __device__ double scale; }", {}, {"&ns::scale"});
+  const auto program = module.compile_for(Target::parse("sm_90"));
+  EXPECT_EQ(program->lowered_name("&ns::scale"), "_ZN2ns5scaleE");
+}
+
 // __device__ and __constant__ variables (CuPy's RawModule.get_global): a byte array viewing
 // the variable, filled from the host before a launch and read back after it; a variable in a
 // namespace through a name expression.
@@ -126,7 +134,7 @@ TEST(RawModuleGpu, GlobalVariablesAreByteArraysOfTheModule) {
       out[threadIdx.x] = table[threadIdx.x] * (float)ns::scale;
       if (threadIdx.x == 0) counter = 7;
     })";
-  RawModule module(source, {}, {"ns::scale"});
+  RawModule module(source, {}, {"&ns::scale"});  // NVRTC takes a variable's address
   Array table = module.get_global("table");
   EXPECT_EQ(table.dtype(), DType::UInt8);
   EXPECT_EQ(table.shape(), (Shape{16}));
