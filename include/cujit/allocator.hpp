@@ -68,7 +68,9 @@ CUJIT_EXPORT bool has_allocator() noexcept;
 /// either callable is empty. Not copyable or movable.
 class CUJIT_EXPORT ScopedAllocator {
  public:
+  /// Puts `allocator` ahead of every other hook on the calling thread until destruction.
   explicit ScopedAllocator(Allocator allocator);
+  /// Gives the calling thread back the hook it had before (an outer guard's, or none).
   ~ScopedAllocator();
   ScopedAllocator(const ScopedAllocator&) = delete;
   ScopedAllocator& operator=(const ScopedAllocator&) = delete;
