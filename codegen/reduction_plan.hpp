@@ -65,7 +65,9 @@ inline constexpr int kGenericRedBlock = 256;
 /// block. Slower than the call's own plan (much slower for many short rows), but one kernel
 /// serves every layout and every axis choice of the same dtypes: what a target without a
 /// compiler runs when the call's own specialisation was not shipped. Nullopt when the kept or
-/// the reduced layout collapses to more than kGenericNdim dimensions. Throws as plan_reduction.
+/// the reduced layout collapses to more than kGenericNdim dimensions. `axes` must have
+/// outputs (n_out > 0: a call without any launches nothing and is not planned). Throws as
+/// plan_reduction.
 std::optional<RedPlan> plan_reduction_generic(const ReductionDefinition& def,
                                               const ResolvedTypes& types,
                                               const std::string& reduce_ctype, const ArgDesc* args,

@@ -131,7 +131,13 @@ class CUJIT_EXPORT Array {
   void to_host(T* destination, std::size_t count) const {
     check_host_type(dtype_of<T>());
     check_host_count(count);
-    to_host(static_cast<void*>(destination));
+    if constexpr (std::is_same_v<T, bool>) {  // any non-zero byte is true, as in to_host<bool>()
+      std::vector<unsigned char> bytes(count);
+      to_host(bytes.data());
+      for (std::size_t k = 0; k < count; ++k) destination[k] = bytes[k] != 0;
+    } else {
+      to_host(static_cast<void*>(destination));
+    }
   }
 #if defined(__cpp_lib_span)
   /// Copies the elements into a host span; as to_host(data(), size()).
@@ -145,8 +151,9 @@ class CUJIT_EXPORT Array {
   /// `destination` is page-locked (a HostBuffer): the bytes are there once the stream has
   /// reached the copy (stream.synchronize(), or an Event recorded after it). Into pageable
   /// memory the driver waits for the copy. A view that is not C-contiguous is gathered on the
-  /// device first (a copy kernel into a temporary on `stream`). Throws ArgumentError for a null
-  /// array or destination, DeviceError for a stream of another device.
+  /// device first (a copy kernel into a temporary on `stream`; like any kernel, it needs NVRTC
+  /// or a deployment that ships it, where to_host gathers on the host). Throws ArgumentError for a
+  /// null array or destination, DeviceError for a stream of another device.
   void copy_to_host_async(void* destination, const Stream& stream) const;
   /// Copies size() * itemsize() bytes in C order from host memory at `source` into this
   /// array's elements (any view: one that is not C-contiguous is written from a temporary by

@@ -34,6 +34,9 @@ def _torch_describe(x, who="a kernel"):
     if not x.is_cuda:
         raise _TypeError(f"cujit: {who}: a host tensor (device {x.device}) was given; pass a "
                          "CUDA tensor")
+    if x.is_conj() or x.is_neg():  # a flag over unchanged memory, as PyTorch's DLPack refuses
+        raise _TypeError(f"cujit: {who}: a conjugate or negative view was given; pass "
+                         "x.resolve_conj() or x.resolve_neg()")
     # Strides in elements, as PyTorch keeps them: the sixth field says so.
     return (x.data_ptr(), x.shape, x.stride(), _dtype_code(x.dtype), x.get_device(), True)
 
@@ -43,6 +46,9 @@ def _interface_describe(x, interface):
 
     shape = tuple(interface["shape"])
     dtype = numpy.dtype(interface["typestr"])
+    if not dtype.isnative:
+        raise _TypeError(f"cujit: __cuda_array_interface__ type {interface['typestr']!r} is not "
+                         "in the machine's byte order")
     strides = interface.get("strides")
     if strides is None:
         strides, step = [], dtype.itemsize
@@ -143,7 +149,14 @@ class _CupyOutputs:
         self._cupy, self._live = cupy, {}
 
     def allocate(self, nbytes, device, stream):
-        memory = self._cupy.cuda.alloc(nbytes)
+        cuda = self._cupy.cuda
+        if stream == cuda.get_current_stream().ptr and device == cuda.runtime.getDevice():
+            memory = cuda.alloc(nbytes)
+        else:
+            # The pool keeps blocks per stream: a block freed on the call's stream is reused only
+            # in that stream's order, never by CuPy's current one while the call still runs.
+            with cuda.Device(device), cuda.ExternalStream(stream, device):
+                memory = cuda.alloc(nbytes)
         self._live[memory.ptr] = memory
         return memory.ptr
 

@@ -108,16 +108,22 @@ class RawKernel:
         handle = _stream(stream, library, kernel.device_id)
         kernel._launch(_dims(grid), _dims(block), items, int(shared_mem), handle)
 
-    @staticmethod
-    def _weak_scalars(args, items, sizes):
+    def _weak_scalars(self, args, items, sizes):
         """Python ints and floats take their parameter's width, as NumPy 2 treats them."""
         for k, arg in enumerate(args):
             if k >= len(sizes) or type(items[k]) is not tuple or len(items[k]) != 2:
                 continue
-            kind = type(arg)
-            if kind is int and sizes[k] in _INT_TYPES:
-                items[k] = (_INT_TYPES[sizes[k]], arg)
-            elif kind is float and sizes[k] == 4:
+            kind, size = type(arg), sizes[k]
+            if kind is int and size in _INT_TYPES:
+                bits = 8 * size
+                if -(1 << (bits - 1)) <= arg < (1 << (bits - 1)):
+                    items[k] = (_INT_TYPES[size], arg)
+                elif 0 <= arg < (1 << bits):
+                    items[k] = (f"uint{bits}", arg)
+                else:
+                    raise OverflowError(f"cujit: kernel '{self.name}': argument {k}: Python int "
+                                        f"{arg} does not fit its {bits}-bit parameter")
+            elif kind is float and size == 4:
                 items[k] = ("float32", arg)
 
     @property

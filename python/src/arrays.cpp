@@ -22,7 +22,7 @@ std::shared_ptr<const void> keep_alive(nb::object owner) {
   if (!owner.is_valid() || owner.is_none()) return nullptr;
   PyObject* held = owner.release().ptr();
   return std::shared_ptr<const void>(held, [](const void* p) {
-    if (!Py_IsInitialized()) return;  // the interpreter is gone: nothing left to release
+    if (!nb::is_alive()) return;  // the interpreter is finalizing or gone: leave it
     nb::gil_scoped_acquire gil;
     Py_DECREF(static_cast<PyObject*>(const_cast<void*>(p)));
   });
@@ -171,7 +171,7 @@ nb::bytes to_host(const Array& a) {
 // all once the interpreter is gone).
 std::shared_ptr<nb::object> share(nb::object object) {
   return std::shared_ptr<nb::object>(new nb::object(std::move(object)), [](nb::object* p) {
-    if (!Py_IsInitialized()) {
+    if (!nb::is_alive()) {
       (void)p->release();  // leaked: nothing can take the GIL any more
       delete p;
       return;
@@ -191,7 +191,7 @@ PythonAllocator python_allocator(nb::object source) {
     return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(address));
   };
   a.deallocate = [held](void* pointer, std::size_t bytes, int device, CUstream_st* stream) {
-    if (!Py_IsInitialized()) return;
+    if (!nb::is_alive()) return;
     nb::gil_scoped_acquire gil;
     try {
       held->attr("deallocate")(reinterpret_cast<std::uintptr_t>(pointer), bytes, device,

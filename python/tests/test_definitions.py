@@ -116,3 +116,14 @@ def test_python_scalars_type_as_numpy_types_them():
     assert _arrays.scalar(np.ones(3), "k") is None
     with pytest.raises(OverflowError):
         _arrays.scalar(1 << 64, "k")
+
+
+def test_big_endian_interface_data_is_refused():
+    class BigEndian:
+        __cuda_array_interface__ = {"shape": (4,), "typestr": ">f4", "data": (1 << 20, False),
+                                    "version": 3}
+
+    from cujit import _arrays
+
+    with pytest.raises(TypeError, match="byte order"):
+        _arrays.describe(BigEndian(), "k")

@@ -163,3 +163,16 @@ def test_one_kernel_shared_by_threads(cupy):
     assert not errors, errors
     assert results == {t: float(t * ((1 << 16) - 1)) for t in range(8)}
     assert cujit.cache_stats().misses <= 1  # one compilation, whoever came first
+
+
+def test_a_reduction_on_another_stream_takes_its_scratch_there(cupy):
+    total = cujit.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "total_streams")
+    x = cupy.ones(1 << 24, dtype=cupy.float32)
+    side = cupy.cuda.Stream(non_blocking=True)
+    with cupy.cuda.Stream(non_blocking=True):
+        for _ in range(10):
+            s = total(x, stream=side)
+            noise = cupy.full(1 << 22, 7, cupy.float32)  # CuPy's current stream allocates too
+        side.synchronize()
+        assert float(s) == float(1 << 24)
+        del noise

@@ -93,3 +93,11 @@ def test_asarray_views_a_strided_tensor_without_copying(torch):
     a = cujit.asarray(t)
     assert a.shape == (4, 3) and a.strides == (8, 32) and a.data_ptr == t.data_ptr()
     torch.testing.assert_close(torch.from_dlpack(a), t)
+
+
+def test_conjugate_views_are_refused_not_read_unresolved(torch):
+    k = cujit.ElementwiseKernel("T x", "T y", "y = x", "copy_conj")
+    z = torch.tensor([1 + 2j, 3 - 4j], device="cuda")
+    with pytest.raises(TypeError, match="resolve_conj"):
+        k(z.conj())
+    torch.testing.assert_close(k(z.conj().resolve_conj()), z.conj().resolve_conj())

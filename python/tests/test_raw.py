@@ -92,3 +92,16 @@ def test_global_variables_as_cupy_does(cupy):
     cupy.testing.assert_array_equal(out, 2 * cupy.arange(4, dtype=cupy.float32))
     with pytest.raises(cujit.ArgumentError, match="no __device__ or __constant__ variable"):
         module.get_global("missing")
+
+
+def test_python_numbers_take_their_parameters_width_when_they_fit():
+    kernel = cujit.RawKernel.__new__(cujit.RawKernel)
+    kernel.name = "widths"
+    args = [5, 1 << 40, 1 << 63, 3_000_000_000, 0.5, 0.5]
+    items = [("int64", a) for a in args[:3]] + [("int64", args[3]), ("float64", 0.5)] * 1
+    items.append(("float64", 0.5))
+    kernel._weak_scalars(args, items, [4, 8, 8, 4, 4, 8])
+    assert items == [("int32", 5), ("int64", 1 << 40), ("uint64", 1 << 63),
+                     ("uint32", 3_000_000_000), ("float32", 0.5), ("float64", 0.5)]
+    with pytest.raises(OverflowError, match="does not fit its 32-bit parameter"):
+        kernel._weak_scalars([1 << 40], [("int64", 1 << 40)], [4])
