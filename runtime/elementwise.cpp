@@ -201,13 +201,7 @@ void ElementwiseKernel::Impl::run(const Arg* args, const Array* const* arrays, s
   if (specialized->generic) {
     generic = detail::plan_elementwise_generic(*def, descs.data(), geometry.out_shape(),
                                                detail::elementwise_tuning(), limits);
-    if (!generic) {
-      throw CompilerUnavailableError("cujit: kernel '" + def->name +
-                                     "': no compiler here, and this call's arrays have more "
-                                     "dimensions than its generic specialisation serves (" +
-                                     std::to_string(detail::kGenericNdim) +
-                                     "); record and ship the call's specialisation");
-    }
+    if (!generic) detail::no_generic_plan({Family::kWho, def->name});
   }
   const detail::EwPlan& plan = generic ? *generic : own;
   alignas(16) unsigned char layout[detail::kMaxLayoutBytes];

@@ -35,6 +35,11 @@ namespace cujit::detail {
 /// Throws ArgumentError naming `who`: a call over `shape` (`what`) launches nothing.
 [[noreturn]] void nothing_to_launch(const Who& who, const char* what, const Shape& shape);
 
+/// Throws CompilerUnavailableError naming `who`: with no compiler, a call whose arrays collapse
+/// to more dimensions than its family's generic specialisation serves (kGenericNdim) has no
+/// kernel to run.
+[[noreturn]] void no_generic_plan(const Who& who);
+
 /// What F's kernel `def` compiles for described arguments `args`: the steps of a call
 /// (outputs not given are described as cujit allocates them), for `target`. Throws as a call
 /// with such arguments does, and ArgumentError when the call would launch nothing.

@@ -38,6 +38,14 @@ void nothing_to_launch(const Who& who, const char* what, const Shape& shape) {
                       "to specialise");
 }
 
+void no_generic_plan(const Who& who) {
+  throw CompilerUnavailableError(who.text() +
+                                 ": no compiler here, and this call's arrays have more "
+                                 "dimensions than its generic specialisation serves (" +
+                                 std::to_string(kGenericNdim) +
+                                 "); record and ship the call's specialisation");
+}
+
 FamilyBuild offline_elementwise_build(std::shared_ptr<const ElementwiseDefinition> def,
                                       const std::vector<ArgSpec>& args, const Target& target,
                                       const SpecializeOptions& options) {

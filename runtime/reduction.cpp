@@ -251,13 +251,7 @@ std::shared_ptr<const detail::KnownCall> ReductionKernel::Impl::plan_call(
   if (call->specialized->generic) {
     std::optional<detail::RedPlan> generic =
         Family::plan_generic(*def, *resolved_types, descs.data(), geometry, family_call, limits);
-    if (!generic) {
-      throw CompilerUnavailableError(who.text() +
-                                     ": no compiler here, and this call's arrays have more "
-                                     "dimensions than its generic specialisation serves (" +
-                                     std::to_string(detail::kGenericNdim) +
-                                     "); record and ship the call's specialisation");
-    }
+    if (!generic) detail::no_generic_plan(who);
     call->plan = std::move(*generic);
   }
   // The grid for the occupancy the compiled kernel really has (registers, shared memory).

@@ -91,23 +91,11 @@ class CUJIT_EXPORT Axes {
  public:
   static constexpr int kMaxAxes = 32;  ///< the most axes an Axes holds
   /// The axes listed; throws ArgumentError for more than kMaxAxes.
-  Axes(std::initializer_list<int> axes) {  // NOLINT: implicit on purpose
-    if (axes.size() > static_cast<std::size_t>(kMaxAxes)) {
-      throw ArgumentError("cujit: cujit::axis: " + std::to_string(axes.size()) +
-                          " axes given; at most 32");
-    }
-    for (int a : axes) values_[count_++] = a;
-  }
+  Axes(std::initializer_list<int> axes) { assign(axes.begin(), axes.size()); }  // NOLINT
   /// One axis.
   explicit Axes(int axis) noexcept : count_(1) { values_[0] = axis; }
   /// The axes of a list known at run time; throws ArgumentError for more than kMaxAxes.
-  explicit Axes(const std::vector<int>& axes) {
-    if (axes.size() > static_cast<std::size_t>(kMaxAxes)) {
-      throw ArgumentError("cujit: cujit::axis: " + std::to_string(axes.size()) +
-                          " axes given; at most 32");
-    }
-    for (int a : axes) values_[count_++] = a;
-  }
+  explicit Axes(const std::vector<int>& axes) { assign(axes.data(), axes.size()); }
   /// Number of axes.
   int size() const noexcept { return count_; }
   /// The `k`th axis as given (negative ones not yet resolved).
@@ -118,6 +106,14 @@ class CUJIT_EXPORT Axes {
   const int* end() const noexcept { return values_ + count_; }
 
  private:
+  void assign(const int* axes, std::size_t count) {
+    if (count > static_cast<std::size_t>(kMaxAxes)) {
+      throw ArgumentError("cujit: cujit::axis: " + std::to_string(count) +
+                          " axes given; at most 32");
+    }
+    for (std::size_t k = 0; k < count; ++k) values_[count_++] = axes[k];
+  }
+
   int values_[kMaxAxes] = {};
   int count_ = 0;
 };

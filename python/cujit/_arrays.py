@@ -49,13 +49,8 @@ def _interface_describe(x, interface):
     if not dtype.isnative:
         raise _TypeError(f"cujit: __cuda_array_interface__ type {interface['typestr']!r} is not "
                          "in the machine's byte order")
-    strides = interface.get("strides")
-    if strides is None:
-        strides, step = [], dtype.itemsize
-        for extent in reversed(shape):
-            strides.insert(0, step)
-            step *= max(extent, 1)
-    return (interface["data"][0], shape, tuple(strides), dtype.name, _cujit.current_device())
+    strides = tuple(interface.get("strides") or ())  # none: C-contiguous, as cujit takes ()
+    return (interface["data"][0], shape, strides, dtype.name, _cujit.current_device())
 
 
 def library_of(x):

@@ -1,9 +1,9 @@
 """CuPy's RawModule and RawKernel over cujit's: CUDA source compiled per device through cujit's
 kernel cache, kernels launched on a grid with arguments checked against their parameters."""
 
-from . import _arrays, _cujit
+from . import _cujit
 from ._errors import ArgumentError
-from ._kernels import _stream
+from ._kernels import _arguments, _stream
 
 _INT_TYPES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
 
@@ -93,16 +93,7 @@ class RawKernel:
                                       else device)
 
     def __call__(self, grid, block, args, *, shared_mem=0, stream=None):
-        who = f"kernel '{self.name}'"
-        items, library, device = [], None, -1
-        for k, arg in enumerate(args):
-            item = _arrays.scalar(arg, who)
-            if item is None:
-                item = _arrays.describe(arg, f"{who}: argument {k}")
-                if device < 0:
-                    device = item.device_id if type(item) is _arrays.Array else item[4]
-                    library = _arrays.library_of(arg)
-            items.append(item)
+        items, library, device = _arguments(args, f"kernel '{self.name}'")
         kernel = self._kernel(device if device >= 0 else None)
         self._weak_scalars(args, items, kernel.param_sizes)
         handle = _stream(stream, library, kernel.device_id)

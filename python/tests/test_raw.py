@@ -105,3 +105,40 @@ def test_python_numbers_take_their_parameters_width_when_they_fit():
                      ("uint32", 3_000_000_000), ("float32", 0.5), ("float64", 0.5)]
     with pytest.raises(OverflowError, match="does not fit its 32-bit parameter"):
         kernel._weak_scalars([1 << 40], [("int64", 1 << 40)], [4])
+
+
+def test_a_launch_hands_the_kernel_its_arrays_scalars_and_stream_without_a_gpu():
+    """RawKernel.__call__ up to the extension: a CuPy-like array is described without a copy,
+    Python numbers take their parameters' widths, and the array's device picks the kernel."""
+    from types import SimpleNamespace
+
+    class ndarray:  # noqa: N801 (looks like CuPy's to the fast path)
+        __module__ = "cupy._fake"
+        data = SimpleNamespace(ptr=1 << 20)
+        shape, strides = (8,), (4,)
+        dtype = np.dtype(np.float32)
+        device = SimpleNamespace(id=1)
+
+    launched = {}
+
+    class FakeKernel:
+        param_sizes = [4, 8, 8, 4]
+        device_id = 1
+
+        def _launch(self, grid, block, items, shared_mem, stream):
+            launched.update(grid=grid, block=block, items=items, shared=shared_mem,
+                            stream=stream)
+
+    class FakeModule:
+        code, options = "", ()
+
+        def _function(self, name, device):
+            launched["device"] = device
+            return FakeKernel()
+
+    kernel = cujit.RawKernel._of(FakeModule(), "saxpy")
+    kernel((2,), 128, (2.0, ndarray(), ndarray(), 8), shared_mem=16, stream=5)
+    code = cujit._cujit.dtype_code("float32")
+    assert launched == {"device": 1, "grid": [2], "block": [128], "shared": 16, "stream": 5,
+                        "items": [("float32", 2.0), (1 << 20, (8,), (4,), code, 1),
+                                  (1 << 20, (8,), (4,), code, 1), ("int32", 8)]}
