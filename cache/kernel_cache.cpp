@@ -1,5 +1,6 @@
 #include "cache/kernel_cache.hpp"
 
+#include "cache/background_work.hpp"
 #include "cache/manifest.hpp"
 #include "cache/memory_layer.hpp"
 #include "cache/record.hpp"
@@ -19,7 +20,6 @@
 #include <map>
 #include <mutex>
 #include <string_view>
-#include <thread>
 
 namespace cujit::detail {
 namespace {
@@ -294,10 +294,10 @@ std::shared_future<void> KernelCache::prefetch() {
     // No NVRTC: the first real lookup meets the same failure.
   }
   // The thread owns what it touches (the configuration and the key), so it may outlive this
-  // cache.
+  // cache. A fork() waits for it (cache/background_work.hpp).
   auto done = std::make_shared<std::promise<void>>();
   std::shared_future<void> ready = done->get_future().share();
-  std::thread([c = impl_->configuration(), key = std::move(key), done] {
+  run_in_background([c = impl_->configuration(), key = std::move(key), done] {
     std::vector<std::shared_ptr<Store>> stores = c->stores.deployments();
     stores.push_back(c->stores.writable());
     try {
@@ -310,7 +310,7 @@ std::shared_future<void> KernelCache::prefetch() {
       // The first real lookup meets the same failure and degrades with its warning.
     }
     done->set_value();
-  }).detach();
+  });
   return ready;
 }
 

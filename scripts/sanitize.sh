@@ -58,12 +58,14 @@ run_tsan() {
   cache+=":FaultInjection.WriterKilled*:FaultInjection.LockHeld*"
   # The fleet tier: its background publisher against a real redis-server.
   cache+=":Fleet.*:FleetHostile.*"
-  # A process exiting while prefetch()'s thread works.
-  cache+=":PrefetchExit.*"
-  "$tsan_build/tests/cujit_cache_tests" --gtest_filter="$cache"
+  # A process exiting, or forking, while prefetch()'s thread works.
+  cache+=":PrefetchExit.*:ForkAfterPrefetch.*"
+  # Each program under a time limit: a deadlock fails the step in minutes, not at CI's limit
+  # (a forked child once hung on a lock copied from prefetch()'s thread).
+  timeout 900 "$tsan_build/tests/cujit_cache_tests" --gtest_filter="$cache"
   # Concurrent clang analyses, and kernels defined and compiled from many threads.
-  "$tsan_build/tests/cujit_codegen_tests" --gtest_filter='SnippetAnalysis.Concurrent*'
-  "$tsan_build/tests/cujit_api_tests" --gtest_filter='ThreadSafety*'
+  timeout 600 "$tsan_build/tests/cujit_codegen_tests" --gtest_filter='SnippetAnalysis.Concurrent*'
+  timeout 600 "$tsan_build/tests/cujit_api_tests" --gtest_filter='ThreadSafety*'
 }
 
 case "$what" in
