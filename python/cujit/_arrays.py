@@ -53,6 +53,50 @@ def _interface_describe(x, interface):
     return (interface["data"][0], shape, strides, dtype.name, _cujit.current_device())
 
 
+def _producer_stream(x):
+    """The stream that __cuda_array_interface__ v3 names for `x`'s pending work (a consumer
+    orders its own work after it), or None: no stream given, or an older version."""
+    interface = x.__cuda_array_interface__
+    if interface.get("version", 0) < 3:
+        return None
+    stream = interface.get("stream")
+    if stream == 0:  # the protocol forbids it: ambiguous between the two default streams
+        raise _TypeError("cujit: __cuda_array_interface__ stream 0 is not allowed; give 1 "
+                         "(legacy default), 2 (per-thread default) or a stream's handle")
+    return stream
+
+
+# Array types seen before, by type: their description without the checks, and their library.
+_FAST, _FAST_LIBRARY = {}, {}
+
+
+def _learn(kind):
+    if kind.__module__.startswith("cupy") and kind.__name__ == "ndarray":
+        _FAST[kind], _FAST_LIBRARY[kind] = _cupy_describe, "cupy"
+    elif kind.__module__.startswith("torch") and kind.__name__ in ("Tensor", "Parameter"):
+        _FAST[kind], _FAST_LIBRARY[kind] = _torch_describe, "torch"
+
+
+def slow_item(arg, who):
+    """An argument that is not a CuPy array, PyTorch tensor, cujit Array or a plain Python
+    number: (item, library name or None, producer stream or None), the item a cujit Array, a
+    view tuple (describe) or a (dtype name, value) scalar. The extension calls this."""
+    kind = type(arg)
+    fast = _FAST.get(kind)
+    if fast is not None:
+        return (fast(arg, who), _FAST_LIBRARY[kind], None)
+    pair = scalar(arg, who)
+    if pair is not None:
+        return (pair, None, None)
+    item = describe(arg, who)
+    library = library_of(arg)
+    _learn(kind)
+    producer = None
+    if library is None and type(item) is tuple:
+        producer = _producer_stream(arg)
+    return (item, library, producer)
+
+
 def library_of(x):
     """'cupy', 'torch' or None (cujit arrays and other libraries' objects)."""
     module = type(x).__module__

@@ -3,20 +3,10 @@ kernel cache, kernels launched on a grid with arguments checked against their pa
 
 from . import _cujit
 from ._errors import ArgumentError
-from ._kernels import _arguments, _stream
-
-_INT_TYPES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
-
 
 def _unsupported(flag, value, default=False):
     if value != default:
         raise ArgumentError(f"cujit: RawModule: {flag}={value!r} is not supported")
-
-
-def _dims(value):
-    if isinstance(value, int):
-        return [value]
-    return [int(v) for v in value]
 
 
 class RawModule:
@@ -80,11 +70,13 @@ class RawKernel:
                                  translate_cucomplex=translate_cucomplex,
                                  enable_cooperative_groups=enable_cooperative_groups)
         self.name, self.code, self.options = name, code, tuple(options)
+        self._who = f"kernel '{name}'"
 
     @classmethod
     def _of(cls, module, name):
         kernel = cls.__new__(cls)
         kernel._module, kernel.name = module, name
+        kernel._who = f"kernel '{name}'"
         kernel.code, kernel.options = module.code, module.options
         return kernel
 
@@ -93,29 +85,10 @@ class RawKernel:
                                       else device)
 
     def __call__(self, grid, block, args, *, shared_mem=0, stream=None):
-        items, library, device = _arguments(args, f"kernel '{self.name}'")
-        kernel = self._kernel(device if device >= 0 else None)
-        self._weak_scalars(args, items, kernel.param_sizes)
-        handle = _stream(stream, library, kernel.device_id)
-        kernel._launch(_dims(grid), _dims(block), items, int(shared_mem), handle)
-
-    def _weak_scalars(self, args, items, sizes):
-        """Python ints and floats take their parameter's width, as NumPy 2 treats them."""
-        for k, arg in enumerate(args):
-            if k >= len(sizes) or type(items[k]) is not tuple or len(items[k]) != 2:
-                continue
-            kind, size = type(arg), sizes[k]
-            if kind is int and size in _INT_TYPES:
-                bits = 8 * size
-                if -(1 << (bits - 1)) <= arg < (1 << (bits - 1)):
-                    items[k] = (_INT_TYPES[size], arg)
-                elif 0 <= arg < (1 << bits):
-                    items[k] = (f"uint{bits}", arg)
-                else:
-                    raise OverflowError(f"cujit: kernel '{self.name}': argument {k}: Python int "
-                                        f"{arg} does not fit its {bits}-bit parameter")
-            elif kind is float and size == 4:
-                items[k] = ("float32", arg)
+        # Arguments read, narrowed to their parameters' widths (Python ints and floats, as
+        # NumPy 2 treats them) and launched in the extension (python/src/raw.cpp).
+        _cujit.RawKernel._call(self._kernel, grid, block, args, int(shared_mem), stream,
+                               self._who)
 
     @property
     def attributes(self):

@@ -6,6 +6,13 @@
 #include <cujit/cujit.hpp>
 
 #include <nanobind/nanobind.h>
+// The casters of every STL type the extension converts, in every file: a file without one
+// would instantiate nb::cast<std::string> differently, and the linker keeps one of the two
+// (an std::bad_cast at run time).
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <complex>
 #include <cstdint>
@@ -28,6 +35,8 @@ void bind_kernels(nb::module_& m);
 void bind_raw(nb::module_& m);
 /// The kernel cache's configuration and counters.
 void bind_cache(nb::module_& m);
+/// The call path's helpers for RawKernel: _stream_handle and _wait_for_streams.
+void bind_call_path(nb::module_& m);
 
 /// A Python object's allocate(bytes, device, stream) -> address and deallocate(address, bytes,
 /// device, stream) as a cujit::Allocator; the callables take the GIL. Built once per object
@@ -89,20 +98,6 @@ auto with_value(DType t, nb::handle value, F&& f) {
 
 /// The dtype named `name` ("float32", "int64", ...); throws cujit::TypeError naming `who`.
 DType dtype_named(const std::string& name, const std::string& who);
-
-/// A call's positional arguments, from `items`: each a _cujit.Array; an (address, shape, byte
-/// strides, dtype name, device) tuple describing another library's array, viewed for this call
-/// only (the caller's objects keep the memory alive while it runs); or a (dtype name, value)
-/// pair, a scalar of that dtype.
-class CallArguments {
- public:
-  CallArguments(const nb::list& items, const std::string& who);
-  const std::vector<Arg>& args() const noexcept { return args_; }
-
- private:
-  std::vector<Array> views_;
-  std::vector<Arg> args_;
-};
 
 /// Argument descriptions for specialize(): (dtype, shape, strides or None) for an array,
 /// (dtype,) for a scalar.

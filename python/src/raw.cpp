@@ -1,13 +1,17 @@
 // RawModule and RawKernel: a module compiled per device through the kernel cache, its kernels
 // launched with arguments checked against their parameters.
 #include "bindings.hpp"
+#include "call_path.hpp"
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <complex>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,30 +38,131 @@ Dim3 dim3(const std::vector<unsigned>& extents, const char* what) {
   return Dim3(extents[0], extents.size() > 1 ? extents[1] : 1, extents.size() > 2 ? extents[2] : 1);
 }
 
-// The arguments of a launch: arrays (cujit Arrays or call views) and typed scalars.
-struct LaunchArgs {
-  std::vector<Array> views;
-  std::vector<KernelArg> args;
+// A scalar's value as a kernel argument of its own dtype's C++ type.
+KernelArg typed_arg(const Scalar& s) {
+  auto as = [&](auto typed) {
+    std::memcpy(&typed, s.bytes(), sizeof typed);
+    return KernelArg(typed);
+  };
+  switch (s.dtype()) {
+    case DType::Bool:
+      return as(bool{});
+    case DType::Int8:
+      return as(std::int8_t{});
+    case DType::Int16:
+      return as(std::int16_t{});
+    case DType::Int32:
+      return as(std::int32_t{});
+    case DType::Int64:
+      return as(std::int64_t{});
+    case DType::UInt8:
+      return as(std::uint8_t{});
+    case DType::UInt16:
+      return as(std::uint16_t{});
+    case DType::UInt32:
+      return as(std::uint32_t{});
+    case DType::UInt64:
+      return as(std::uint64_t{});
+    case DType::Float16:
+      return as(float16{});
+    case DType::BFloat16:
+      return as(bfloat16{});
+    case DType::Float32:
+      return as(float{});
+    case DType::Float64:
+      return as(double{});
+    case DType::Complex64:
+      return as(std::complex<float>{});
+    default:
+      return as(std::complex<double>{});
+  }
+}
 
-  LaunchArgs(const nb::list& items, const std::string& who) {
-    views.reserve(items.size());
-    args.reserve(items.size());
-    for (nb::handle item : items) {
-      if (nb::isinstance<Array>(item)) {
-        args.emplace_back(nb::cast<const Array&>(item));
-        continue;
-      }
-      const nb::tuple t = nb::borrow<nb::tuple>(item);
-      if (t.size() >= 5) {
-        views.push_back(call_view(t, who));
-        args.emplace_back(views.back());
-        continue;
-      }
-      const DType dtype = dtype_named(nb::cast<std::string>(t[0]), "kernel '" + who + "'");
-      args.push_back(with_value(dtype, t[1], [](auto typed) { return KernelArg(typed); }));
+template <class Signed, class Unsigned>
+std::optional<KernelArg> fitted(nb::handle value) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow == 0 && v >= std::numeric_limits<Signed>::min() &&
+      v <= std::numeric_limits<Signed>::max()) {
+    return KernelArg(static_cast<Signed>(v));
+  }
+  if (overflow >= 0) {
+    const unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
+    if (!PyErr_Occurred() && u <= std::numeric_limits<Unsigned>::max()) {
+      return KernelArg(static_cast<Unsigned>(u));
+    }
+    PyErr_Clear();
+  }
+  return std::nullopt;
+}
+
+// A Python int takes its parameter's width (signed if it fits, else unsigned; OverflowError
+// otherwise) and a Python float a 4-byte parameter's float32, as NumPy 2 treats such scalars.
+KernelArg weak_arg(nb::handle value, const Arg& arg, std::size_t size, std::size_t index,
+                   const std::string& who) {
+  if (PyFloat_CheckExact(value.ptr())) {
+    if (size == 4) return KernelArg(static_cast<float>(PyFloat_AS_DOUBLE(value.ptr())));
+    return typed_arg(arg.scalar());
+  }
+  std::optional<KernelArg> fit;
+  if (size == 1) fit = fitted<std::int8_t, std::uint8_t>(value);
+  if (size == 2) fit = fitted<std::int16_t, std::uint16_t>(value);
+  if (size == 4) fit = fitted<std::int32_t, std::uint32_t>(value);
+  if (size == 8) fit = fitted<std::int64_t, std::uint64_t>(value);
+  if (fit) return *fit;
+  if (size != 1 && size != 2 && size != 4 && size != 8) return typed_arg(arg.scalar());
+  const std::string text = nb::cast<std::string>(nb::str(value));
+  PyErr_SetString(PyExc_OverflowError,
+                  ("cujit: " + who + ": argument " + std::to_string(index) + ": Python int " +
+                   text + " does not fit its " + std::to_string(8 * size) + "-bit parameter")
+                      .c_str());
+  throw nb::python_error();
+}
+
+std::vector<KernelArg> kernel_args(const PythonCall& call, nb::handle args, const RawKernel& k,
+                                   const std::string& who) {
+  const std::vector<std::size_t> sizes = k.param_sizes();
+  std::vector<KernelArg> out;
+  out.reserve(call.args().size());
+  for (std::size_t i = 0; i < call.args().size(); ++i) {
+    const Arg& arg = call.args()[i];
+    if (arg.is_array()) {
+      out.emplace_back(arg.array());
+    } else if (call.weak(i) && i < sizes.size()) {
+      out.push_back(weak_arg(args[i], arg, sizes[i], i, who));
+    } else {
+      out.push_back(typed_arg(arg.scalar()));
     }
   }
-};
+  return out;
+}
+
+std::vector<unsigned> extents(nb::handle value) {
+  if (PyLong_Check(value.ptr())) return {nb::cast<unsigned>(value)};
+  std::vector<unsigned> out;
+  for (nb::handle v : value) out.push_back(nb::cast<unsigned>(v));
+  return out;
+}
+
+// kernel(grid, block, args, shared_mem=, stream=) from Python: the arguments read in C++, the
+// kernel of their device from `kernel_for(device)` (the package's per-device cache).
+void raw_call(nb::handle kernel_for, nb::handle grid, nb::handle block, nb::handle args,
+              std::size_t shared_mem, nb::handle stream, const std::string& who) {
+  const nb::tuple items = nb::steal<nb::tuple>(PySequence_Tuple(args.ptr()));
+  if (!items.is_valid()) throw nb::python_error();
+  const PythonCall call(items, items.size(), who);
+  const nb::object device = call.device() < 0 ? nb::none() : nb::object(nb::int_(call.device()));
+  const nb::object found = kernel_for(device);
+  const RawKernel& k = nb::cast<const RawKernel&>(found);
+  const std::vector<KernelArg> launch_args = kernel_args(call, items, k, who);
+  const std::uintptr_t handle = stream_handle(stream, call.library(), k.device_id());
+  const Stream on =
+      Stream::wrap(reinterpret_cast<CUstream_st*>(handle), Device::get(k.device_id()));
+  const Dim3 g = dim3(extents(grid), "grid"), b = dim3(extents(block), "block");
+  nb::gil_scoped_release released;
+  call.wait_for_producers(handle);
+  k.launch(g, b, launch_args, shared_mem, on);
+}
 
 nb::dict attributes(const RawKernel& k) {
   const KernelAttributes a = k.attributes();
@@ -70,16 +175,6 @@ nb::dict attributes(const RawKernel& k) {
   d["ptx_version"] = a.ptx_version;
   d["binary_version"] = a.binary_version;
   return d;
-}
-
-void launch(const RawKernel& k, const std::vector<unsigned>& grid,
-            const std::vector<unsigned>& block, const nb::list& items, std::size_t shared_mem,
-            std::uintptr_t stream) {
-  const LaunchArgs launch_args(items, k.name());
-  const Stream on =
-      Stream::wrap(reinterpret_cast<CUstream_st*>(stream), Device::get(k.device_id()));
-  nb::gil_scoped_release released;
-  k.launch(dim3(grid, "grid"), dim3(block, "block"), launch_args.args, shared_mem, on);
 }
 
 }  // namespace
@@ -120,7 +215,8 @@ void bind_raw(nb::module_& m) {
       .def_prop_ro("param_types", &RawKernel::param_types)
       .def_prop_ro("attributes", &attributes)
       .def("set_max_dynamic_shared_memory", &RawKernel::set_max_dynamic_shared_memory)
-      .def("_launch", &launch);
+      .def_static("_call", &raw_call, nb::arg("kernel_for"), nb::arg("grid"), nb::arg("block"),
+                  nb::arg("args"), nb::arg("shared_mem"), nb::arg("stream").none(), nb::arg("who"));
 }
 
 }  // namespace cujit::python

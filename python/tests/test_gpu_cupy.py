@@ -176,3 +176,64 @@ def test_a_reduction_on_another_stream_takes_its_scratch_there(cupy):
         side.synchronize()
         assert float(s) == float(1 << 24)
         del noise
+
+
+class _Interface:
+    """An object that is only a __cuda_array_interface__ (v3) over `array`, naming `stream` as
+    the stream its pending work runs on."""
+
+    def __init__(self, array, stream):
+        self._array = array
+        interface = dict(array.__cuda_array_interface__)
+        interface["stream"] = stream
+        self.__cuda_array_interface__ = interface
+
+
+_LATE_WRITE = r"""
+extern "C" __global__ void late_write(float* x, int n, long long spin) {
+  long long start = clock64();
+  while (clock64() - start < spin) {}
+  for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] = 7.0f;
+}
+"""
+
+
+def test_interface_inputs_wait_for_the_stream_they_name(cupy):
+    # The producer writes 7s after a long spin on its own stream; a consumer that did not wait
+    # for that stream would read the zeros that were there before.
+    n = 1 << 16
+    x = cupy.zeros(n, dtype=cupy.float32)
+    cupy.cuda.Device().synchronize()
+    producer, consumer = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+    late = cupy.RawKernel(_LATE_WRITE, "late_write")
+    copy = cujit.ElementwiseKernel("T x", "T y", "y = x", "copy_after_producer")
+    y = cupy.empty_like(x)
+    with producer:
+        late((1,), (256,), (x, cupy.int32(n), cupy.int64(200_000_000)))  # ~0.1 s
+    copy(_Interface(x, producer.ptr), y, stream=consumer)
+    consumer.synchronize()
+    assert float(y.min()) == 7.0
+    # RawKernel launches wait the same way.
+    x.fill(0)
+    cupy.cuda.Device().synchronize()
+    raw = cujit.RawKernel(r"""
+extern "C" __global__ void copy_raw(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}""", "copy_raw")
+    with producer:
+        late((1,), (256,), (x, cupy.int32(n), cupy.int64(200_000_000)))
+    raw((n // 256,), (256,), (_Interface(x, producer.ptr), y, n), stream=consumer)
+    consumer.synchronize()
+    assert float(y.min()) == 7.0
+    # Without a stream named (None), nothing is waited for: the call is ordered by the caller.
+    copy(_Interface(x, None), y, stream=consumer)
+    consumer.synchronize()
+    cupy.testing.assert_array_equal(y, x)
+
+
+def test_interface_stream_zero_is_refused(cupy):
+    copy = cujit.ElementwiseKernel("T x", "T y", "y = x", "copy_zero_stream")
+    x = cupy.zeros(4, dtype=cupy.float32)
+    with pytest.raises(cujit.TypeError, match="stream 0 is not allowed"):
+        copy(_Interface(x, 0), cupy.empty_like(x))

@@ -1,0 +1,76 @@
+#pragma once
+// A user kernel's call from Python: its arguments read into cujit Args, the library and device
+// of its first array, and the stream it runs on (python/src/call_path.cpp).
+
+#include "bindings.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cujit::python {
+
+/// The array library whose arrays a call was given first: its outputs are made as that
+/// library's arrays, on its current stream.
+enum class Library { None, Cupy, Torch };
+
+/// "cupy", "torch", or nullptr for Library::None.
+const char* library_name(Library library);
+/// The Library named "cupy" or "torch"; None for None or any other name.
+Library library_named(nb::handle name);
+
+/// The (OutputAllocator, source) pair of cujit._arrays.outputs_of for `library`: what
+/// allocates a call's outputs and wraps them as that library's arrays; None for Library::None.
+nb::object outputs_of(Library library);
+
+/// The stream handle a call runs on: `stream` (a raw handle, or a CuPy or PyTorch stream,
+/// read from its ptr, cuda_stream or handle), else the current stream of `library` on
+/// `device`, else 0 (the legacy default stream). cujit::TypeError for other objects.
+std::uintptr_t stream_handle(nb::handle stream, Library library, int device);
+
+/// One call's positional arguments, read with the GIL held: views of the arrays (valid while
+/// this object and the Python arguments live), scalars, the first array's library and device,
+/// and the producer streams that __cuda_array_interface__ (v3) inputs named.
+class PythonCall {
+ public:
+  /// Reads the first `count` items of the tuple `args`. Raises what reading them raises:
+  /// cujit.TypeError (with `who` and the argument's position) for host arrays and objects
+  /// that are neither GPU arrays nor scalars.
+  PythonCall(nb::handle args, std::size_t count, const std::string& who);
+  PythonCall(const PythonCall&) = delete;
+  PythonCall& operator=(const PythonCall&) = delete;
+
+  const std::vector<Arg>& args() const noexcept { return args_; }
+  /// Whether argument `i` was a Python int or float (a "weak" scalar, NumPy 2's term: it may
+  /// take its parameter's width in a raw kernel).
+  bool weak(std::size_t i) const noexcept { return weak_[i]; }
+  Library library() const noexcept { return library_; }
+  /// The first array's device; -1 when no argument is an array.
+  int device() const noexcept { return device_; }
+  /// stream_handle() of `given` for this call's library and device.
+  std::uintptr_t stream(nb::handle given) const;
+  /// Makes `stream` wait for the work on the producers' streams (events; with the GIL
+  /// released or not).
+  void wait_for_producers(std::uintptr_t stream) const;
+
+ private:
+  void add(nb::handle arg, std::size_t index, const std::string& who);
+  void add_cupy(nb::handle x);
+  void add_torch(nb::handle x, const std::string& who);
+  void add_slow(nb::handle arg, std::size_t index, const std::string& who);
+  void note_array(Library library, int device);
+
+  std::vector<Array> views_;
+  std::vector<nb::object> held_;  // cujit Arrays the slow path made
+  std::vector<Arg> args_;
+  std::vector<std::uintptr_t> producers_;
+  std::vector<bool> weak_;
+  Library library_ = Library::None;
+  int device_ = -1;
+};
+
+/// A tuple or list of Python ints as a Shape.
+Shape int_sequence(nb::handle sequence);
+
+}  // namespace cujit::python
