@@ -116,6 +116,7 @@ std::int64_t int_or(nb::handle value, std::int64_t otherwise) {
 // the inputs' library (`pool`: its (OutputAllocator, source) pair, or None).
 nb::object results(nb::handle args, std::size_t nin, std::vector<Array>&& made,
                    const nb::object& pool, bool given, bool return_tuple) {
+  if (given && !return_tuple && nb::len(args) == nin + 1) return nb::borrow(args[nin]);
   nb::list out;
   if (given) {
     const std::size_t count = nb::len(args);
