@@ -16,6 +16,7 @@ from ._kernels import ElementwiseKernel, ReductionKernel, Specialization
 from ._raw import RawKernel, RawModule
 
 __version__ = _cujit.__version__
+LaunchConfig = _cujit.LaunchConfig
 device_count = _cujit.device_count
 
 # The kernel cache, as in C++ (include/cujit/cache.hpp) and with the same CUJIT_* variables.
@@ -27,6 +28,7 @@ cache_stats, reset_cache_stats = _cujit.cache_stats, _cujit.reset_cache_stats
 default_cache_directory = _cujit.default_cache_directory
 
 __all__ = ["Array", "asarray", "ElementwiseKernel", "ReductionKernel", "RawKernel", "RawModule",
+           "LaunchConfig",
            "Specialization",
            "Error", "SignatureError", "ShapeError", "ArgumentError", "DeviceError",
            "CompileError", "CompilerUnavailableError", "CudaError", "CacheError",

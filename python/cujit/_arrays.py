@@ -77,10 +77,11 @@ def _learn(kind):
         _FAST[kind], _FAST_LIBRARY[kind] = _torch_describe, "torch"
 
 
-def slow_item(arg, who):
+def slow_item(arg, who, consumer=None):
     """An argument that is not a CuPy array, PyTorch tensor, cujit Array or a plain Python
     number: (item, library name or None, producer stream or None), the item a cujit Array, a
-    view tuple (describe) or a (dtype name, value) scalar. The extension calls this."""
+    view tuple (describe) or a (dtype name, value) scalar. `consumer`: the call's stream, for
+    DLPack producers to order their work before. The extension calls this."""
     kind = type(arg)
     fast = _FAST.get(kind)
     if fast is not None:
@@ -88,7 +89,7 @@ def slow_item(arg, who):
     pair = scalar(arg, who)
     if pair is not None:
         return (pair, None, None)
-    item = describe(arg, who)
+    item = describe(arg, who, consumer)
     library = library_of(arg)
     _learn(kind)
     producer = None
@@ -107,7 +108,18 @@ def library_of(x):
     return None
 
 
-def describe(x, who):
+def _dlpack_capsule(x, consumer):
+    """x.__dlpack__(stream=consumer): the producer orders its pending work before the
+    consumer's stream (producers from before the stream keyword are asked without it)."""
+    if consumer is None:
+        return x.__dlpack__()
+    try:
+        return x.__dlpack__(stream=consumer)
+    except TypeError:
+        return x.__dlpack__()
+
+
+def describe(x, who, consumer=None):
     """What a call needs of the GPU array `x`, without copying it: a cujit Array, or an
     (address, shape, byte strides, dtype, device) tuple for CuPy arrays, PyTorch tensors and
     __cuda_array_interface__ objects (the caller keeps `x` alive while the call runs).
@@ -128,7 +140,7 @@ def describe(x, who):
     if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
         device_type = x.__dlpack_device__()[0]
         if device_type in (2, 13):  # kDLCUDA, kDLCUDAManaged
-            return Array._from_dlpack(x.__dlpack__())
+            return Array._from_dlpack(_dlpack_capsule(x, consumer))
         raise _TypeError(f"cujit: {who}: a DLPack tensor on device type {device_type} was "
                          "given; pass a CUDA one")
     raise _TypeError(f"cujit: {who}: unsupported type {type(x).__name__!r}; pass a GPU array "

@@ -13,13 +13,15 @@ class RawModule:
     """CuPy's ``RawModule(code=None, path=None, options=(), backend='nvrtc',
     translate_cucomplex=False, enable_cooperative_groups=False, name_expressions=None,
     jitify=False)``: compiled for the current device's exact architecture on the first
-    ``get_function``, through cujit's cache."""
+    ``get_function``, through cujit's cache. With ``enable_cooperative_groups``, its kernels
+    launch cooperatively (all blocks resident, so ``this_grid().sync()`` works), as CuPy's do;
+    ``<cooperative_groups.h>`` compiles either way."""
 
     def __init__(self, code=None, path=None, options=(), backend="nvrtc",
                  translate_cucomplex=False, enable_cooperative_groups=False,
                  name_expressions=None, jitify=False):
         _unsupported("translate_cucomplex", translate_cucomplex)
-        _unsupported("enable_cooperative_groups", enable_cooperative_groups)
+        self.enable_cooperative_groups = bool(enable_cooperative_groups)
         self.code, self.path = code, path
         self.options = tuple(options)
         self.name_expressions = tuple(name_expressions or ())
@@ -71,6 +73,7 @@ class RawKernel:
                                  enable_cooperative_groups=enable_cooperative_groups)
         self.name, self.code, self.options = name, code, tuple(options)
         self._who = f"kernel '{name}'"
+        self.enable_cooperative_groups = bool(enable_cooperative_groups)
 
     @classmethod
     def _of(cls, module, name):
@@ -78,17 +81,27 @@ class RawKernel:
         kernel._module, kernel.name = module, name
         kernel._who = f"kernel '{name}'"
         kernel.code, kernel.options = module.code, module.options
+        kernel.enable_cooperative_groups = getattr(module, "enable_cooperative_groups", False)
         return kernel
 
     def _kernel(self, device=None):
         return self._module._function(self.name, _cujit.current_device() if device is None
                                       else device)
 
-    def __call__(self, grid, block, args, *, shared_mem=0, stream=None):
+    def __call__(self, grid, block, args, *, shared_mem=0, stream=None,
+                 enable_cooperative_groups=None):
         # Arguments read, narrowed to their parameters' widths (Python ints and floats, as
         # NumPy 2 treats them) and launched in the extension (python/src/raw.cpp).
+        cooperative = (self.enable_cooperative_groups if enable_cooperative_groups is None
+                       else bool(enable_cooperative_groups))
         _cujit.RawKernel._call(self._kernel, grid, block, args, int(shared_mem), stream,
-                               self._who)
+                               self._who, cooperative)
+
+    def launch(self, config, args, stream=None):
+        """Launches with a ``cujit.LaunchConfig`` (grid, block, ``shared_mem``, ``cluster``,
+        ``cooperative``, ``programmatic_dependent_launch``, ``priority``), checked against the
+        device's and the kernel's limits first (``cujit.ArgumentError`` naming the setting)."""
+        _cujit.RawKernel._launch_config(self._kernel, config, args, stream, self._who)
 
     @property
     def attributes(self):

@@ -107,7 +107,9 @@ DType dtype_of(nb::handle dtype) {
 
 }  // namespace
 
-PythonCall::PythonCall(nb::handle args, std::size_t count, const std::string& who) {
+PythonCall::PythonCall(nb::handle args, std::size_t count, const std::string& who,
+                       nb::handle stream)
+    : given_stream_(stream) {
   views_.reserve(count);  // never reallocates: each Arg points at its view
   args_.reserve(count);
   weak_.reserve(count);
@@ -196,8 +198,10 @@ void PythonCall::add_torch(nb::handle x, const std::string& who) {
 // dtype, device[, in elements]) view, or a (dtype name, value) scalar.
 void PythonCall::add_slow(nb::handle arg, std::size_t index, const std::string& who) {
   static nb::handle slow_item = arrays_function("slow_item");
+  const nb::object consumer =
+      nb::hasattr(arg, "__dlpack__") ? nb::object(nb::int_(dlpack_consumer_stream())) : nb::none();
   const nb::tuple answer =
-      nb::borrow<nb::tuple>(slow_item(arg, who + ": argument " + std::to_string(index)));
+      nb::borrow<nb::tuple>(slow_item(arg, who + ": argument " + std::to_string(index), consumer));
   const nb::handle item = answer[0];
   const Library library = library_named(answer[1]);
   if (nb::isinstance<Array>(item)) {
@@ -284,8 +288,15 @@ nb::object outputs_of(Library library) {
   return of(library_name(library));
 }
 
-std::uintptr_t PythonCall::stream(nb::handle given) const {
-  return stream_handle(given, library_, device_);
+std::uintptr_t PythonCall::stream() const {
+  return stream_handle(given_stream_, library_, device_);
+}
+
+// The stream a DLPack producer is asked to order its work before: the call's, as far as the
+// arguments read so far tell it (DLPack's 1 for the legacy default stream, as 0 is ambiguous).
+std::uintptr_t PythonCall::dlpack_consumer_stream() const {
+  const std::uintptr_t s = stream();
+  return s == 0 ? 1 : s;
 }
 
 namespace {

@@ -34,10 +34,11 @@ std::uintptr_t stream_handle(nb::handle stream, Library library, int device);
 /// and the producer streams that __cuda_array_interface__ (v3) inputs named.
 class PythonCall {
  public:
-  /// Reads the first `count` items of the tuple `args`. Raises what reading them raises:
-  /// cujit.TypeError (with `who` and the argument's position) for host arrays and objects
-  /// that are neither GPU arrays nor scalars.
-  PythonCall(nb::handle args, std::size_t count, const std::string& who);
+  /// Reads the first `count` items of the tuple `args`, for a call on `stream` (the call's
+  /// stream= keyword, None when not given). Raises what reading them raises: cujit.TypeError
+  /// (with `who` and the argument's position) for host arrays and objects that are neither GPU
+  /// arrays nor scalars.
+  PythonCall(nb::handle args, std::size_t count, const std::string& who, nb::handle stream);
   PythonCall(const PythonCall&) = delete;
   PythonCall& operator=(const PythonCall&) = delete;
 
@@ -48,8 +49,9 @@ class PythonCall {
   Library library() const noexcept { return library_; }
   /// The first array's device; -1 when no argument is an array.
   int device() const noexcept { return device_; }
-  /// stream_handle() of `given` for this call's library and device.
-  std::uintptr_t stream(nb::handle given) const;
+  /// The call's stream: stream_handle() of the stream= keyword for this call's library and
+  /// device.
+  std::uintptr_t stream() const;
   /// Makes `stream` wait for the work on the producers' streams (events; with the GIL
   /// released or not).
   void wait_for_producers(std::uintptr_t stream) const;
@@ -60,12 +62,14 @@ class PythonCall {
   void add_torch(nb::handle x, const std::string& who);
   void add_slow(nb::handle arg, std::size_t index, const std::string& who);
   void note_array(Library library, int device);
+  std::uintptr_t dlpack_consumer_stream() const;
 
   std::vector<Array> views_;
   std::vector<nb::object> held_;  // cujit Arrays the slow path made
   std::vector<Arg> args_;
   std::vector<std::uintptr_t> producers_;
   std::vector<bool> weak_;
+  nb::handle given_stream_;
   Library library_ = Library::None;
   int device_ = -1;
 };

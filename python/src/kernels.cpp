@@ -148,8 +148,8 @@ std::vector<Array> run(const PythonCall& call, std::uintptr_t stream, const nb::
 nb::object call_elementwise(const PyElementwise& k, nb::args args, nb::handle size,
                             nb::handle block_size, nb::handle stream) {
   const std::size_t count = args.size();
-  const PythonCall call(args, count, k.who);
-  const std::uintptr_t handle = call.stream(stream);
+  const PythonCall call(args, count, k.who, stream);
+  const std::uintptr_t handle = call.stream();
   const bool given = count == k.nin + k.nout;
   const nb::object pool = given ? nb::none() : outputs_of(call.library());
   const LaunchOptions o = launch_options(int_or(size, -1), static_cast<int>(int_or(block_size, 0)),
@@ -173,8 +173,8 @@ nb::object call_reduction(const PyReduction& k, nb::args given_args, nb::handle 
   nb::object args = given_args;
   if (!out.is_none()) args = nb::borrow<nb::object>(given_args) + nb::make_tuple(out);
   const std::size_t count = nb::len(args);
-  const PythonCall call(args, count, k.who);
-  const std::uintptr_t handle = call.stream(stream);
+  const PythonCall call(args, count, k.who, stream);
+  const std::uintptr_t handle = call.stream();
   const nb::object pool = outputs_of(call.library());  // outputs and scratch
   const ReduceOptions reduce = reduce_options(axes_of(axis), keepdims);
   const LaunchOptions o =

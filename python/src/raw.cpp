@@ -144,13 +144,15 @@ std::vector<unsigned> extents(nb::handle value) {
   return out;
 }
 
-// kernel(grid, block, args, shared_mem=, stream=) from Python: the arguments read in C++, the
-// kernel of their device from `kernel_for(device)` (the package's per-device cache).
-void raw_call(nb::handle kernel_for, nb::handle grid, nb::handle block, nb::handle args,
-              std::size_t shared_mem, nb::handle stream, const std::string& who) {
+// A launch from Python: the arguments read in C++, the kernel of their device from
+// `kernel_for(device)` (the package's per-device cache), then `config` applied through
+// cuLaunchKernelEx, or, without one, a plain launch of `grid` by `block`.
+void raw_launch(nb::handle kernel_for, const LaunchConfig* config, nb::handle grid,
+                nb::handle block, nb::handle args, std::size_t shared_mem, nb::handle stream,
+                const std::string& who) {
   const nb::tuple items = nb::steal<nb::tuple>(PySequence_Tuple(args.ptr()));
   if (!items.is_valid()) throw nb::python_error();
-  const PythonCall call(items, items.size(), who);
+  const PythonCall call(items, items.size(), who, stream);
   const nb::object device = call.device() < 0 ? nb::none() : nb::object(nb::int_(call.device()));
   const nb::object found = kernel_for(device);
   const RawKernel& k = nb::cast<const RawKernel&>(found);
@@ -158,10 +160,66 @@ void raw_call(nb::handle kernel_for, nb::handle grid, nb::handle block, nb::hand
   const std::uintptr_t handle = stream_handle(stream, call.library(), k.device_id());
   const Stream on =
       Stream::wrap(reinterpret_cast<CUstream_st*>(handle), Device::get(k.device_id()));
+  if (config != nullptr) {
+    nb::gil_scoped_release released;
+    call.wait_for_producers(handle);
+    k.launch(*config, launch_args, on);
+    return;
+  }
   const Dim3 g = dim3(extents(grid), "grid"), b = dim3(extents(block), "block");
   nb::gil_scoped_release released;
   call.wait_for_producers(handle);
   k.launch(g, b, launch_args, shared_mem, on);
+}
+
+// kernel(grid, block, args, shared_mem=, stream=, enable_cooperative_groups=) (CuPy's call);
+// a cooperative launch goes through a LaunchConfig.
+void raw_call(nb::handle kernel_for, nb::handle grid, nb::handle block, nb::handle args,
+              std::size_t shared_mem, nb::handle stream, const std::string& who, bool cooperative) {
+  if (!cooperative)
+    return raw_launch(kernel_for, nullptr, grid, block, args, shared_mem, stream, who);
+  LaunchConfig config;
+  config.grid = dim3(extents(grid), "grid");
+  config.block = dim3(extents(block), "block");
+  config.shared_mem = shared_mem;
+  config.cooperative = true;
+  raw_launch(kernel_for, &config, grid, block, args, shared_mem, stream, who);
+}
+
+Dim3 dim3_or_one(nb::handle value, const char* what) {
+  return value.is_none() ? Dim3() : dim3(extents(value), what);
+}
+
+nb::tuple dim3_tuple(const Dim3& d) { return nb::make_tuple(d.x, d.y, d.z); }
+
+void bind_launch_config(nb::module_& m) {
+  nb::class_<LaunchConfig>(m, "LaunchConfig",
+                           "How a RawKernel launches: grid, block, dynamic shared memory, "
+                           "thread-block cluster, cooperative and programmatic dependent "
+                           "launch, priority (cujit::LaunchConfig).")
+      .def(
+          "__init__",
+          [](LaunchConfig* self, nb::handle grid, nb::handle block, std::size_t shared_mem,
+             nb::handle cluster, bool cooperative, bool programmatic_dependent_launch,
+             std::optional<int> priority) {
+            new (self) LaunchConfig{dim3(extents(grid), "grid"),
+                                    dim3(extents(block), "block"),
+                                    shared_mem,
+                                    dim3_or_one(cluster, "cluster"),
+                                    cooperative,
+                                    programmatic_dependent_launch,
+                                    priority};
+          },
+          nb::arg("grid"), nb::arg("block"), nb::arg("shared_mem") = 0,
+          nb::arg("cluster").none() = nb::none(), nb::arg("cooperative") = false,
+          nb::arg("programmatic_dependent_launch") = false, nb::arg("priority").none() = nb::none())
+      .def_prop_ro("grid", [](const LaunchConfig& c) { return dim3_tuple(c.grid); })
+      .def_prop_ro("block", [](const LaunchConfig& c) { return dim3_tuple(c.block); })
+      .def_prop_ro("cluster", [](const LaunchConfig& c) { return dim3_tuple(c.cluster); })
+      .def_ro("shared_mem", &LaunchConfig::shared_mem)
+      .def_ro("cooperative", &LaunchConfig::cooperative)
+      .def_ro("programmatic_dependent_launch", &LaunchConfig::programmatic_dependent_launch)
+      .def_ro("priority", &LaunchConfig::priority);
 }
 
 nb::dict attributes(const RawKernel& k) {
@@ -216,7 +274,17 @@ void bind_raw(nb::module_& m) {
       .def_prop_ro("attributes", &attributes)
       .def("set_max_dynamic_shared_memory", &RawKernel::set_max_dynamic_shared_memory)
       .def_static("_call", &raw_call, nb::arg("kernel_for"), nb::arg("grid"), nb::arg("block"),
-                  nb::arg("args"), nb::arg("shared_mem"), nb::arg("stream").none(), nb::arg("who"));
+                  nb::arg("args"), nb::arg("shared_mem"), nb::arg("stream").none(), nb::arg("who"),
+                  nb::arg("cooperative"))
+      .def_static(
+          "_launch_config",
+          [](nb::handle kernel_for, const LaunchConfig& config, nb::handle args, nb::handle stream,
+             const std::string& who) {
+            raw_launch(kernel_for, &config, nb::none(), nb::none(), args, 0, stream, who);
+          },
+          nb::arg("kernel_for"), nb::arg("config"), nb::arg("args"), nb::arg("stream").none(),
+          nb::arg("who"));
+  bind_launch_config(m);
 }
 
 }  // namespace cujit::python

@@ -165,3 +165,68 @@ def test_raw_kernels_get_python_numbers_at_their_parameters_width():
         kernel((1,), (1,), (1 << 40, 1, 1, 1, 0.5, 0.5, x))
     with pytest.raises(cujit.ArgumentError):
         kernel((1,), (1,), (np.int64(1), 1, 1, 1, 0.5, 0.5, x))
+
+
+def _attributes():
+    lib = ctypes.CDLL("libcuda.so.1")
+    cluster, cooperative = (ctypes.c_uint * 3)(), ctypes.c_int()
+    lib.cujit_standin_last_attributes(cluster, ctypes.byref(cooperative))
+    return tuple(cluster), bool(cooperative.value)
+
+
+_GRID_SYNC = r"""
+#include <cooperative_groups.h>
+extern "C" __global__ void standin_grid_sync(float* x) {
+  cooperative_groups::this_grid().sync();
+  x[0] = 1;
+}
+"""
+
+
+def test_launch_configs_clusters_and_cooperative_launches():
+    x = cujit.asarray(np.zeros(4, np.float32))
+    module = cujit.RawModule(code=_GRID_SYNC, enable_cooperative_groups=True)
+    kernel = module.get_function("standin_grid_sync")
+    kernel((4,), (64,), (x,))  # CuPy's rule: a cooperative module's kernels launch so
+    assert _attributes() == ((1, 1, 1), True)
+    kernel((4,), (64,), (x,), enable_cooperative_groups=False)
+    plain = cujit.RawKernel(_GRID_SYNC, "standin_grid_sync")
+    plain((4,), (64,), (x,), enable_cooperative_groups=True)
+    assert _attributes()[1] is True
+    config = cujit.LaunchConfig(grid=(8,), block=(128,), cluster=(2,), shared_mem=1024)
+    assert (config.grid, config.block, config.cluster, config.shared_mem) == (
+        (8, 1, 1), (128, 1, 1), (2, 1, 1), 1024)
+    plain.launch(config, (x,))
+    last = LastLaunch()
+    assert (last.grid, last.block, last.shared) == ((8, 1, 1), (128, 1, 1), 1024)
+    assert _attributes() == ((2, 1, 1), False)
+    with pytest.raises(cujit.ArgumentError, match="cluster"):
+        plain.launch(cujit.LaunchConfig(grid=(9,), block=(128,), cluster=(2,)), (x,))
+
+
+class DLPackOnly:
+    """Only __dlpack__ and __dlpack_device__ over `array`, remembering the streams asked for."""
+
+    def __init__(self, array, takes_stream=True):
+        self._array, self._takes_stream, self.streams = array, takes_stream, []
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs):
+        if not self._takes_stream and kwargs:
+            raise TypeError("__dlpack__() got an unexpected keyword argument 'stream'")
+        self.streams.append(kwargs.get("stream"))
+        return self._array.__dlpack__()
+
+
+def test_dlpack_producers_are_told_the_calls_stream():
+    copy = cujit.ElementwiseKernel("T x", "T y", "y = x", "standin_copy_dlpack")
+    x = cujit.asarray(np.arange(4, dtype=np.float32))
+    out = cujit.asarray(np.zeros(4, np.float32))
+    producer = DLPackOnly(x)
+    assert copy(producer, out, stream=7) is out
+    assert copy(producer, out) is out
+    assert producer.streams == [7, 1]  # 1: DLPack's legacy default stream (0 is ambiguous)
+    old = DLPackOnly(x, takes_stream=False)
+    assert copy(old, out) is out and old.streams == [None]

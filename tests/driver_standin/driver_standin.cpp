@@ -443,6 +443,8 @@ struct LastLaunch {
   unsigned grid[3] = {}, block[3] = {}, shared = 0;
   std::uintptr_t stream = 0;
   std::vector<std::string> params;
+  unsigned cluster[3] = {1, 1, 1};
+  int cooperative = 0;
 };
 std::mutex last_mutex;
 LastLaunch last;
@@ -482,7 +484,19 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
 CUresult cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** params, void**) {
   const unsigned grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};
   const unsigned block[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
-  return record_launch(f, grid, block, c->sharedMemBytes, c->hStream, params);
+  const CUresult result = record_launch(f, grid, block, c->sharedMemBytes, c->hStream, params);
+  if (!recording()) return result;
+  std::lock_guard lock(last_mutex);
+  for (unsigned i = 0; i < c->numAttrs; ++i) {
+    const CUlaunchAttribute& a = c->attrs[i];
+    if (a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) last.cooperative = a.value.cooperative;
+    if (a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+      last.cluster[0] = a.value.clusterDim.x;
+      last.cluster[1] = a.value.clusterDim.y;
+      last.cluster[2] = a.value.clusterDim.z;
+    }
+  }
+  return result;
 }
 CUresult cuFuncGetAttribute(int* value, CUfunction_attribute a, CUfunction) {
   *value = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK                                  ? 1024
@@ -554,6 +568,13 @@ STANDIN_EXPORT void cujit_standin_last_geometry(unsigned* dims, unsigned* shared
   }
   *shared = sti::last.shared;
   *stream = sti::last.stream;
+}
+
+/// The last launch's cluster extents (three numbers) and whether it was cooperative.
+STANDIN_EXPORT void cujit_standin_last_attributes(unsigned* cluster, int* cooperative) {
+  std::lock_guard lock(sti::last_mutex);
+  for (int i = 0; i < 3; ++i) cluster[i] = sti::last.cluster[i];
+  *cooperative = sti::last.cooperative;
 }
 
 /// Copies the last launch's parameter `index` into `out` (at most `capacity` bytes); returns
