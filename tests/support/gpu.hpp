@@ -7,12 +7,27 @@
 #include <random>
 #include <vector>
 
-#define CUJIT_REQUIRE_GPU()                                                                \
+// A GPU that runs kernels: not the driver stand-in (tests/driver_standin), whose kernels do
+// not compute.
+#define CUJIT_REQUIRE_GPU()                                                                 \
+  do {                                                                                      \
+    if (::cujit::Device::count() == 0) GTEST_SKIP() << "no CUDA device or driver present";  \
+    if (::cujit::test::on_standin()) GTEST_SKIP() << "the driver stand-in runs no kernels"; \
+  } while (0)
+
+// A device, or the driver stand-in: for tests of the launch path that check no results.
+#define CUJIT_REQUIRE_DEVICE()                                                             \
   do {                                                                                     \
     if (::cujit::Device::count() == 0) GTEST_SKIP() << "no CUDA device or driver present"; \
   } while (0)
 
 namespace cujit::test {
+
+/// Whether device 0 is the driver stand-in.
+inline bool on_standin() {
+  static const bool standin = ::cujit::Device::get(0).name() == "cujit driver stand-in";
+  return standin;
+}
 
 /// Random values in [lo, hi), never all zero (zeros hide unwritten outputs).
 template <class T>

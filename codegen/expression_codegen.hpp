@@ -1,0 +1,90 @@
+#pragma once
+// Array expressions (include/cujit/expression.hpp) as elementwise kernels: a pure function from
+// an expression's graph (operations, dtypes, input and scalar slots) to the definition of an
+// ElementwiseKernel (typed parameters, one statement per node, a helper preamble) and its
+// structural name. Nothing here knows arrays or devices: the runtime flattens an expression
+// into an ExprGraph, and the engine specialises the definition like any snippet kernel (same
+// planner, layouts, keys, cache tiers and manifests).
+
+#include <cujit/dtype.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cujit::detail {
+
+/// What a node computes.
+enum class ExprOp : std::uint8_t {
+  Input,    ///< an input array (slot `index`)
+  Scalar,   ///< a scalar parameter (slot `index`)
+  Cast,     ///< astype
+  Neg,      ///< unary minus
+  Add,      ///< +
+  Sub,      ///< -
+  Mul,      ///< *
+  Div,      ///< / (true division)
+  Mod,      ///< % (the sign of the divisor, as NumPy's remainder)
+  Pow,      ///< pow
+  Minimum,  ///< minimum (NaN propagates)
+  Maximum,  ///< maximum (NaN propagates)
+  Eq,       ///< ==
+  Ne,       ///< !=
+  Lt,       ///< <
+  Le,       ///< <=
+  Gt,       ///< >
+  Ge,       ///< >=
+  Exp,
+  Log,
+  Log1p,
+  Expm1,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tanh,
+  Erf,
+  Abs,
+  Where,  ///< where(condition, a, b)
+};
+
+/// The operation's name as users write it ("+", "exp", "where"): for messages and keys.
+std::string_view expr_op_name(ExprOp op) noexcept;
+
+/// One node: its operation, result dtype, the dtype its operands are brought to (binary
+/// operations and comparisons: their common dtype; functions: the result's; Where: the
+/// result's), its slot (Input, Scalar) and its operands (indices of earlier nodes).
+struct ExprGraphNode {
+  ExprOp op = ExprOp::Input;
+  DType dtype = DType::Float32;
+  DType operand_dtype = DType::Float32;
+  int index = -1;
+  std::vector<int> args;
+};
+
+/// An expression as a graph: nodes in an order where operands come first, the root last;
+/// the dtypes of the input and scalar slots, numbered in order of first use.
+struct ExprGraph {
+  std::vector<ExprGraphNode> nodes;
+  std::vector<DType> inputs;
+  std::vector<DType> scalars;
+};
+
+/// An ElementwiseKernel's definition for an expression.
+struct ExprDefinition {
+  std::string in_params;   ///< "float32 a0, float32 a1, float32 s0"
+  std::string out_params;  ///< "float32 out0"
+  std::string operation;   ///< one statement per node, then "out0 = tN;"
+  std::string preamble;    ///< helpers the operation uses (NumPy's remainder, integer power)
+  std::string name;        ///< "expr_" and 16 hex digits of the structure's hash
+  std::string structure;   ///< the graph as canonical text (the name's hash input)
+};
+
+/// The definition of `graph`'s kernel. Two graphs of the same operations, dtypes and slot
+/// order give the same definition, whatever the names the user gave their arrays. Throws
+/// TypeError for an operation its operands' dtypes do not support (boolean '-', complex
+/// operands other than + - * / and ==, !=).
+ExprDefinition generate_expression(const ExprGraph& graph);
+
+}  // namespace cujit::detail

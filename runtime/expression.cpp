@@ -1,0 +1,282 @@
+// Building array expressions: each operator makes a typed, shaped node at once, so that a
+// type or shape error names the operator where the user wrote it.
+#include "runtime/expression_node.hpp"
+
+#include <cujit/error.hpp>
+
+#include <algorithm>
+#include <string>
+
+namespace cujit::detail {
+namespace {
+
+std::string shape_text(const Shape& s) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    out += std::to_string(s[i]);
+    if (s.size() == 1 || i + 1 < s.size()) out += s.size() == 1 ? "," : ", ";
+  }
+  return out + ")";
+}
+
+std::string operand_text(const ExprNode& n) {
+  if (n.weak) return "a C++ number";
+  return std::string(dtype_name(n.dtype)) + " " + shape_text(n.shape);
+}
+
+std::string op_text(ExprOp op) { return "operator '" + std::string(expr_op_name(op)) + "'"; }
+
+Shape broadcast(ExprOp op, const std::vector<NodePtr>& operands) {
+  std::size_t rank = 0;
+  for (const NodePtr& n : operands) rank = std::max(rank, n->shape.size());
+  Shape out(rank, 1);
+  for (const NodePtr& n : operands) {
+    const std::size_t offset = rank - n->shape.size();
+    for (std::size_t d = 0; d < n->shape.size(); ++d) {
+      const std::int64_t e = n->shape[d];
+      std::int64_t& o = out[offset + d];
+      if (e == o || e == 1) continue;
+      if (o != 1) {
+        std::string text;
+        for (const NodePtr& m : operands) text += (text.empty() ? "" : " and ") + operand_text(*m);
+        throw ShapeError("cujit: expression: " + op_text(op) +
+                         ": shapes do not broadcast: " + text);
+      }
+      o = e;
+    }
+  }
+  return out;
+}
+
+bool is_weak(const NodePtr& n) { return n->weak.has_value(); }
+
+// The common dtype of typed and weak operands (NEP 50).
+DType common_dtype(const std::vector<NodePtr>& operands) {
+  std::optional<DType> typed;
+  for (const NodePtr& n : operands) {
+    if (!is_weak(n)) typed = typed ? promote_types(*typed, n->dtype) : n->dtype;
+  }
+  DType common = *typed;  // at least one operand is typed (weak-only operations are folded)
+  for (const NodePtr& n : operands) {
+    if (is_weak(n)) common = promote_weak(n->weak->kind, common);
+  }
+  return common;
+}
+
+// A weak operand given `dtype`: a scalar parameter of that dtype (ArgumentError when it does
+// not fit); the call converts its value.
+NodePtr typed(const NodePtr& n, DType dtype, ExprOp op) {
+  return is_weak(n) ? scalar_node(weak_as(*n->weak, dtype, op), dtype) : n;
+}
+
+std::vector<WeakValue> weak_values(const std::vector<NodePtr>& operands) {
+  std::vector<WeakValue> values;
+  for (const NodePtr& n : operands) values.push_back(*n->weak);
+  return values;
+}
+
+bool all_weak(const std::vector<NodePtr>& operands) {
+  return std::all_of(operands.begin(), operands.end(), is_weak);
+}
+
+DType binary_result(ExprOp op, DType common) {
+  switch (op) {
+    case ExprOp::Div:
+      return true_divide_type(common);
+    case ExprOp::Eq:
+    case ExprOp::Ne:
+    case ExprOp::Lt:
+    case ExprOp::Le:
+    case ExprOp::Gt:
+    case ExprOp::Ge:
+      return DType::Bool;
+    default:
+      return common;
+  }
+}
+
+NodePtr make(ExprNode node) { return std::make_shared<const ExprNode>(std::move(node)); }
+
+// What NumPy refuses (boolean '-', remainder and power of bools) and what cujit's complex
+// type lacks (functions, ordering, remainder, power, minimum, maximum), at the operator.
+void check_supported(ExprOp op, DType operands) {
+  const bool complex = kind_rank(operands) == 3;
+  const bool refused = (operands == DType::Bool && (op == ExprOp::Sub || op == ExprOp::Neg ||
+                                                    op == ExprOp::Mod || op == ExprOp::Pow)) ||
+                       (complex && op != ExprOp::Add && op != ExprOp::Sub && op != ExprOp::Mul &&
+                        op != ExprOp::Div && op != ExprOp::Neg && op != ExprOp::Eq &&
+                        op != ExprOp::Ne && op != ExprOp::Cast && op != ExprOp::Where);
+  if (refused) {
+    throw TypeError("cujit: expression: " + op_text(op) + " does not support " +
+                    std::string(dtype_name(operands)) + " operands");
+  }
+}
+
+}  // namespace
+
+NodePtr weak_node(const WeakValue& value) {
+  ExprNode n;
+  n.op = ExprOp::Scalar;
+  n.weak = value;
+  n.dtype = n.operand_dtype = weak_default(value.kind);
+  return make(std::move(n));
+}
+
+NodePtr scalar_node(const Scalar& value) { return scalar_node(value, value.dtype()); }
+
+NodePtr scalar_node(const Scalar& value, DType dtype) {
+  ExprNode n;
+  n.op = ExprOp::Scalar;
+  n.scalar = value;
+  n.dtype = n.operand_dtype = dtype;
+  return make(std::move(n));
+}
+
+Scalar weak_as(const WeakValue& value, DType dtype, ExprOp op) {
+  if (value.kind != WeakKind::Float && !integer_fits(value.i, dtype)) {
+    throw ArgumentError("cujit: expression: " + op_text(op) + ": the integer " +
+                        std::to_string(value.i) + " does not fit " +
+                        std::string(dtype_name(dtype)) + " (NumPy 2 refuses it too)");
+  }
+  if (value.kind == WeakKind::Float) return Scalar(value.f);
+  if (value.kind == WeakKind::Bool) return Scalar(value.i != 0);
+  return Scalar(value.i);  // int64, cast to the parameter's dtype by the call
+}
+
+NodePtr binary_node(ExprOp op, const NodePtr& a, const NodePtr& b) {
+  const std::vector<NodePtr> operands{a, b};
+  if (all_weak(operands)) return weak_node(fold(op, weak_values(operands)));
+  const DType common = common_dtype(operands);
+  check_supported(op, common);
+  ExprNode n;
+  n.op = op;
+  n.operand_dtype = common;
+  n.dtype = binary_result(op, common);
+  n.shape = broadcast(op, operands);
+  n.args = {typed(a, common, op), typed(b, common, op)};
+  return make(std::move(n));
+}
+
+NodePtr unary_node(ExprOp op, const NodePtr& x) {
+  if (is_weak(x)) return weak_node(fold(op, {*x->weak}));
+  check_supported(op, x->dtype);
+  ExprNode n;
+  n.op = op;
+  const bool keeps = op == ExprOp::Neg || op == ExprOp::Abs;
+  n.dtype = n.operand_dtype = keeps ? x->dtype : float_function_type(x->dtype);
+  n.shape = x->shape;
+  n.args = {x};
+  return make(std::move(n));
+}
+
+NodePtr where_node(const NodePtr& c, const NodePtr& a, const NodePtr& b) {
+  const std::vector<NodePtr> operands{c, a, b};
+  if (all_weak(operands)) return weak_node(fold(ExprOp::Where, weak_values(operands)));
+  ExprNode n;
+  n.op = ExprOp::Where;
+  const std::vector<NodePtr> values{a, b};
+  n.dtype = n.operand_dtype =
+      all_weak(values) ? promote_types(weak_default(a->weak->kind), weak_default(b->weak->kind))
+                       : common_dtype(values);
+  n.shape = broadcast(ExprOp::Where, operands);
+  n.args = {typed(c, DType::Bool, ExprOp::Where), typed(a, n.dtype, ExprOp::Where),
+            typed(b, n.dtype, ExprOp::Where)};
+  return make(std::move(n));
+}
+
+NodePtr cast_node(const NodePtr& x, DType dtype) {
+  if (is_weak(x)) {
+    WeakValue v = *x->weak;
+    if (v.kind == WeakKind::Float && kind_rank(dtype) < 2) {
+      v = WeakValue{WeakKind::Int, 0, static_cast<long long>(v.f)};  // C++'s truncation
+    }
+    return scalar_node(weak_as(v, dtype, ExprOp::Cast), dtype);
+  }
+  ExprNode n;
+  n.op = ExprOp::Cast;
+  n.dtype = n.operand_dtype = dtype;
+  n.shape = x->shape;
+  n.args = {x};
+  return make(std::move(n));
+}
+
+}  // namespace cujit::detail
+
+namespace cujit {
+
+using detail::ExprOp;
+
+Expr::Expr(std::shared_ptr<const detail::ExprNode> node) noexcept : node_(std::move(node)) {}
+
+Expr::Expr(const Array& array) {
+  detail::ExprNode n;
+  n.op = ExprOp::Input;
+  n.dtype = n.operand_dtype = array.dtype();
+  n.shape = array.shape();
+  n.array = array;
+  node_ = std::make_shared<const detail::ExprNode>(std::move(n));
+}
+
+Expr::Expr(const Scalar& value) : node_(detail::scalar_node(value)) {}
+
+Expr Expr::weak_bool(bool value) {
+  return Expr(detail::weak_node({detail::WeakKind::Bool, 0, value ? 1 : 0}));
+}
+Expr Expr::weak_int(long long value) {
+  return Expr(detail::weak_node({detail::WeakKind::Int, 0, value}));
+}
+Expr Expr::weak_unsigned(unsigned long long value) {
+  // Beyond int64: a typed uint64 scalar (NumPy would take it as a weak integer too).
+  if (value > 9223372036854775807ULL) return Expr(Scalar(static_cast<std::uint64_t>(value)));
+  return weak_int(static_cast<long long>(value));
+}
+Expr Expr::weak_float(double value) {
+  return Expr(detail::weak_node({detail::WeakKind::Float, value, 0}));
+}
+
+DType Expr::dtype() const noexcept { return node_->dtype; }
+const Shape& Expr::shape() const noexcept { return node_->shape; }
+
+#define CUJIT_EXPR_BINARY(fn, op)                             \
+  Expr fn(const Expr& a, const Expr& b) {                     \
+    return Expr(detail::binary_node(op, a.node(), b.node())); \
+  }
+CUJIT_EXPR_BINARY(operator+, ExprOp::Add)
+CUJIT_EXPR_BINARY(operator-, ExprOp::Sub)
+CUJIT_EXPR_BINARY(operator*, ExprOp::Mul)
+CUJIT_EXPR_BINARY(operator/, ExprOp::Div)
+CUJIT_EXPR_BINARY(operator%, ExprOp::Mod)
+CUJIT_EXPR_BINARY(operator==, ExprOp::Eq)
+CUJIT_EXPR_BINARY(operator!=, ExprOp::Ne)
+CUJIT_EXPR_BINARY(operator<, ExprOp::Lt)
+CUJIT_EXPR_BINARY(operator<=, ExprOp::Le)
+CUJIT_EXPR_BINARY(operator>, ExprOp::Gt)
+CUJIT_EXPR_BINARY(operator>=, ExprOp::Ge)
+CUJIT_EXPR_BINARY(pow, ExprOp::Pow)
+CUJIT_EXPR_BINARY(minimum, ExprOp::Minimum)
+CUJIT_EXPR_BINARY(maximum, ExprOp::Maximum)
+#undef CUJIT_EXPR_BINARY
+
+#define CUJIT_EXPR_UNARY(fn, op) \
+  Expr fn(const Expr& x) { return Expr(detail::unary_node(op, x.node())); }
+CUJIT_EXPR_UNARY(operator-, ExprOp::Neg)
+CUJIT_EXPR_UNARY(exp, ExprOp::Exp)
+CUJIT_EXPR_UNARY(log, ExprOp::Log)
+CUJIT_EXPR_UNARY(log1p, ExprOp::Log1p)
+CUJIT_EXPR_UNARY(expm1, ExprOp::Expm1)
+CUJIT_EXPR_UNARY(sqrt, ExprOp::Sqrt)
+CUJIT_EXPR_UNARY(rsqrt, ExprOp::Rsqrt)
+CUJIT_EXPR_UNARY(sin, ExprOp::Sin)
+CUJIT_EXPR_UNARY(cos, ExprOp::Cos)
+CUJIT_EXPR_UNARY(tanh, ExprOp::Tanh)
+CUJIT_EXPR_UNARY(erf, ExprOp::Erf)
+CUJIT_EXPR_UNARY(abs, ExprOp::Abs)
+#undef CUJIT_EXPR_UNARY
+
+Expr where(const Expr& condition, const Expr& a, const Expr& b) {
+  return Expr(detail::where_node(condition.node(), a.node(), b.node()));
+}
+
+Expr astype(const Expr& x, DType dtype) { return Expr(detail::cast_node(x.node(), dtype)); }
+
+}  // namespace cujit

@@ -1,0 +1,222 @@
+// Evaluating array expressions: the graph flattened into its canonical form (operands first,
+// identical subexpressions once, arrays and scalars numbered by first use), one
+// ElementwiseKernel per structure for the process, called with the arrays and scalars.
+#include "runtime/expression_node.hpp"
+
+#include <cujit/elementwise.hpp>
+#include <cujit/error.hpp>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace cujit::detail {
+namespace {
+
+// The graph of an expression and the values behind its slots.
+struct Flattened {
+  ExprGraph graph;
+  std::vector<Array> arrays;
+  std::vector<Scalar> scalars;
+};
+
+class Flattener {
+ public:
+  Flattened run(const NodePtr& root) {
+    visit(root);
+    return std::move(out_);
+  }
+
+ private:
+  int visit(const NodePtr& node) {
+    const auto seen = by_node_.find(node.get());
+    if (seen != by_node_.end()) return seen->second;
+    ExprGraphNode g;
+    g.op = node->op;
+    g.dtype = node->dtype;
+    g.operand_dtype = node->operand_dtype;
+    for (const NodePtr& a : node->args) g.args.push_back(visit(a));
+    if (node->op == ExprOp::Input) g.index = array_slot(*node->array);
+    if (node->op == ExprOp::Scalar) g.index = scalar_slot(*node->scalar, node->dtype);
+    const int id = add(std::move(g));
+    by_node_[node.get()] = id;
+    return id;
+  }
+
+  // Identical subexpressions (same operation, dtypes, slot and operands) become one node.
+  int add(ExprGraphNode g) {
+    std::string key =
+        std::to_string(static_cast<int>(g.op)) + "/" + std::to_string(static_cast<int>(g.dtype)) +
+        "/" + std::to_string(static_cast<int>(g.operand_dtype)) + "/" + std::to_string(g.index);
+    for (int a : g.args) key += "/" + std::to_string(a);
+    const auto found = by_structure_.find(key);
+    if (found != by_structure_.end()) return found->second;
+    out_.graph.nodes.push_back(std::move(g));
+    const int id = static_cast<int>(out_.graph.nodes.size() - 1);
+    by_structure_.emplace(std::move(key), id);
+    return id;
+  }
+
+  int array_slot(const Array& a) {
+    for (std::size_t i = 0; i < out_.arrays.size(); ++i) {
+      const Array& b = out_.arrays[i];
+      if (b.data() == a.data() && b.dtype() == a.dtype() && b.shape() == a.shape() &&
+          b.strides() == a.strides() && b.device_id() == a.device_id()) {
+        return static_cast<int>(i);
+      }
+    }
+    out_.arrays.push_back(a);
+    out_.graph.inputs.push_back(a.dtype());
+    return static_cast<int>(out_.arrays.size() - 1);
+  }
+
+  int scalar_slot(const Scalar& s, DType dtype) {
+    for (std::size_t i = 0; i < out_.scalars.size(); ++i) {
+      const Scalar& t = out_.scalars[i];
+      if (out_.graph.scalars[i] == dtype && t.dtype() == s.dtype() &&
+          std::memcmp(t.bytes(), s.bytes(), dtype_size(s.dtype())) == 0) {
+        return static_cast<int>(i);
+      }
+    }
+    out_.scalars.push_back(s);
+    out_.graph.scalars.push_back(dtype);
+    return static_cast<int>(out_.scalars.size() - 1);
+  }
+
+  Flattened out_;
+  std::unordered_map<const ExprNode*, int> by_node_;
+  std::unordered_map<std::string, int> by_structure_;
+};
+
+// One kernel per expression structure, for the life of the process.
+std::shared_ptr<const ElementwiseKernel> kernel_for(const ExprGraph& graph) {
+  // Never destroyed: kernels unload their modules on destruction, which must not run after
+  // the driver's and the cache's statics are gone at exit.
+  static std::mutex& mutex = *new std::mutex;
+  static auto& kernels = *new std::map<std::string, std::shared_ptr<const ElementwiseKernel>>;
+  ExprDefinition d = generate_expression(graph);
+  std::lock_guard lock(mutex);
+  auto& kernel = kernels[d.structure];
+  if (!kernel) {
+    ElementwiseOptions options;
+    options.preamble = std::move(d.preamble);
+    kernel = std::make_shared<const ElementwiseKernel>(d.in_params, d.out_params, d.operation,
+                                                       d.name, std::move(options));
+  }
+  return kernel;
+}
+
+std::vector<Arg> arguments(const Flattened& f) {
+  std::vector<Arg> args;
+  for (const Array& a : f.arrays) args.emplace_back(a);
+  for (const Scalar& s : f.scalars) args.emplace_back(s);
+  return args;
+}
+
+NodePtr checked_root(const Expr& e, const char* what) {
+  if (e.node()->weak) {
+    throw ArgumentError(std::string("cujit: ") + what +
+                        ": the expression has no array (a C++ number alone)");
+  }
+  return e.node();
+}
+
+}  // namespace
+
+// Runs `root` into a new array (out == nullptr) or into *out.
+Array evaluate(const NodePtr& root, const Array* out, const LaunchOptions& options) {
+  const Flattened f = Flattener().run(root);
+  if (root->op == ExprOp::Scalar && out == nullptr) {
+    throw ArgumentError("cujit: eval: the expression has no array (a scalar alone)");
+  }
+  const auto kernel = kernel_for(f.graph);
+  std::vector<Arg> args = arguments(f);
+  if (out != nullptr) args.emplace_back(*out);
+  LaunchOptions o = options;
+  if (f.arrays.empty() && out != nullptr) o.size = out->size();
+  std::vector<Array> results = kernel->call(args, o);
+  return results.empty() ? Array() : results.front();
+}
+
+NodePtr root_of(const Expr& e, const char* what) { return checked_root(e, what); }
+
+ExprDefinition expression_definition(const NodePtr& root) {
+  return generate_expression(Flattener().run(root).graph);
+}
+
+}  // namespace cujit::detail
+
+namespace cujit {
+namespace {
+
+// The byte range [first, last) a view's elements span.
+std::pair<std::uint64_t, std::uint64_t> span_of(const Array& a) {
+  std::int64_t low = 0, high = 0;
+  for (std::size_t d = 0; d < a.shape().size(); ++d) {
+    if (a.shape()[d] == 0) return {a.data(), a.data()};
+    const std::int64_t step = a.strides()[d] * (a.shape()[d] - 1);
+    (step < 0 ? low : high) += step;
+  }
+  return {a.data() + low, a.data() + high + static_cast<std::int64_t>(a.itemsize())};
+}
+
+bool same_view(const Array& a, const Array& b) {
+  return a.data() == b.data() && a.shape() == b.shape() && a.strides() == b.strides() &&
+         a.dtype() == b.dtype();
+}
+
+// Whether `out` overlaps an input of `root` that is not the very same view.
+bool overlaps_differently(const detail::NodePtr& root, const Array& out) {
+  if (root->op == detail::ExprOp::Input) {
+    const Array& in = *root->array;
+    if (same_view(in, out) || in.device_id() != out.device_id()) return false;
+    const auto a = span_of(in), b = span_of(out);
+    return a.first < b.second && b.first < a.second;
+  }
+  for (const detail::NodePtr& n : root->args) {
+    if (overlaps_differently(n, out)) return true;
+  }
+  return false;
+}
+
+Array& assign(Array& a, detail::ExprOp op, const Expr& e, const char* symbol) {
+  Expr result(detail::binary_node(op, Expr(a).node(), e.node()));
+  if (result.dtype() != a.dtype()) {
+    if (detail::kind_rank(result.dtype()) > detail::kind_rank(a.dtype())) {
+      throw TypeError(std::string("cujit: operator '") + symbol + "': the result is " +
+                      std::string(dtype_name(result.dtype())) + ", which the " +
+                      std::string(dtype_name(a.dtype())) +
+                      " array cannot take (NumPy's same_kind rule)");
+    }
+    result = astype(result, a.dtype());
+  }
+  eval(result, a);
+  return a;
+}
+
+}  // namespace
+
+Array Expr::eval(const LaunchOptions& options) const {
+  return detail::evaluate(detail::root_of(*this, "eval"), nullptr, options);
+}
+
+void eval(const Expr& e, const Array& out, const LaunchOptions& options) {
+  // A C++ number alone fills `out`: it takes out's dtype.
+  const detail::NodePtr root = e.node()->weak ? detail::cast_node(e.node(), out.dtype()) : e.node();
+  if (root->op != detail::ExprOp::Scalar && overlaps_differently(root, out)) {
+    const Array temporary =
+        Expr(root).eval(options);  // then copied: no element read after it is written
+    detail::evaluate(Expr(temporary).node(), &out, options);
+    return;
+  }
+  detail::evaluate(root, &out, options);
+}
+
+Array& operator+=(Array& a, const Expr& e) { return assign(a, detail::ExprOp::Add, e, "+="); }
+Array& operator-=(Array& a, const Expr& e) { return assign(a, detail::ExprOp::Sub, e, "-="); }
+Array& operator*=(Array& a, const Expr& e) { return assign(a, detail::ExprOp::Mul, e, "*="); }
+Array& operator/=(Array& a, const Expr& e) { return assign(a, detail::ExprOp::Div, e, "/="); }
+
+}  // namespace cujit

@@ -1,0 +1,68 @@
+#pragma once
+// The nodes of an array expression (include/cujit/expression.hpp): immutable, shared between
+// expressions, typed and shaped when built. Weak scalars (plain C++ numbers) are leaves that
+// carry their value until an operation with a typed operand gives them a dtype; operations
+// of weak scalars alone are folded on the host at once (runtime/expression_fold.cpp).
+
+#include <cujit/array.hpp>
+#include <cujit/expression.hpp>
+#include <cujit/kernel_args.hpp>
+
+#include "codegen/expression_codegen.hpp"
+#include "core/promotion.hpp"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace cujit::detail {
+
+/// A weak scalar's value.
+struct WeakValue {
+  WeakKind kind = WeakKind::Float;
+  double f = 0;     ///< WeakKind::Float
+  long long i = 0;  ///< WeakKind::Int and Bool (0 or 1)
+};
+
+struct ExprNode {
+  ExprOp op = ExprOp::Input;
+  DType dtype = DType::Float32;
+  DType operand_dtype = DType::Float32;
+  Shape shape;
+  std::optional<Array> array;     ///< ExprOp::Input
+  std::optional<Scalar> scalar;   ///< ExprOp::Scalar with a dtype
+  std::optional<WeakValue> weak;  ///< ExprOp::Scalar without one yet
+  std::vector<std::shared_ptr<const ExprNode>> args;
+};
+
+using NodePtr = std::shared_ptr<const ExprNode>;
+
+/// A weak scalar leaf.
+NodePtr weak_node(const WeakValue& value);
+/// A typed scalar leaf of the value's own dtype.
+NodePtr scalar_node(const Scalar& value);
+/// A scalar parameter of `dtype` holding `value` (converted by the call).
+NodePtr scalar_node(const Scalar& value, DType dtype);
+/// `value` as a typed scalar of `dtype` (ArgumentError naming `op` when an integer does not
+/// fit an integer dtype, as NumPy 2 refuses it).
+Scalar weak_as(const WeakValue& value, DType dtype, ExprOp op);
+
+/// The result of `op` on weak scalars alone, computed on the host (bool, int64 or float64
+/// arithmetic, Python's rules: / is true division, % takes the divisor's sign).
+WeakValue fold(ExprOp op, const std::vector<WeakValue>& values);
+
+/// The node of a binary operation, comparison, minimum, maximum or pow: operand dtypes
+/// resolved (NEP 50), shapes broadcast; TypeError or ShapeError naming the operator.
+NodePtr binary_node(ExprOp op, const NodePtr& a, const NodePtr& b);
+/// A unary operation or float function.
+NodePtr unary_node(ExprOp op, const NodePtr& x);
+/// where(c, a, b).
+NodePtr where_node(const NodePtr& c, const NodePtr& a, const NodePtr& b);
+/// astype(x, dtype).
+NodePtr cast_node(const NodePtr& x, DType dtype);
+
+/// The elementwise kernel definition of the expression rooted at `root` (its canonical graph:
+/// operands first, identical subexpressions once, slots numbered by first use).
+ExprDefinition expression_definition(const NodePtr& root);
+
+}  // namespace cujit::detail

@@ -1,0 +1,233 @@
+// Array expressions (include/cujit/expression.hpp). ExpressionStandin.* need a device or the
+// driver stand-in (ctest expression_standin runs them on it, with no GPU): types, shapes,
+// errors, structural kernel names, and every operation on every dtype family compiled by NVRTC
+// and launched. ExpressionGpu.* check results against host references on a real GPU.
+
+#include <cujit/cujit.hpp>
+
+#include "runtime/expression_node.hpp"
+#include "support/gpu.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cujit {
+namespace {
+
+std::string name_of(const Expr& e) { return detail::expression_definition(e.node()).name; }
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ExpressionStandin, TypesFollowNumPy2) {
+  CUJIT_REQUIRE_DEVICE();
+  const Array f32 = Array::empty({4}, DType::Float32), i32 = Array::empty({4}, DType::Int32);
+  const Array i8 = Array::empty({4}, DType::Int8), f16 = Array::empty({4}, DType::Float16);
+  EXPECT_EQ((f32 * 2.0).dtype(), DType::Float32);  // a C++ number is weak
+  EXPECT_EQ((i32 * 2.0).dtype(), DType::Float64);
+  EXPECT_EQ((i32 * 2).dtype(), DType::Int32);
+  EXPECT_EQ((f32 * Scalar(2.0)).dtype(), DType::Float64);  // a Scalar has its dtype
+  EXPECT_EQ((f32 + i32).dtype(), DType::Float64);
+  EXPECT_EQ((f16 + i8).dtype(), DType::Float16);
+  EXPECT_EQ((i32 / i32).dtype(), DType::Float64);
+  EXPECT_EQ((f32 < 1).dtype(), DType::Bool);
+  EXPECT_EQ(exp(i8).dtype(), DType::Float16);
+  EXPECT_EQ(abs(i8).dtype(), DType::Int8);
+  EXPECT_EQ(where(f32 > 0, f32, 0).dtype(), DType::Float32);
+  EXPECT_EQ(astype(f32, DType::Int16).dtype(), DType::Int16);
+  EXPECT_EQ((Expr(2) + 3.5).dtype(), DType::Float64);  // weak alone: folded, float64
+}
+
+TEST(ExpressionStandin, ShapesBroadcastAndErrorsNameTheOperator) {
+  CUJIT_REQUIRE_DEVICE();
+  const Array m = Array::empty({3, 4}, DType::Float32), row = Array::empty({4}, DType::Float32);
+  const Array col = Array::empty({3, 1}, DType::Float32), bad = Array::empty({5}, DType::Float32);
+  EXPECT_EQ((m + row).shape(), (Shape{3, 4}));
+  EXPECT_EQ((col * row).shape(), (Shape{3, 4}));
+  EXPECT_EQ(where(col > 0, row, 1.0).shape(), (Shape{3, 4}));
+  EXPECT_EQ(error_of([&] { (void)(m + bad); }),
+            "cujit: expression: operator '+': shapes do not broadcast: float32 (3, 4) and "
+            "float32 (5,)");
+  const Array flags = Array::empty({4}, DType::Bool), small = Array::empty({4}, DType::UInt8);
+  EXPECT_EQ(error_of([&] { (void)(-flags); }),
+            "cujit: expression: operator '-' does not support bool operands");
+  EXPECT_EQ(error_of([&] { (void)(small + 300); }),
+            "cujit: expression: operator '+': the integer 300 does not fit uint8 (NumPy 2 "
+            "refuses it too)");
+  const Array z = Array::empty({4}, DType::Complex64);
+  EXPECT_EQ(error_of([&] { (void)exp(z); }),
+            "cujit: expression: operator 'exp' does not support complex64 operands");
+  EXPECT_THROW((void)(z < z), TypeError);
+}
+
+TEST(ExpressionStandin, KernelsAreNamedByStructureNotByArraysOrScalars) {
+  CUJIT_REQUIRE_DEVICE();
+  const Array x = Array::empty({8}, DType::Float32), y = Array::empty({8}, DType::Float32);
+  const Array a = Array::empty({2, 8}, DType::Float32), b = Array::empty({8}, DType::Float32);
+  const Expr d = x - y;
+  EXPECT_EQ(name_of((x - y) * (x - y)), name_of(d * d));  // identical subexpressions once
+  EXPECT_EQ(name_of((x - y) * (x - y)), name_of((a - b) * (a - b)));  // layouts: the engine's
+  EXPECT_EQ(name_of(x * 2.0 + 1.0), name_of(y * 3.0 + 7.0));          // scalars are parameters
+  EXPECT_NE(name_of(x * 2.0 + 1.0), name_of(x * 2.0 + x));
+  EXPECT_NE(name_of(x - y), name_of(y - x + 0.0));
+  const Array h = Array::empty({8}, DType::Float16);
+  EXPECT_NE(name_of(x + 1.0), name_of(h + 1.0));  // dtypes are structure
+}
+
+TEST(ExpressionStandin, TheDefinitionIsOneStatementPerNode) {
+  CUJIT_REQUIRE_DEVICE();
+  const Array x = Array::empty({8}, DType::Float16), k = Array::empty({8}, DType::Int8);
+  const detail::ExprDefinition d = detail::expression_definition((x * 2.0 + k).node());
+  EXPECT_EQ(d.in_params, "float16 a0, int8 a1, float16 s0");
+  EXPECT_EQ(d.out_params, "float16 out0");
+  EXPECT_EQ(
+      d.operation,
+      "const half t0 = a0;\n"
+      "const half t1 = s0;\n"
+      "const half t2 = static_cast<half>((static_cast<float>(t0) * static_cast<float>(t1)));\n"
+      "const signed char t3 = a1;\n"
+      "const half t4 = static_cast<half>((static_cast<float>(t2) + static_cast<float>(t3)));\n"
+      "out0 = t4;");
+  EXPECT_EQ(d.name.rfind("expr_", 0), 0u);
+  EXPECT_EQ(d.name.size(), 5u + 16u);
+}
+
+// Every operation on each dtype family, compiled by NVRTC and launched (on the stand-in, the
+// launch is counted and nothing computes).
+TEST(ExpressionStandin, EveryOperationCompilesForEveryDtypeFamily) {
+  CUJIT_REQUIRE_DEVICE();
+  for (DType t : {DType::Bool, DType::Int8, DType::Int64, DType::UInt16, DType::UInt64,
+                  DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const Array x = Array::empty({16}, t), y = Array::empty({16}, t);
+    std::vector<Expr> corpus = {x + y,
+                                x * y,
+                                x == y,
+                                x < y,
+                                minimum(x, y),
+                                maximum(x, y),
+                                where(x > y, x, y),
+                                x / y,
+                                exp(x),
+                                log1p(x),
+                                rsqrt(x),
+                                erf(x),
+                                tanh(x),
+                                abs(x),
+                                astype(x, DType::Float32),
+                                astype(x, DType::Int8)};
+    if (t != DType::Bool) {
+      for (Expr e : {x - y, -x, x % y, pow(x, y)}) corpus.push_back(e);
+    }
+    for (const Expr& e : corpus) {
+      const Array out = e.eval();
+      EXPECT_EQ(out.dtype(), e.dtype());
+      EXPECT_EQ(out.shape(), e.shape());
+    }
+  }
+  const Array z = Array::empty({16}, DType::Complex64);
+  for (const Expr& e : {z + z, z * z - z, z / z, -z, z == z, astype(z, DType::Complex128)}) {
+    EXPECT_EQ(e.eval().dtype(), e.dtype());
+  }
+}
+
+TEST(ExpressionStandin, EvalIntoArraysAndCompoundAssignment) {
+  CUJIT_REQUIRE_DEVICE();
+  Array x = Array::empty({3, 4}, DType::Float32);
+  const Array row = Array::empty({4}, DType::Float32);
+  const Array out = Array::empty({3, 4}, DType::Float32);
+  eval(x * row + 1.0, out);
+  eval(Expr(0.0), out);  // a number alone fills
+  x += row * 2.0;
+  x /= Expr(x) + 1;
+  x *= Scalar(2.0);  // float64 into float32: same kind
+  Array i = Array::empty({4}, DType::Int32);
+  EXPECT_EQ(error_of([&] { i += row; }),
+            "cujit: operator '+=': the result is float64, which the int32 array cannot take "
+            "(NumPy's same_kind rule)");
+  EXPECT_THROW(eval(x + 1.0, Array::empty({3, 4}, DType::Float64)), TypeError);
+  const Array t = x.transpose();  // overlaps x in another layout: through a temporary
+  Array square = Array::empty({4, 4}, DType::Float32);
+  eval(Expr(square.transpose()) + 1.0, square);
+  (void)t;
+}
+
+// Results on a real GPU.
+template <class T>
+std::vector<T> host(const Array& a) {
+  std::vector<T> v(static_cast<std::size_t>(a.size()));
+  a.to_host(v.data());
+  return v;
+}
+
+TEST(ExpressionGpu, GeluMatchesTheHost) {
+  CUJIT_REQUIRE_GPU();
+  const std::vector<float> xs = test::random_vector<float>(10000);
+  const Array x = Array::from_host(xs);
+  const Array g = 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+  ASSERT_EQ(g.dtype(), DType::Float32);
+  const std::vector<float> got = host<float>(g);
+  for (std::size_t i = 0; i < xs.size(); i += 97) {
+    const float v = xs[i];
+    const float want = 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+    EXPECT_NEAR(got[i], want, 1e-5f * (1 + std::fabs(want))) << i;
+  }
+}
+
+TEST(ExpressionGpu, IntegersWrapAndDivideTruly) {
+  CUJIT_REQUIRE_GPU();
+  const Array a = Array::from_host(std::vector<std::int8_t>{100, -128, 7, -7});
+  const Array b = Array::from_host(std::vector<std::int8_t>{100, 1, 2, 2});
+  EXPECT_EQ(host<std::int8_t>(a + b), (std::vector<std::int8_t>{-56, -127, 9, -5}));
+  EXPECT_EQ(host<std::int8_t>(-a), (std::vector<std::int8_t>{-100, -128, -7, 7}));
+  EXPECT_EQ(host<std::int8_t>(a % b), (std::vector<std::int8_t>{0, 0, 1, 1}));  // divisor's sign
+  EXPECT_EQ(host<double>(a / b), (std::vector<double>{1.0, -128.0, 3.5, -3.5}));
+  EXPECT_EQ(host<std::int8_t>(pow(b, 3)), (std::vector<std::int8_t>{64, 1, 8, 8}));  // 10^6 wraps
+}
+
+TEST(ExpressionGpu, MinimumAndMaximumPropagateNaN) {
+  CUJIT_REQUIRE_GPU();
+  const float nan = std::nanf("");
+  const Array a = Array::from_host(std::vector<float>{1, nan, 3, nan});
+  const Array b = Array::from_host(std::vector<float>{2, 1, nan, nan});
+  const std::vector<float> lo = host<float>(minimum(a, b)), hi = host<float>(maximum(a, b));
+  EXPECT_EQ(lo[0], 1.0f);
+  EXPECT_EQ(hi[0], 2.0f);
+  for (int i = 1; i < 4; ++i) EXPECT_TRUE(std::isnan(lo[i]) && std::isnan(hi[i])) << i;
+}
+
+TEST(ExpressionGpu, HalfPrecisionRoundsEachResult) {
+  CUJIT_REQUIRE_GPU();
+  const Array h = Array::from_host(std::vector<float16>{float16(1.0f), float16(2048.0f)});
+  const std::vector<float16> got = host<float16>(h + 1.0);  // 2049 is not a float16
+  EXPECT_EQ(static_cast<float>(got[0]), 2.0f);
+  EXPECT_EQ(static_cast<float>(got[1]), 2048.0f);
+  const Array bf = Array::from_host(std::vector<bfloat16>{bfloat16(1.5f)});
+  EXPECT_EQ(static_cast<float>(host<bfloat16>(bf * 2.0)[0]), 3.0f);
+}
+
+TEST(ExpressionGpu, WhereBroadcastsAndCompoundAssignmentsUpdate) {
+  CUJIT_REQUIRE_GPU();
+  Array x = Array::from_host(std::vector<float>{-1, 2, -3, 4, -5, 6}).reshape({2, 3});
+  const Array row = Array::from_host(std::vector<float>{10, 20, 30});
+  EXPECT_EQ(host<float>(where(x > 0, x, row)), (std::vector<float>{10, 2, 30, 4, 20, 6}));
+  x += row;
+  EXPECT_EQ(host<float>(x), (std::vector<float>{9, 22, 27, 14, 15, 36}));
+  Array square = Array::from_host(std::vector<float>{1, 2, 3, 4}).reshape({2, 2});
+  eval(Expr(square.transpose()) * 10.0, square);  // overlapping in another layout
+  EXPECT_EQ(host<float>(square), (std::vector<float>{10, 30, 20, 40}));
+}
+
+}  // namespace
+}  // namespace cujit
