@@ -5,6 +5,8 @@
 // under valgrind), then under callgrind collecting only inside the measure_* functions, each
 // of which makes kCalls calls of one kind after a warm-up. The driver's own work is the
 // stand-in's bookkeeping (a few dozen instructions), so the counts are cujit's host cost.
+// The expression rows build `x + y` and evaluate it each call (issue 34's goal: at most 1.3 x
+// the ElementwiseKernel call with the same arguments).
 
 #include <cujit/cujit.hpp>
 
@@ -40,6 +42,14 @@ extern "C" __attribute__((noinline)) void measure_reduction(Kernels& k) {
   for (int i = 0; i < kCalls; ++i) (void)k.sum.call({k.x});
 }
 
+extern "C" __attribute__((noinline)) void measure_expression_given(Kernels& k) {
+  for (int i = 0; i < kCalls; ++i) cujit::eval(k.x + k.y, k.z);
+}
+
+extern "C" __attribute__((noinline)) void measure_expression_allocated(Kernels& k) {
+  for (int i = 0; i < kCalls; ++i) (void)(k.x + k.y).eval();
+}
+
 extern "C" __attribute__((noinline)) void measure_raw_launch(Kernels& k) {
   const std::vector<cujit::KernelArg> args{k.x, 1};
   for (int i = 0; i < kCalls; ++i) k.raw.launch(cujit::Dim3(1), cujit::Dim3(32), args);
@@ -56,12 +66,16 @@ int main() {
       (void)k.add.call({k.x, k.y});
       (void)k.sum.call({k.x});
       k.raw.launch(cujit::Dim3(1), cujit::Dim3(32), args);
+      cujit::eval(k.x + k.y, k.z);
+      (void)(k.x + k.y).eval();
     }
     cujit::Device::current().synchronize();
     measure_elementwise_given(k);
     measure_elementwise_allocated(k);
     measure_reduction(k);
     measure_raw_launch(k);
+    measure_expression_given(k);
+    measure_expression_allocated(k);
     cujit::Device::current().synchronize();
     std::printf("host_instructions: %d calls of each kind made\n", kCalls);
     return 0;

@@ -21,19 +21,19 @@ std::string shape_text(const Shape& s) {
 
 std::string operand_text(const ExprNode& n) {
   if (n.weak) return "a C++ number";
-  return std::string(dtype_name(n.dtype)) + " " + shape_text(n.shape);
+  return std::string(dtype_name(n.dtype)) + " " + shape_text(n.shape());
 }
 
 std::string op_text(ExprOp op) { return "operator '" + std::string(expr_op_name(op)) + "'"; }
 
 Shape broadcast(ExprOp op, const std::vector<NodePtr>& operands) {
   std::size_t rank = 0;
-  for (const NodePtr& n : operands) rank = std::max(rank, n->shape.size());
+  for (const NodePtr& n : operands) rank = std::max(rank, n->shape().size());
   Shape out(rank, 1);
   for (const NodePtr& n : operands) {
-    const std::size_t offset = rank - n->shape.size();
-    for (std::size_t d = 0; d < n->shape.size(); ++d) {
-      const std::int64_t e = n->shape[d];
+    const std::size_t offset = rank - n->shape().size();
+    for (std::size_t d = 0; d < n->shape().size(); ++d) {
+      const std::int64_t e = n->shape()[d];
       std::int64_t& o = out[offset + d];
       if (e == o || e == 1) continue;
       if (o != 1) {
@@ -152,7 +152,7 @@ NodePtr binary_node(ExprOp op, const NodePtr& a, const NodePtr& b) {
   n.op = op;
   n.operand_dtype = common;
   n.dtype = binary_result(op, common);
-  n.shape = broadcast(op, operands);
+  n.result_shape = broadcast(op, operands);
   n.args = {typed(a, common, op), typed(b, common, op)};
   return make(std::move(n));
 }
@@ -164,7 +164,7 @@ NodePtr unary_node(ExprOp op, const NodePtr& x) {
   n.op = op;
   const bool keeps = op == ExprOp::Neg || op == ExprOp::Abs;
   n.dtype = n.operand_dtype = keeps ? x->dtype : float_function_type(x->dtype);
-  n.shape = x->shape;
+  n.result_shape = x->shape();
   n.args = {x};
   return make(std::move(n));
 }
@@ -178,7 +178,7 @@ NodePtr where_node(const NodePtr& c, const NodePtr& a, const NodePtr& b) {
   n.dtype = n.operand_dtype =
       all_weak(values) ? promote_types(weak_default(a->weak->kind), weak_default(b->weak->kind))
                        : common_dtype(values);
-  n.shape = broadcast(ExprOp::Where, operands);
+  n.result_shape = broadcast(ExprOp::Where, operands);
   n.args = {typed(c, DType::Bool, ExprOp::Where), typed(a, n.dtype, ExprOp::Where),
             typed(b, n.dtype, ExprOp::Where)};
   return make(std::move(n));
@@ -195,7 +195,7 @@ NodePtr cast_node(const NodePtr& x, DType dtype) {
   ExprNode n;
   n.op = ExprOp::Cast;
   n.dtype = n.operand_dtype = dtype;
-  n.shape = x->shape;
+  n.result_shape = x->shape();
   n.args = {x};
   return make(std::move(n));
 }
@@ -212,7 +212,6 @@ Expr::Expr(const Array& array) {
   detail::ExprNode n;
   n.op = ExprOp::Input;
   n.dtype = n.operand_dtype = array.dtype();
-  n.shape = array.shape();
   n.array = array;
   node_ = std::make_shared<const detail::ExprNode>(std::move(n));
 }
@@ -235,7 +234,7 @@ Expr Expr::weak_float(double value) {
 }
 
 DType Expr::dtype() const noexcept { return node_->dtype; }
-const Shape& Expr::shape() const noexcept { return node_->shape; }
+const Shape& Expr::shape() const noexcept { return node_->shape(); }
 
 #define CUJIT_EXPR_BINARY(fn, op)                             \
   Expr fn(const Expr& a, const Expr& b) {                     \

@@ -7,7 +7,6 @@
 #include <cujit/error.hpp>
 
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -15,59 +14,69 @@
 namespace cujit::detail {
 namespace {
 
-// The graph of an expression and the values behind its slots.
+// The graph of an expression and the values behind its slots (the arrays are the nodes',
+// which the caller's root keeps alive).
 struct Flattened {
   ExprGraph graph;
-  std::vector<Array> arrays;
+  std::vector<const Array*> arrays;
   std::vector<Scalar> scalars;
 };
 
+// The canonical graph of an expression: a post-order walk from the root, identical
+// subexpressions (same operation, dtypes, slot and operands) once, slots numbered by first use.
+// Expressions are small (tens of nodes), so linear searches beat hashing here; the walk
+// allocates only the output's vectors (it runs on every evaluation).
 class Flattener {
  public:
   Flattened run(const NodePtr& root) {
+    out_.graph.nodes.reserve(16);
+    out_.arrays.reserve(8);
+    out_.graph.inputs.reserve(8);
+    by_node_.reserve(16);
     visit(root);
     return std::move(out_);
   }
 
  private:
   int visit(const NodePtr& node) {
-    const auto seen = by_node_.find(node.get());
-    if (seen != by_node_.end()) return seen->second;
+    for (const auto& [seen, id] : by_node_) {
+      if (seen == node.get()) return id;
+    }
     ExprGraphNode g;
     g.op = node->op;
     g.dtype = node->dtype;
     g.operand_dtype = node->operand_dtype;
+    g.args.reserve(node->args.size());
     for (const NodePtr& a : node->args) g.args.push_back(visit(a));
     if (node->op == ExprOp::Input) g.index = array_slot(*node->array);
     if (node->op == ExprOp::Scalar) g.index = scalar_slot(*node->scalar, node->dtype);
     const int id = add(std::move(g));
-    by_node_[node.get()] = id;
+    by_node_.emplace_back(node.get(), id);
     return id;
   }
 
-  // Identical subexpressions (same operation, dtypes, slot and operands) become one node.
   int add(ExprGraphNode g) {
-    std::string key =
-        std::to_string(static_cast<int>(g.op)) + "/" + std::to_string(static_cast<int>(g.dtype)) +
-        "/" + std::to_string(static_cast<int>(g.operand_dtype)) + "/" + std::to_string(g.index);
-    for (int a : g.args) key += "/" + std::to_string(a);
-    const auto found = by_structure_.find(key);
-    if (found != by_structure_.end()) return found->second;
-    out_.graph.nodes.push_back(std::move(g));
-    const int id = static_cast<int>(out_.graph.nodes.size() - 1);
-    by_structure_.emplace(std::move(key), id);
-    return id;
+    std::vector<ExprGraphNode>& nodes = out_.graph.nodes;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const ExprGraphNode& n = nodes[i];
+      if (n.op == g.op && n.dtype == g.dtype && n.operand_dtype == g.operand_dtype &&
+          n.index == g.index && n.args == g.args) {
+        return static_cast<int>(i);
+      }
+    }
+    nodes.push_back(std::move(g));
+    return static_cast<int>(nodes.size() - 1);
   }
 
   int array_slot(const Array& a) {
     for (std::size_t i = 0; i < out_.arrays.size(); ++i) {
-      const Array& b = out_.arrays[i];
+      const Array& b = *out_.arrays[i];
       if (b.data() == a.data() && b.dtype() == a.dtype() && b.shape() == a.shape() &&
           b.strides() == a.strides() && b.device_id() == a.device_id()) {
         return static_cast<int>(i);
       }
     }
-    out_.arrays.push_back(a);
+    out_.arrays.push_back(&a);
     out_.graph.inputs.push_back(a.dtype());
     return static_cast<int>(out_.arrays.size() - 1);
   }
@@ -86,31 +95,68 @@ class Flattener {
   }
 
   Flattened out_;
-  std::unordered_map<const ExprNode*, int> by_node_;
-  std::unordered_map<std::string, int> by_structure_;
+  std::vector<std::pair<const ExprNode*, int>> by_node_;
 };
 
-// One kernel per expression structure, for the life of the process.
+bool same_graph(const ExprGraph& a, const ExprGraph& b) {
+  if (a.inputs != b.inputs || a.scalars != b.scalars || a.nodes.size() != b.nodes.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+    const ExprGraphNode &m = a.nodes[i], &n = b.nodes[i];
+    if (m.op != n.op || m.dtype != n.dtype || m.operand_dtype != n.operand_dtype ||
+        m.index != n.index || m.args != n.args) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// FNV-1a over the graph's fields: the bucket of its kernel, found without building a key.
+std::uint64_t graph_hash(const ExprGraph& g) {
+  std::uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+  for (const ExprGraphNode& n : g.nodes) {
+    mix(static_cast<std::uint64_t>(n.op) | static_cast<std::uint64_t>(n.dtype) << 8 |
+        static_cast<std::uint64_t>(n.operand_dtype) << 16 |
+        static_cast<std::uint64_t>(static_cast<std::uint32_t>(n.index)) << 24);
+    for (int a : n.args) mix(static_cast<std::uint64_t>(a));
+  }
+  for (DType t : g.inputs) mix(static_cast<std::uint64_t>(t) + 0x100);
+  for (DType t : g.scalars) mix(static_cast<std::uint64_t>(t) + 0x200);
+  return h;
+}
+
+struct KernelEntry {
+  ExprGraph graph;
+  std::shared_ptr<const ElementwiseKernel> kernel;
+};
+
+// One kernel per expression structure, for the life of the process; its source is generated
+// on the structure's first evaluation only.
 std::shared_ptr<const ElementwiseKernel> kernel_for(const ExprGraph& graph) {
   // Never destroyed: kernels unload their modules on destruction, which must not run after
   // the driver's and the cache's statics are gone at exit.
   static std::mutex& mutex = *new std::mutex;
-  static auto& kernels = *new std::map<std::string, std::shared_ptr<const ElementwiseKernel>>;
-  ExprDefinition d = generate_expression(graph);
+  static auto& kernels = *new std::unordered_map<std::uint64_t, std::vector<KernelEntry>>;
   std::lock_guard lock(mutex);
-  auto& kernel = kernels[d.structure];
-  if (!kernel) {
-    ElementwiseOptions options;
-    options.preamble = std::move(d.preamble);
-    kernel = std::make_shared<const ElementwiseKernel>(d.in_params, d.out_params, d.operation,
-                                                       d.name, std::move(options));
+  std::vector<KernelEntry>& bucket = kernels[graph_hash(graph)];
+  for (const KernelEntry& e : bucket) {
+    if (same_graph(e.graph, graph)) return e.kernel;
   }
+  ExprDefinition d = generate_expression(graph);
+  ElementwiseOptions options;
+  options.preamble = std::move(d.preamble);
+  auto kernel = std::make_shared<const ElementwiseKernel>(d.in_params, d.out_params, d.operation,
+                                                          d.name, std::move(options));
+  bucket.push_back({graph, kernel});
   return kernel;
 }
 
 std::vector<Arg> arguments(const Flattened& f) {
   std::vector<Arg> args;
-  for (const Array& a : f.arrays) args.emplace_back(a);
+  args.reserve(f.arrays.size() + f.scalars.size() + 1);
+  for (const Array* a : f.arrays) args.emplace_back(*a);
   for (const Scalar& s : f.scalars) args.emplace_back(s);
   return args;
 }

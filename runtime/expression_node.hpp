@@ -28,11 +28,14 @@ struct ExprNode {
   ExprOp op = ExprOp::Input;
   DType dtype = DType::Float32;
   DType operand_dtype = DType::Float32;
-  Shape shape;
+  Shape result_shape;  ///< operations' broadcast shape (inputs: their array's; scalars: ())
   std::optional<Array> array;     ///< ExprOp::Input
   std::optional<Scalar> scalar;   ///< ExprOp::Scalar with a dtype
   std::optional<WeakValue> weak;  ///< ExprOp::Scalar without one yet
   std::vector<std::shared_ptr<const ExprNode>> args;
+
+  /// The node's shape, without a copy of an input array's.
+  const Shape& shape() const noexcept { return array ? array->shape() : result_shape; }
 };
 
 using NodePtr = std::shared_ptr<const ExprNode>;
