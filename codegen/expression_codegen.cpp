@@ -5,6 +5,7 @@
 #include <cujit/error.hpp>
 
 #include <cstdio>
+#include <iterator>
 
 namespace cujit::detail {
 namespace {
@@ -123,6 +124,8 @@ std::string Emitter::value(const ExprGraphNode& n) {
       return "a" + std::to_string(n.index);
     case ExprOp::Scalar:
       return "s" + std::to_string(n.index);
+    case ExprOp::Index:
+      return "static_cast<long long>(i)";
     case ExprOp::Cast:
       return operand(n, 0, n.dtype);
     case ExprOp::Add:
@@ -237,9 +240,12 @@ std::string structure_of(const ExprGraph& graph) {
 
 std::string_view expr_op_name(ExprOp op) noexcept {
   constexpr std::string_view kNames[] = {
-      "input",   "scalar",  "astype", "-",     "+",   "-",   "*",    "/",   "%",   "pow",
-      "minimum", "maximum", "==",     "!=",    "<",   "<=",  ">",    ">=",  "exp", "log",
-      "log1p",   "expm1",   "sqrt",   "rsqrt", "sin", "cos", "tanh", "erf", "abs", "where"};
+      "input", "scalar", "astype",  "-",       "+",     "-",     "*",    "/",
+      "%",     "pow",    "minimum", "maximum", "==",    "!=",    "<",    "<=",
+      ">",     ">=",     "exp",     "log",     "log1p", "expm1", "sqrt", "rsqrt",
+      "sin",   "cos",    "tanh",    "erf",     "abs",   "where", "index"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(ExprOp::Index) + 1,
+                "one name per ExprOp");
   return kNames[static_cast<std::size_t>(op)];
 }
 
@@ -248,7 +254,7 @@ ExprDefinition generate_expression(const ExprGraph& graph) {
   Emitter e{graph, {}};
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
     const ExprGraphNode& n = graph.nodes[i];
-    const bool leaf = n.op == ExprOp::Input || n.op == ExprOp::Scalar;
+    const bool leaf = n.op == ExprOp::Input || n.op == ExprOp::Scalar || n.op == ExprOp::Index;
     e.body += "const " + ctype(n.dtype) + " " + temp(static_cast<int>(i)) + " = " +
               (leaf ? e.value(n) : store(n.dtype, e.value(n))) + ";\n";
   }

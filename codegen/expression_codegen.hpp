@@ -47,6 +47,7 @@ enum class ExprOp : std::uint8_t {
   Erf,
   Abs,
   Where,  ///< where(condition, a, b)
+  Index,  ///< the element's flat C-order index, as int64 (arange, linspace)
 };
 
 /// The operation's name as users write it ("+", "exp", "where"): for messages and keys.

@@ -184,6 +184,14 @@ NodePtr where_node(const NodePtr& c, const NodePtr& a, const NodePtr& b) {
   return make(std::move(n));
 }
 
+NodePtr index_node(const Shape& shape) {
+  ExprNode n;
+  n.op = ExprOp::Index;
+  n.dtype = n.operand_dtype = DType::Int64;
+  n.result_shape = shape;
+  return make(std::move(n));
+}
+
 NodePtr cast_node(const NodePtr& x, DType dtype) {
   if (is_weak(x)) {
     WeakValue v = *x->weak;

@@ -61,6 +61,8 @@ NodePtr binary_node(ExprOp op, const NodePtr& a, const NodePtr& b);
 NodePtr unary_node(ExprOp op, const NodePtr& x);
 /// where(c, a, b).
 NodePtr where_node(const NodePtr& c, const NodePtr& a, const NodePtr& b);
+/// The element index (int64) over an output of `shape`.
+NodePtr index_node(const Shape& shape);
 /// astype(x, dtype).
 NodePtr cast_node(const NodePtr& x, DType dtype);
 

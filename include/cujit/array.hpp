@@ -8,6 +8,7 @@
 #include <cujit/shape.hpp>
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -18,6 +19,8 @@
 struct DLManagedTensor;
 
 namespace cujit {
+
+class Scalar;
 
 /// An N-d device array: a device address, a shape, byte strides and a dtype, plus a shared
 /// owner that keeps the memory alive. Copying an Array copies the view, not the data (like a
@@ -41,6 +44,37 @@ class CUJIT_EXPORT Array {
   [[nodiscard]] static Array zeros(const Shape& shape, DType dtype,
                                    const Device& device = Device::current(),
                                    const Stream& stream = Stream());
+  /// C-contiguous array of ones.
+  [[nodiscard]] static Array ones(const Shape& shape, DType dtype,
+                                  const Device& device = Device::current(),
+                                  const Stream& stream = Stream());
+  /// C-contiguous array with every element `value` converted to `dtype` (C++ conversions;
+  /// complex to real: the real part).
+  [[nodiscard]] static Array full(const Shape& shape, const Scalar& value, DType dtype,
+                                  const Device& device = Device::current(),
+                                  const Stream& stream = Stream());
+  ///@{
+  /// An array of `like`'s shape and dtype (or `dtype`) on its device: uninitialised, zeros,
+  /// ones, or `value` (numpy.empty_like and its siblings; always C-contiguous).
+  [[nodiscard]] static Array empty_like(const Array& like);
+  [[nodiscard]] static Array zeros_like(const Array& like);
+  [[nodiscard]] static Array ones_like(const Array& like);
+  [[nodiscard]] static Array full_like(const Array& like, const Scalar& value);
+  ///@}
+  /// numpy.arange: `start`, `start + step`, ... while below `stop` (above, for a negative
+  /// step), as `dtype`: ceil((stop - start) / step) elements (none when that is not positive).
+  /// ArgumentError for a zero step. Computed by a kernel (NVRTC on its first use, then cached).
+  [[nodiscard]] static Array arange(double start, double stop, double step = 1.0,
+                                    DType dtype = DType::Float64,
+                                    const Device& device = Device::current());
+  /// numpy.arange(n) for an integer n: 0, 1, ..., n - 1 as int64 (or `dtype`).
+  [[nodiscard]] static Array arange(std::int64_t stop, DType dtype = DType::Int64,
+                                    const Device& device = Device::current());
+  /// numpy.linspace: `num` evenly spaced values from `start` to `stop` (included when
+  /// `endpoint`), computed in float64 and converted to `dtype`. ArgumentError for num < 0.
+  [[nodiscard]] static Array linspace(double start, double stop, std::int64_t num,
+                                      DType dtype = DType::Float64, bool endpoint = true,
+                                      const Device& device = Device::current());
   /// Copies `shape`'s product of elements from host memory (C order) into a new array.
   [[nodiscard]] static Array from_host(const void* data, const Shape& shape, DType dtype,
                                        const Device& device = Device::current());
@@ -193,6 +227,11 @@ class CUJIT_EXPORT Array {
   void fill_bytes(const void* element, const Stream& stream = Stream()) const;
   /// Sets every element to `value` converted to dtype() (complex: real part).
   void fill(double value, const Stream& stream = Stream()) const;
+  /// A C-contiguous copy converted to `dtype` (one kernel; C++ conversions, complex to real:
+  /// the real part), on `stream`.
+  [[nodiscard]] Array astype(DType dtype, const Stream& stream = Stream()) const;
+  /// A C-contiguous copy (one kernel), on `stream`.
+  [[nodiscard]] Array copy(const Stream& stream = Stream()) const;
 
   /// The same memory with a new shape (one extent may be -1). Throws ShapeError when the
   /// sizes differ or when the strides cannot express the new shape without a copy.
@@ -257,5 +296,10 @@ class CUJIT_EXPORT Array {
   DType dtype_ = DType::Float32;
   int device_ = -1;
 };
+
+/// Prints the array as NumPy does: its values in nested brackets (more than 1,000 elements:
+/// the first and last three of each axis, "..." between), then its shape, dtype and device.
+/// Copies the elements to the host and waits for that copy.
+CUJIT_EXPORT std::ostream& operator<<(std::ostream& out, const Array& array);
 
 }  // namespace cujit

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,53 @@ TEST(ExpressionStandin, EvalIntoArraysAndCompoundAssignment) {
   (void)t;
 }
 
+TEST(ExpressionStandin, ArraysMadeFromValues) {
+  CUJIT_REQUIRE_DEVICE();  // fills are the driver's memsets: the stand-in does them too
+  std::vector<float> f(6);
+  Array::ones({2, 3}, DType::Float32).to_host(f.data());
+  EXPECT_EQ(f, std::vector<float>(6, 1.0f));
+  const Array seven = Array::full({4}, Scalar(7.9), DType::Int16);
+  std::vector<std::int16_t> s(4);
+  seven.to_host(s.data());
+  EXPECT_EQ(s, std::vector<std::int16_t>(4, 7));  // C++'s conversion
+  const Array z = Array::zeros_like(seven), o = Array::full_like(seven, Scalar(-2));
+  EXPECT_EQ(z.shape(), seven.shape());
+  EXPECT_EQ(o.dtype(), DType::Int16);
+  o.to_host(s.data());
+  EXPECT_EQ(s, std::vector<std::int16_t>(4, -2));
+  EXPECT_EQ(Array::arange(5).shape(), (Shape{5}));
+  EXPECT_EQ(Array::arange(5).dtype(), DType::Int64);
+  EXPECT_EQ(Array::arange(0.0, 1.0, 0.3).shape(), (Shape{4}));
+  EXPECT_EQ(Array::arange(5.0, 0.0, -2.0, DType::Float32).shape(), (Shape{3}));
+  EXPECT_EQ(Array::arange(1.0, 0.0).shape(), (Shape{0}));
+  EXPECT_EQ(Array::linspace(0, 1, 5, DType::Float32).shape(), (Shape{5}));
+  EXPECT_EQ(error_of([] { (void)Array::arange(0.0, 1.0, 0.0); }),
+            "cujit: arange: step must not be zero");
+  EXPECT_THROW((void)Array::linspace(0, 1, -1), ArgumentError);
+  EXPECT_EQ(seven.astype(DType::Float64).dtype(), DType::Float64);
+  EXPECT_EQ(seven.copy().shape(), seven.shape());
+}
+
+TEST(ExpressionStandin, PrintsLikeNumPy) {
+  CUJIT_REQUIRE_DEVICE();  // host copies: the stand-in's memory is the host's
+  std::ostringstream small;
+  small << Array::from_host(std::vector<std::int32_t>{1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(small.str(), "[[1 2 3]\n [4 5 6]]\ncujit.Array(shape=(2, 3), dtype=int32, device=0)");
+  std::ostringstream floats;
+  floats << Array::from_host(std::vector<double>{0.5, 1e-9, -3});
+  EXPECT_EQ(floats.str(), "[0.5 1e-09 -3]\ncujit.Array(shape=(3,), dtype=float64, device=0)");
+  std::vector<std::int16_t> many(2000);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<std::int16_t>(i);
+  std::ostringstream elided;
+  elided << Array::from_host(many, {2, 1000});
+  EXPECT_EQ(elided.str(),
+            "[[0 1 2 ... 997 998 999]\n [1000 1001 1002 ... 1997 1998 1999]]\n"
+            "cujit.Array(shape=(2, 1000), dtype=int16, device=0)");
+  std::ostringstream flags;
+  flags << Array::from_host(std::vector<bool>{true, false});
+  EXPECT_EQ(flags.str(), "[True False]\ncujit.Array(shape=(2,), dtype=bool, device=0)");
+}
+
 // Results on a real GPU.
 template <class T>
 std::vector<T> host(const Array& a) {
@@ -215,6 +263,22 @@ TEST(ExpressionGpu, HalfPrecisionRoundsEachResult) {
   EXPECT_EQ(static_cast<float>(got[1]), 2048.0f);
   const Array bf = Array::from_host(std::vector<bfloat16>{bfloat16(1.5f)});
   EXPECT_EQ(static_cast<float>(host<bfloat16>(bf * 2.0)[0]), 3.0f);
+}
+
+TEST(ExpressionGpu, RangesAndConversions) {
+  CUJIT_REQUIRE_GPU();
+  EXPECT_EQ(host<std::int64_t>(Array::arange(5)), (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(host<double>(Array::arange(0.0, 1.0, 0.25)), (std::vector<double>{0, 0.25, 0.5, 0.75}));
+  EXPECT_EQ(host<float>(Array::arange(5.0, 0.0, -2.0, DType::Float32)),
+            (std::vector<float>{5, 3, 1}));
+  EXPECT_EQ(host<double>(Array::linspace(0, 1, 5)), (std::vector<double>{0, 0.25, 0.5, 0.75, 1}));
+  EXPECT_EQ(host<double>(Array::linspace(0, 1, 4, DType::Float64, false)),
+            (std::vector<double>{0, 0.25, 0.5, 0.75}));
+  const Array x = Array::from_host(std::vector<float>{1.5f, -2.5f, 3.75f});
+  EXPECT_EQ(host<std::int32_t>(x.astype(DType::Int32)), (std::vector<std::int32_t>{1, -2, 3}));
+  const Array t = Array::from_host(std::vector<float>{1, 2, 3, 4}).reshape({2, 2}).transpose();
+  EXPECT_EQ(host<float>(t.copy()), (std::vector<float>{1, 3, 2, 4}));
+  EXPECT_TRUE(t.copy().is_c_contiguous());
 }
 
 TEST(ExpressionGpu, WhereBroadcastsAndCompoundAssignmentsUpdate) {
