@@ -42,8 +42,13 @@ void run_in_background(std::function<void()> work) {
     ++r.count;
   }
   try {
-    std::thread([work = std::move(work)] {
-      work();
+    std::thread([work = std::move(work)]() mutable {
+      {
+        // The work and what it captured (a configuration whose last owner may be this thread,
+        // and whose SQLite connections close with it) are gone before the count drops.
+        const std::function<void()> owned = std::move(work);
+        owned();
+      }
       Running& r = running();
       std::lock_guard lock(r.mutex);
       if (--r.count == 0) r.idle.notify_all();
