@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <iterator>
+#include <optional>
 
 namespace cujit::detail {
 namespace {
@@ -37,6 +38,9 @@ std::string as(const std::string& v, DType from, DType to) {
     return "(" + real + " != 0)";
   }
   if (is_complex(to)) return ctype(to) + "(" + real + ")";
+  if (dtype_kind(to) == DTypeKind::UnsignedInt && kind_rank(from) >= 2) {
+    return cast(compute(to), cast("long long", real));  // a negative float has no C++ unsigned
+  }
   return cast(compute(to), real);
 }
 
@@ -168,30 +172,32 @@ std::string store(DType t, const std::string& value) {
 
 constexpr std::string_view kModHelper =
     R"(template <class T> __device__ T cujit_expr_mod(T a, T b) {
-  if (b == T(0)) return T(0);
+  if (b == T(0) || (T(-1) < T(0) && b == T(-1))) return T(0);  // NumPy's 0; no INT_MIN % -1
   T r = a % b;
   return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? T(r + b) : r;
 }
 __device__ float cujit_expr_mod(float a, float b) {
   float r = fmodf(a, b);
-  return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;
+  if (r == 0.0f) return copysignf(0.0f, b);
+  return ((r < 0.0f) != (b < 0.0f)) ? r + b : r;
 }
 __device__ double cujit_expr_mod(double a, double b) {
   double r = fmod(a, b);
-  return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r;
+  if (r == 0.0) return copysign(0.0, b);
+  return ((r < 0.0) != (b < 0.0)) ? r + b : r;
 }
 )";
 
 constexpr std::string_view kPowHelper =
     R"(template <class T> __device__ T cujit_expr_ipow(T base, T exponent) {
   if (exponent < T(0)) return base == T(1) ? T(1) : (base == T(-1) ? ((exponent & T(1)) ? T(-1) : T(1)) : T(0));
-  T result = T(1);
+  unsigned long long result = 1, b = static_cast<unsigned long long>(base);  // wraps, no UB
   while (exponent != T(0)) {
-    if (exponent & T(1)) result = T(result * base);
-    base = T(base * base);
+    if (exponent & T(1)) result *= b;
+    b *= b;
     exponent = T(exponent >> 1);
   }
-  return result;
+  return T(result);
 }
 )";
 
@@ -203,6 +209,17 @@ template <class T> __device__ T cujit_expr_max(T a, T b) {
   return isnan(a) ? a : (isnan(b) ? b : (b > a ? b : a));
 }
 )";
+
+// float64 (or complex128) into float16 or bfloat16 rounded once, as NumPy does, not through
+// float32.
+std::optional<std::string> once_rounded(const ExprGraph& graph, const ExprGraphNode& n) {
+  if (n.op != ExprOp::Cast || !half_like(n.dtype)) return std::nullopt;
+  const DType from = graph.nodes.at(static_cast<std::size_t>(n.args.at(0))).dtype;
+  if (from != DType::Float64 && from != DType::Complex128) return std::nullopt;
+  const std::string v =
+      from == DType::Complex128 ? "real(" + temp(n.args[0]) + ")" : temp(n.args[0]);
+  return (n.dtype == DType::Float16 ? "__double2half(" : "__double2bfloat16(") + v + ")";
+}
 
 std::string hex64(std::uint64_t v) {
   char text[17];
@@ -256,7 +273,8 @@ ExprDefinition generate_expression(const ExprGraph& graph) {
     const ExprGraphNode& n = graph.nodes[i];
     const bool leaf = n.op == ExprOp::Input || n.op == ExprOp::Scalar || n.op == ExprOp::Index;
     e.body += "const " + ctype(n.dtype) + " " + temp(static_cast<int>(i)) + " = " +
-              (leaf ? e.value(n) : store(n.dtype, e.value(n))) + ";\n";
+              (leaf ? e.value(n) : once_rounded(graph, n).value_or(store(n.dtype, e.value(n)))) +
+              ";\n";
   }
   ExprDefinition d;
   d.in_params = params(graph.inputs, "a");

@@ -48,6 +48,7 @@ enum class ExprOp : std::uint8_t {
   Abs,
   Where,  ///< where(condition, a, b)
   Index,  ///< the element's flat C-order index, as int64 (arange, linspace)
+  Floor,  ///< floor of a float, keeping its dtype (linspace into integers)
 };
 
 /// The operation's name as users write it ("+", "exp", "where"): for messages and keys.

@@ -50,10 +50,16 @@ Array Array::full_like(const Array& like, const Scalar& value) {
 
 Array Array::arange(double start, double stop, double step, DType dtype, const Device& device) {
   if (step == 0 || std::isnan(step)) throw ArgumentError("cujit: arange: step must not be zero");
+  if (dtype == DType::Bool) throw ArgumentError("cujit: arange: no ranges of bool");
   const double count = std::ceil((stop - start) / step);
   const auto n = static_cast<std::int64_t>(count > 0 ? count : 0);
   Array out = empty({n}, dtype, device);
-  if (n > 0) eval(cujit::astype(start + index_over(out.shape()) * step, dtype), out);
+  if (n == 0) return out;
+  // NumPy's fill: the first two values converted to dtype, then first + i * (second - first)
+  // in dtype's own arithmetic (arange(-2.5, 2, 1) as int64: -2, -1, 0, 1, 2).
+  const Expr first = cujit::astype(Scalar(start), dtype);
+  const Expr delta = cujit::astype(Scalar(start + step), dtype) - first;
+  eval(first + cujit::astype(index_over(out.shape()), dtype) * delta, out);
   return out;
 }
 
@@ -75,6 +81,9 @@ Array Array::linspace(double start, double stop, std::int64_t num, DType dtype, 
   const Expr i = index_over(out.shape());
   Expr values = start + i * step;
   if (endpoint && num > 1) values = where(i == num - 1, stop, values);  // the end exactly
+  if (detail::kind_rank(dtype) == 1) {  // integers: floored, as NumPy 2 does
+    values = Expr(detail::unary_node(detail::ExprOp::Floor, values.node()));
+  }
   eval(cujit::astype(values, dtype), out);
   return out;
 }

@@ -1,10 +1,12 @@
 // operator<<(std::ostream&, const Array&): NumPy's layout of values (nested brackets, rows on
-// their own lines, the middle of long axes elided past 1,000 elements), then the array's shape,
-// dtype and device.
+// their own lines, elements right-aligned to one width, the middle of long axes elided past
+// 1,000 elements; floats as %.8g, not NumPy's own float format), then the array's shape, dtype
+// and device.
 #include <cujit/array.hpp>
 #include <cujit/half.hpp>
 #include <cujit/kernel_args.hpp>
 
+#include <algorithm>
 #include <complex>
 #include <cstdio>
 #include <cstring>
@@ -84,10 +86,30 @@ struct Printer {
   const Shape& shape;
   DType dtype;
   bool elide;
+  std::size_t width = 0;  // every printed element right-aligned to this width, as NumPy does
+
+  std::string element(std::int64_t offset) const {
+    return element_text(bytes.data() + offset * dtype_size(dtype), dtype);
+  }
+
+  // Calls `f` with the flat offset of each element that is printed (elided axes: the first and
+  // last kEdge).
+  template <class F>
+  void each(std::size_t d, std::int64_t offset, F&& f) const {
+    if (d == shape.size()) return f(offset);
+    std::int64_t inner = 1;
+    for (std::size_t k = d + 1; k < shape.size(); ++k) inner *= shape[k];
+    const std::int64_t n = shape[d];
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (elide && n > 2 * kEdge && i == kEdge) i = n - kEdge;
+      each(d + 1, offset + i * inner, f);
+    }
+  }
 
   void axis(std::ostream& out, std::size_t d, std::int64_t offset, int indent) const {
     if (d == shape.size()) {
-      out << element_text(bytes.data() + offset * dtype_size(dtype), dtype);
+      const std::string text = element(offset);
+      out << std::string(width > text.size() ? width - text.size() : 0, ' ') << text;
       return;
     }
     std::int64_t inner = 1;
@@ -121,7 +143,10 @@ std::ostream& operator<<(std::ostream& out, const Array& array) {
   if (!array.valid()) return out << "cujit.Array(null)";
   std::vector<unsigned char> bytes(array.nbytes());
   if (!bytes.empty()) array.to_host(bytes.data());
-  const Printer printer{bytes, array.shape(), array.dtype(), array.size() > kThreshold};
+  Printer printer{bytes, array.shape(), array.dtype(), array.size() > kThreshold};
+  printer.each(0, 0, [&](std::int64_t offset) {
+    printer.width = std::max(printer.width, printer.element(offset).size());
+  });
   printer.axis(out, 0, 0, 0);
   return out << "\ncujit.Array(shape=" << shape_text(array.shape())
              << ", dtype=" << dtype_name(array.dtype()) << ", device=" << array.device_id() << ")";

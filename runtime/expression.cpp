@@ -5,6 +5,7 @@
 #include <cujit/error.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace cujit::detail {
@@ -79,6 +80,22 @@ bool all_weak(const std::vector<NodePtr>& operands) {
   return std::all_of(operands.begin(), operands.end(), is_weak);
 }
 
+bool is_comparison(ExprOp op) {
+  return op == ExprOp::Eq || op == ExprOp::Ne || op == ExprOp::Lt || op == ExprOp::Le ||
+         op == ExprOp::Gt || op == ExprOp::Ge;
+}
+
+// A comparison with a weak integer its typed operand cannot hold (uint8 < -1) is answered, as
+// NumPy 2 answers it, by comparing in a dtype that holds both.
+DType comparable(const std::vector<NodePtr>& operands, DType common) {
+  for (const NodePtr& n : operands) {
+    if (is_weak(n) && n->weak->kind == WeakKind::Int && !integer_fits(n->weak->i, common)) {
+      common = promote_types(common, DType::Int64);
+    }
+  }
+  return common;
+}
+
 DType binary_result(ExprOp op, DType common) {
   switch (op) {
     case ExprOp::Div:
@@ -97,7 +114,7 @@ DType binary_result(ExprOp op, DType common) {
 
 NodePtr make(ExprNode node) { return std::make_shared<const ExprNode>(std::move(node)); }
 
-// What NumPy refuses (boolean '-', remainder and power of bools) and what cujit's complex
+// What NumPy refuses (boolean '-') and what cujit's complex
 // type lacks (functions, ordering, remainder, power, minimum, maximum), at the operator.
 void check_supported(ExprOp op, DType operands) {
   const bool complex = kind_rank(operands) == 3;
@@ -146,7 +163,11 @@ Scalar weak_as(const WeakValue& value, DType dtype, ExprOp op) {
 NodePtr binary_node(ExprOp op, const NodePtr& a, const NodePtr& b) {
   const std::vector<NodePtr> operands{a, b};
   if (all_weak(operands)) return weak_node(fold(op, weak_values(operands)));
-  const DType common = common_dtype(operands);
+  DType common = common_dtype(operands);
+  if (common == DType::Bool && (op == ExprOp::Mod || op == ExprOp::Pow)) {
+    common = DType::Int8;  // NumPy computes these of bools as int8
+  }
+  if (is_comparison(op)) common = comparable(operands, common);
   check_supported(op, common);
   ExprNode n;
   n.op = op;
@@ -162,7 +183,7 @@ NodePtr unary_node(ExprOp op, const NodePtr& x) {
   check_supported(op, x->dtype);
   ExprNode n;
   n.op = op;
-  const bool keeps = op == ExprOp::Neg || op == ExprOp::Abs;
+  const bool keeps = op == ExprOp::Neg || op == ExprOp::Abs || op == ExprOp::Floor;
   n.dtype = n.operand_dtype = keeps ? x->dtype : float_function_type(x->dtype);
   n.result_shape = x->shape();
   n.args = {x};
@@ -195,7 +216,13 @@ NodePtr index_node(const Shape& shape) {
 NodePtr cast_node(const NodePtr& x, DType dtype) {
   if (is_weak(x)) {
     WeakValue v = *x->weak;
-    if (v.kind == WeakKind::Float && kind_rank(dtype) < 2) {
+    if (v.kind == WeakKind::Float && dtype == DType::Bool) {
+      v = WeakValue{WeakKind::Bool, 0, v.f != 0 ? 1 : 0};  // NaN is true, as in NumPy
+    } else if (v.kind == WeakKind::Float && kind_rank(dtype) < 2) {
+      if (!(std::fabs(v.f) < 9.2e18)) {
+        throw ArgumentError("cujit: expression: astype: " + std::to_string(v.f) +
+                            " has no value in " + std::string(dtype_name(dtype)));
+      }
       v = WeakValue{WeakKind::Int, 0, static_cast<long long>(v.f)};  // C++'s truncation
     }
     return scalar_node(weak_as(v, dtype, ExprOp::Cast), dtype);

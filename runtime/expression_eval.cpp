@@ -6,6 +6,7 @@
 #include <cujit/elementwise.hpp>
 #include <cujit/error.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -81,14 +82,8 @@ class Flattener {
     return static_cast<int>(out_.arrays.size() - 1);
   }
 
+  // One slot per scalar node (never merged by value: the kernel must not depend on values).
   int scalar_slot(const Scalar& s, DType dtype) {
-    for (std::size_t i = 0; i < out_.scalars.size(); ++i) {
-      const Scalar& t = out_.scalars[i];
-      if (out_.graph.scalars[i] == dtype && t.dtype() == s.dtype() &&
-          std::memcmp(t.bytes(), s.bytes(), dtype_size(s.dtype())) == 0) {
-        return static_cast<int>(i);
-      }
-    }
     out_.scalars.push_back(s);
     out_.graph.scalars.push_back(dtype);
     return static_cast<int>(out_.scalars.size() - 1);
@@ -174,8 +169,10 @@ NodePtr checked_root(const Expr& e, const char* what) {
 // Runs `root` into a new array (out == nullptr) or into *out.
 Array evaluate(const NodePtr& root, const Array* out, const LaunchOptions& options) {
   const Flattened f = Flattener().run(root);
-  if (root->op == ExprOp::Scalar && out == nullptr) {
-    throw ArgumentError("cujit: eval: the expression has no array (a scalar alone)");
+  if (f.arrays.empty() && out == nullptr) {
+    throw ArgumentError(
+        "cujit: eval: the expression has no array to take its shape and device "
+        "from (scalars only); evaluate it into one: eval(e, out)");
   }
   const auto kernel = kernel_for(f.graph);
   std::vector<Arg> args = arguments(f);
@@ -214,7 +211,11 @@ bool same_view(const Array& a, const Array& b) {
 }
 
 // Whether `out` overlaps an input of `root` that is not the very same view.
-bool overlaps_differently(const detail::NodePtr& root, const Array& out) {
+// (Each node once: shared subexpressions would make a tree walk exponential.)
+bool overlaps_differently(const detail::NodePtr& root, const Array& out,
+                          std::vector<const detail::ExprNode*>& seen) {
+  if (std::find(seen.begin(), seen.end(), root.get()) != seen.end()) return false;
+  seen.push_back(root.get());
   if (root->op == detail::ExprOp::Input) {
     const Array& in = *root->array;
     if (same_view(in, out) || in.device_id() != out.device_id()) return false;
@@ -222,15 +223,27 @@ bool overlaps_differently(const detail::NodePtr& root, const Array& out) {
     return a.first < b.second && b.first < a.second;
   }
   for (const detail::NodePtr& n : root->args) {
-    if (overlaps_differently(n, out)) return true;
+    if (overlaps_differently(n, out, seen)) return true;
   }
   return false;
+}
+
+bool overlaps_differently(const detail::NodePtr& root, const Array& out) {
+  std::vector<const detail::ExprNode*> seen;
+  return overlaps_differently(root, out, seen);
+}
+
+// numpy.can_cast(from, to, "same_kind"): a safe cast, or one within a kind (bool, unsigned,
+// signed, float, complex); signed into unsigned is neither.
+bool same_kind_cast(DType from, DType to) {
+  if (detail::promote_types(from, to) == to) return true;
+  return dtype_kind(from) == dtype_kind(to);
 }
 
 Array& assign(Array& a, detail::ExprOp op, const Expr& e, const char* symbol) {
   Expr result(detail::binary_node(op, Expr(a).node(), e.node()));
   if (result.dtype() != a.dtype()) {
-    if (detail::kind_rank(result.dtype()) > detail::kind_rank(a.dtype())) {
+    if (!same_kind_cast(result.dtype(), a.dtype())) {
       throw TypeError(std::string("cujit: operator '") + symbol + "': the result is " +
                       std::string(dtype_name(result.dtype())) + ", which the " +
                       std::string(dtype_name(a.dtype())) +

@@ -29,7 +29,7 @@ std::optional<WeakValue> fold_int(ExprOp op, long long a, long long b) {
     case ExprOp::Mul:
       return of_int(wrap(static_cast<U>(a) * static_cast<U>(b)));
     case ExprOp::Mod: {
-      if (b == 0) return of_int(0);
+      if (b == 0 || b == -1) return of_int(0);  // NumPy's 0; LLONG_MIN % -1 traps
       const long long r = a % b;
       return of_int(r != 0 && ((r < 0) != (b < 0)) ? r + b : r);
     }
@@ -73,7 +73,8 @@ double fold_float(ExprOp op, double a, double b) {
       return a / b;
     case ExprOp::Mod: {
       const double r = std::fmod(a, b);
-      return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+      if (r == 0) return std::copysign(0.0, b);
+      return (r < 0) != (b < 0) ? r + b : r;
     }
     case ExprOp::Pow:
       return std::pow(a, b);
@@ -109,6 +110,15 @@ double fold_function(ExprOp op, double x) {
   }
 }
 
+// Whether `op` on int64 a and b stays within int64.
+bool fits_int64(ExprOp op, long long a, long long b) {
+  long long r = 0;
+  if (op == ExprOp::Add) return !__builtin_add_overflow(a, b, &r);
+  if (op == ExprOp::Sub) return !__builtin_sub_overflow(a, b, &r);
+  if (op == ExprOp::Mul) return !__builtin_mul_overflow(a, b, &r);
+  return true;
+}
+
 WeakValue fold_unary(ExprOp op, const WeakValue& x) {
   if (op == ExprOp::Neg) {
     if (x.kind == WeakKind::Bool) {
@@ -135,25 +145,36 @@ WeakValue fold(ExprOp op, const std::vector<WeakValue>& values) {
                                              : (values[0].i != 0 ? values[1] : values[2]);
   const WeakValue& a = values[0];
   const WeakValue& b = values[1];
-  if (auto compared = fold_compare(op, as_double(a), as_double(b))) return *compared;
   const bool floats = a.kind == WeakKind::Float || b.kind == WeakKind::Float;
-  if (!floats && op != ExprOp::Div && op != ExprOp::Pow) {
-    if (a.kind == WeakKind::Bool && b.kind == WeakKind::Bool && op == ExprOp::Sub) {
-      throw TypeError("cujit: expression: operator '-' does not support bool operands");
+  if (!floats) {  // compared as integers, exactly
+    if (auto compared = fold_compare(op,
+                                     static_cast<double>(a.i < b.i   ? -1
+                                                         : a.i > b.i ? 1
+                                                                     : 0),
+                                     0.0)) {
+      return *compared;
     }
+  } else if (auto compared = fold_compare(op, as_double(a), as_double(b))) {
+    return *compared;
+  }
+  if (!floats && op != ExprOp::Div && op != ExprOp::Pow) {
+    // Python's rules: bool arithmetic gives ints (True + True is 2); an integer that leaves
+    // int64 (Python's are unbounded) continues as a float.
+    if (!fits_int64(op, a.i, b.i)) return of_double(fold_float(op, as_double(a), as_double(b)));
     if (auto folded = fold_int(op, a.i, b.i)) {
       const bool both_bool = a.kind == WeakKind::Bool && b.kind == WeakKind::Bool;
-      return both_bool ? of_bool(folded->i != 0) : *folded;
+      const bool logical = op == ExprOp::Minimum || op == ExprOp::Maximum;
+      return both_bool && logical ? of_bool(folded->i != 0) : *folded;
     }
   }
   if (!floats && op == ExprOp::Pow && b.i >= 0) {
-    long long result = 1;
-    for (long long e = b.i, base = a.i; e > 0;
-         e >>= 1, base = wrap(static_cast<unsigned long long>(base) *
-                              static_cast<unsigned long long>(base))) {
-      if (e & 1)
-        result =
-            wrap(static_cast<unsigned long long>(result) * static_cast<unsigned long long>(base));
+    if (a.i == 0 || a.i == 1) return of_int(b.i == 0 ? 1 : a.i);
+    if (a.i == -1) return of_int(b.i % 2 != 0 ? -1 : 1);
+    long long result = 1;  // |a| >= 2: at most 63 steps before leaving int64
+    for (long long e = 0; e < b.i; ++e) {
+      if (__builtin_mul_overflow(result, a.i, &result)) {
+        return of_double(std::pow(as_double(a), as_double(b)));  // beyond int64: a float
+      }
     }
     return of_int(result);
   }

@@ -297,8 +297,9 @@ class CUJIT_EXPORT Array {
   int device_ = -1;
 };
 
-/// Prints the array as NumPy does: its values in nested brackets (more than 1,000 elements:
-/// the first and last three of each axis, "..." between), then its shape, dtype and device.
+/// Prints the array in NumPy's layout: its values in nested brackets, right-aligned to one
+/// width (more than 1,000 elements: the first and last three of each axis, "..." between;
+/// floats as printf's %.8g, not NumPy's own float format), then its shape, dtype and device.
 /// Copies the elements to the host and waits for that copy.
 CUJIT_EXPORT std::ostream& operator<<(std::ostream& out, const Array& array);
 

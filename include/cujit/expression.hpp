@@ -17,7 +17,9 @@
 /// numbers are "weak", as Python numbers are in NumPy, so `x * 2.0` stays float32 for a float32
 /// x while `x * 2.0` of an int32 x is float64; a cujit::Scalar has a fixed dtype (`x *
 /// cujit::Scalar(2.0)` is float64). An integer that does not fit the array's integer dtype is
-/// an ArgumentError, as NumPy 2's OverflowError. Integer arithmetic wraps; division `/` is true
+/// an ArgumentError, as NumPy 2's OverflowError (a comparison answers instead: `u8 < -1` is all
+/// false). Operations of C++ numbers alone fold on the host with Python's rules (an integer
+/// result beyond int64 becomes a float). Integer arithmetic wraps; division `/` is true
 /// division (integers give float64); `%` takes the sign of the divisor; minimum and maximum
 /// propagate NaN; float16 and bfloat16 compute in float32 and round each result. Complex
 /// operands take + - * / and == != only.
@@ -140,7 +142,8 @@ CUJIT_EXPORT void eval(const Expr& e, const Array& out, const LaunchOptions& opt
 
 ///@{
 /// `a op= e`: eval(a op e, a), the result converted to a's dtype where NumPy's same_kind rule
-/// allows it (float64 into float32, int into float), else TypeError (float into int).
+/// allows it (float64 into float32, int into float), else TypeError (float into int, signed
+/// into unsigned).
 CUJIT_EXPORT Array& operator+=(Array& a, const Expr& e);
 CUJIT_EXPORT Array& operator-=(Array& a, const Expr& e);
 CUJIT_EXPORT Array& operator*=(Array& a, const Expr& e);

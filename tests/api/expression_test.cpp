@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -191,24 +192,80 @@ TEST(ExpressionStandin, ArraysMadeFromValues) {
   EXPECT_EQ(seven.copy().shape(), seven.shape());
 }
 
-TEST(ExpressionStandin, PrintsLikeNumPy) {
+TEST(ExpressionStandin, PrintsNumPysLayoutShapeAndDtype) {
   CUJIT_REQUIRE_DEVICE();  // host copies: the stand-in's memory is the host's
   std::ostringstream small;
   small << Array::from_host(std::vector<std::int32_t>{1, 2, 3, 4, 5, 6}, {2, 3});
   EXPECT_EQ(small.str(), "[[1 2 3]\n [4 5 6]]\ncujit.Array(shape=(2, 3), dtype=int32, device=0)");
   std::ostringstream floats;
   floats << Array::from_host(std::vector<double>{0.5, 1e-9, -3});
-  EXPECT_EQ(floats.str(), "[0.5 1e-09 -3]\ncujit.Array(shape=(3,), dtype=float64, device=0)");
+  EXPECT_EQ(floats.str(), "[  0.5 1e-09    -3]\ncujit.Array(shape=(3,), dtype=float64, device=0)");
   std::vector<std::int16_t> many(2000);
   for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<std::int16_t>(i);
   std::ostringstream elided;
   elided << Array::from_host(many, {2, 1000});
   EXPECT_EQ(elided.str(),
-            "[[0 1 2 ... 997 998 999]\n [1000 1001 1002 ... 1997 1998 1999]]\n"
+            "[[   0    1    2 ...  997  998  999]\n [1000 1001 1002 ... 1997 1998 1999]]\n"
             "cujit.Array(shape=(2, 1000), dtype=int16, device=0)");
   std::ostringstream flags;
   flags << Array::from_host(std::vector<bool>{true, false});
-  EXPECT_EQ(flags.str(), "[True False]\ncujit.Array(shape=(2,), dtype=bool, device=0)");
+  EXPECT_EQ(flags.str(), "[ True False]\ncujit.Array(shape=(2,), dtype=bool, device=0)");
+}
+
+// Operations of C++ numbers alone are folded on the host with Python's rules (no device).
+TEST(ExpressionFold, PythonsRules) {
+  using detail::ExprOp;
+  using detail::WeakKind;
+  using detail::WeakValue;
+  const auto ints = [](long long a, long long b) {
+    return std::vector<WeakValue>{{WeakKind::Int, 0, a}, {WeakKind::Int, 0, b}};
+  };
+  EXPECT_EQ(detail::fold(ExprOp::Mod, ints(LLONG_MIN, -1)).i, 0);  // no trap, NumPy's 0
+  EXPECT_EQ(detail::fold(ExprOp::Mod, ints(-7, 2)).i, 1);
+  const WeakValue t{WeakKind::Bool, 0, 1};
+  const WeakValue two = detail::fold(ExprOp::Add, {t, t});
+  EXPECT_EQ(two.kind, WeakKind::Int);  // True + True is 2
+  EXPECT_EQ(two.i, 2);
+  EXPECT_EQ(detail::fold(ExprOp::Eq, ints((1LL << 53) + 1, 1LL << 53)).i, 0);  // exact
+  const WeakValue big = detail::fold(ExprOp::Mul, ints(1LL << 62, 4));
+  EXPECT_EQ(big.kind, WeakKind::Float);  // beyond int64: a float, not a wrapped integer
+  EXPECT_EQ(big.f, 18446744073709551616.0);
+  EXPECT_EQ(detail::fold(ExprOp::Pow, ints(10, 20)).f, 1e20);
+  EXPECT_EQ(detail::fold(ExprOp::Pow, ints(-1, 3)).i, -1);
+  const WeakValue zero =
+      detail::fold(ExprOp::Mod, {{WeakKind::Float, 4.0, 0}, {WeakKind::Float, -2.0, 0}});
+  EXPECT_TRUE(zero.f == 0 && std::signbit(zero.f));  // the divisor's sign, as NumPy
+  const detail::NodePtr half =
+      detail::cast_node(detail::weak_node({WeakKind::Float, 0.5, 0}), DType::Bool);
+  EXPECT_EQ(*half->scalar->bytes(), 1);  // 0.5 is true, not truncated to 0
+  EXPECT_THROW(detail::cast_node(detail::weak_node({WeakKind::Float, 1e300, 0}), DType::Int32),
+               ArgumentError);
+  EXPECT_EQ(error_of([] { (void)(Expr(Scalar(1.0)) + Scalar(2.0)).eval(); }),
+            "cujit: eval: the expression has no array to take its shape and device from "
+            "(scalars only); evaluate it into one: eval(e, out)");
+}
+
+TEST(ExpressionStandin, FindingsOfTheFirstReview) {
+  CUJIT_REQUIRE_DEVICE();
+  const Array x = Array::empty({8}, DType::Float32), out = Array::empty({8}, DType::Float32);
+  Expr e = x;
+  for (int k = 0; k < 60; ++k) e = e * e;  // 2^60 paths through a shared graph: walked once
+  eval(e, out);
+  EXPECT_EQ(name_of(x * 2.0 + 2.0), name_of(x * 2.0 + 3.0));  // values never shape kernels
+  const Array u8 = Array::empty({8}, DType::UInt8), i8 = Array::empty({8}, DType::Int8);
+  EXPECT_EQ((u8 < -1).dtype(), DType::Bool);  // answered, as NumPy 2 does, not refused
+  EXPECT_EQ((u8 == 300).dtype(), DType::Bool);
+  Array target = u8;
+  EXPECT_THROW(target += i8, TypeError);  // int16 into uint8: not same_kind
+  const Array flags = Array::empty({8}, DType::Bool);
+  EXPECT_EQ((flags % flags).dtype(), DType::Int8);
+  EXPECT_EQ(pow(flags, flags).dtype(), DType::Int8);
+  const Array f64 = Array::empty({8}, DType::Float64);
+  const std::string op =
+      detail::expression_definition(astype(f64, DType::Float16).node()).operation;
+  EXPECT_NE(op.find("__double2half(t0)"), std::string::npos) << op;  // rounded once
+  EXPECT_EQ(astype(f64, DType::Float16).eval().dtype(), DType::Float16);
+  EXPECT_EQ(astype(f64, DType::BFloat16).eval().dtype(), DType::BFloat16);
 }
 
 // Results on a real GPU.
@@ -267,6 +324,16 @@ TEST(ExpressionGpu, HalfPrecisionRoundsEachResult) {
 
 TEST(ExpressionGpu, RangesAndConversions) {
   CUJIT_REQUIRE_GPU();
+  // NumPy's fill (first + i * (second - first) in the dtype) and linspace's floor for integers.
+  EXPECT_EQ(host<std::int64_t>(Array::arange(-2.5, 2, 1, DType::Int64)),
+            (std::vector<std::int64_t>{-2, -1, 0, 1, 2}));
+  EXPECT_EQ(host<std::int32_t>(Array::arange(0, 5, 1.5, DType::Int32)),
+            (std::vector<std::int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(host<float>(Array::arange(0, 1, 0.1, DType::Float32))[9], 9 * 0.1f);
+  EXPECT_EQ(host<std::int64_t>(Array::linspace(-1, 0, 3, DType::Int64)),
+            (std::vector<std::int64_t>{-1, -1, 0}));
+  const Array precise = Array::from_host(std::vector<double>{1 + 0x1p-11 + 0x1p-40});
+  EXPECT_EQ(static_cast<float>(host<float16>(astype(precise, DType::Float16))[0]), 1 + 0x1p-10f);
   EXPECT_EQ(host<std::int64_t>(Array::arange(5)), (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
   EXPECT_EQ(host<double>(Array::arange(0.0, 1.0, 0.25)), (std::vector<double>{0, 0.25, 0.5, 0.75}));
   EXPECT_EQ(host<float>(Array::arange(5.0, 0.0, -2.0, DType::Float32)),
