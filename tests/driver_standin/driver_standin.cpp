@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -54,13 +55,15 @@ struct Function {
   std::vector<Param> params;  // from the cubin's .nv.info.<name> section (none for PTX)
 };
 
+// One primary context per device, in static storage (nothing for LeakSanitizer to report).
 Context* primary(int device) {
-  static std::vector<Context*> contexts = [] {
-    std::vector<Context*> c;
-    for (int d = 0; d < 64; ++d) c.push_back(new Context{d});
-    return c;
+  static Context contexts[64] = {};
+  static const bool numbered = [] {
+    for (int d = 0; d < 64; ++d) contexts[d].device = d;
+    return true;
   }();
-  return contexts[static_cast<std::size_t>(device)];
+  (void)numbered;
+  return &contexts[device];
 }
 
 thread_local std::vector<CUcontext> context_stack;
@@ -401,8 +404,14 @@ CUresult cuModuleUnload(CUmodule m) {
 CUresult cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name) {
   const Module* module = reinterpret_cast<Module*>(m);
   if (module->image.find(name) == std::string::npos) return CUDA_ERROR_NOT_FOUND;
-  // Leaked with the process, as the driver's function handles live as long as their module.
-  *f = reinterpret_cast<CUfunction>(new Function{name, kernel_params(module->image, name)});
+  // Kept for the process, as the driver's function handles live as long as their module: in a
+  // registry that stays reachable (LeakSanitizer reports nothing).
+  static std::mutex& mutex = *new std::mutex;
+  static auto& functions = *new std::vector<std::unique_ptr<Function>>;
+  std::lock_guard lock(mutex);
+  functions.push_back(
+      std::make_unique<Function>(Function{name, kernel_params(module->image, name)}));
+  *f = reinterpret_cast<CUfunction>(functions.back().get());
   return CUDA_SUCCESS;
 }
 CUresult cuModuleGetGlobal(CUdeviceptr* p, size_t* bytes, CUmodule m, const char* name) {
