@@ -6,6 +6,8 @@
 #include <cujit/half.hpp>
 #include <cujit/kernel_args.hpp>
 
+#include "core/layout.hpp"
+
 #include <algorithm>
 #include <complex>
 #include <cstdio>
@@ -128,15 +130,6 @@ struct Printer {
   }
 };
 
-std::string shape_text(const Shape& s) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    out += std::to_string(s[i]);
-    if (s.size() == 1 || i + 1 < s.size()) out += s.size() == 1 ? "," : ", ";
-  }
-  return out + ")";
-}
-
 }  // namespace
 
 std::ostream& operator<<(std::ostream& out, const Array& array) {
@@ -148,7 +141,7 @@ std::ostream& operator<<(std::ostream& out, const Array& array) {
     printer.width = std::max(printer.width, printer.element(offset).size());
   });
   printer.axis(out, 0, 0, 0);
-  return out << "\ncujit.Array(shape=" << shape_text(array.shape())
+  return out << "\ncujit.Array(shape=" << detail::shape_text(array.shape())
              << ", dtype=" << dtype_name(array.dtype()) << ", device=" << array.device_id() << ")";
 }
 

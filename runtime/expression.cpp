@@ -2,6 +2,8 @@
 // type or shape error names the operator where the user wrote it.
 #include "runtime/expression_node.hpp"
 
+#include "core/layout.hpp"
+
 #include <cujit/error.hpp>
 
 #include <algorithm>
@@ -10,15 +12,6 @@
 
 namespace cujit::detail {
 namespace {
-
-std::string shape_text(const Shape& s) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    out += std::to_string(s[i]);
-    if (s.size() == 1 || i + 1 < s.size()) out += s.size() == 1 ? "," : ", ";
-  }
-  return out + ")";
-}
 
 std::string operand_text(const ExprNode& n) {
   if (n.weak) return "a C++ number";
