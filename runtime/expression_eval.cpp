@@ -7,7 +7,6 @@
 #include <cujit/error.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -156,14 +155,6 @@ std::vector<Arg> arguments(const Flattened& f) {
   return args;
 }
 
-NodePtr checked_root(const Expr& e, const char* what) {
-  if (e.node()->weak) {
-    throw ArgumentError(std::string("cujit: ") + what +
-                        ": the expression has no array (a C++ number alone)");
-  }
-  return e.node();
-}
-
 }  // namespace
 
 // Runs `root` into a new array (out == nullptr) or into *out.
@@ -183,7 +174,14 @@ Array evaluate(const NodePtr& root, const Array* out, const LaunchOptions& optio
   return results.empty() ? Array() : results.front();
 }
 
-NodePtr root_of(const Expr& e, const char* what) { return checked_root(e, what); }
+// The root of `e`, which must not be a C++ number alone (it has no dtype or shape to make).
+NodePtr root_of(const Expr& e, const char* what) {
+  if (e.node()->weak) {
+    throw ArgumentError(std::string("cujit: ") + what +
+                        ": the expression has no array (a C++ number alone)");
+  }
+  return e.node();
+}
 
 ExprDefinition expression_definition(const NodePtr& root) {
   return generate_expression(Flattener().run(root).graph);

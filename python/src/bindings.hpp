@@ -35,8 +35,6 @@ void bind_kernels(nb::module_& m);
 void bind_raw(nb::module_& m);
 /// The kernel cache's configuration and counters.
 void bind_cache(nb::module_& m);
-/// The call path's helpers for RawKernel: _stream_handle and _wait_for_streams.
-void bind_call_path(nb::module_& m);
 
 /// A Python object's allocate(bytes, device, stream) -> address and deallocate(address, bytes,
 /// device, stream) as a cujit::Allocator; the callables take the GIL. Built once per object

@@ -6,8 +6,6 @@
 
 #include <cujit/device.hpp>
 
-#include <nanobind/stl/vector.h>
-
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -316,20 +314,6 @@ void wait_for(const std::vector<std::uintptr_t>& producers, std::uintptr_t strea
 
 void PythonCall::wait_for_producers(std::uintptr_t stream) const {
   wait_for(producers_, stream, device_);
-}
-
-void bind_call_path(nb::module_& m) {
-  m.def(
-      "_stream_handle",
-      [](nb::handle stream, nb::handle library, int device) {
-        return stream_handle(stream, library_named(library), device);
-      },
-      nb::arg("stream").none(), nb::arg("library").none(), nb::arg("device"));
-  m.def("_wait_for_streams",
-        [](const std::vector<std::uintptr_t>& producers, std::uintptr_t stream, int device) {
-          nb::gil_scoped_release released;
-          wait_for(producers, stream, device);
-        });
 }
 
 }  // namespace cujit::python

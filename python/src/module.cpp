@@ -10,7 +10,6 @@ NB_MODULE(_cujit, m) {
   cujit::python::bind_kernels(m);
   cujit::python::bind_raw(m);
   cujit::python::bind_cache(m);
-  cujit::python::bind_call_path(m);
   m.def("device_count", &cujit::Device::count, "Number of CUDA devices (0 without a driver).");
   m.def("current_device", [] { return cujit::Device::current().id(); });
   m.attr("__version__") = cujit::version().string;
