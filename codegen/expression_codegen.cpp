@@ -260,8 +260,8 @@ std::string_view expr_op_name(ExprOp op) noexcept {
       "input", "scalar", "astype",  "-",       "+",     "-",     "*",    "/",
       "%",     "pow",    "minimum", "maximum", "==",    "!=",    "<",    "<=",
       ">",     ">=",     "exp",     "log",     "log1p", "expm1", "sqrt", "rsqrt",
-      "sin",   "cos",    "tanh",    "erf",     "abs",   "where", "index"};
-  static_assert(std::size(kNames) == static_cast<std::size_t>(ExprOp::Index) + 1,
+      "sin",   "cos",    "tanh",    "erf",     "abs",   "where", "index", "floor"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(kLastExprOp) + 1,
                 "one name per ExprOp");
   return kNames[static_cast<std::size_t>(op)];
 }

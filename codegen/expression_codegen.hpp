@@ -51,6 +51,9 @@ enum class ExprOp : std::uint8_t {
   Floor,  ///< floor of a float, keeping its dtype (linspace into integers)
 };
 
+/// The last ExprOp: a new operation goes before it or becomes it (tables are sized by it).
+inline constexpr ExprOp kLastExprOp = ExprOp::Floor;
+
 /// The operation's name as users write it ("+", "exp", "where"): for messages and keys.
 std::string_view expr_op_name(ExprOp op) noexcept;
 
