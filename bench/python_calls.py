@@ -6,7 +6,9 @@
          20,000 calls after 500 of warm-up, the median of 7 such rounds (time.perf_counter).
   first  the first call in a new process of an ElementwiseKernel and of a ReductionKernel never
          seen before: cold (empty cache directory) and warm (the same directory, a new
-         process), cujit and CuPy; from the kernel's construction to its synchronised result.
+         process), cujit and CuPy; from the kernel's construction to its synchronised result,
+         medians of 3 processes. cujit imported with the program's other imports, and just
+         before the kernel (then nothing overlaps its cache's read-ahead).
   device throughput of z = x + y and of a sum over 2^28 float32 through the Python package,
          against CuPy's kernels and the device-to-device copy: CUDA events around each call
          after warm-up, the median of 30.
@@ -72,13 +74,15 @@ def bench_host():
 
 CHILD = r"""
 import json, sys, time
-lib, kind = sys.argv[1], sys.argv[2]
+lib, kind, order = sys.argv[1], sys.argv[2], sys.argv[3]
 import cupy as cp
+if lib == "cujit" and order == "top":
+    import cujit as k  # with the program's other imports, as usually written
 x = cp.linspace(1, 2, 1 << 20, dtype=cp.float32)
 cp.cuda.Device().synchronize()
-if lib == "cujit":
-    import cujit as k
-else:
+if lib == "cujit" and order == "late":
+    import cujit as k  # just before the kernel: nothing overlaps its cache's read-ahead
+if lib == "cupy":
     k = cp
 start = time.perf_counter()
 if kind == "elementwise":
@@ -92,19 +96,34 @@ print(json.dumps({"ms": (time.perf_counter() - start) * 1e3}))
 """
 
 
-def bench_first_calls():
+def first_call_ms(lib, kind, order, env):
+    out = subprocess.run([sys.executable, "-c", CHILD, lib, kind, order], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr)
+    return json.loads(out.stdout.strip().splitlines()[-1])["ms"]
+
+
+def bench_first_calls(repeats=3):
+    """Cold: the median of `repeats` new processes, each on an empty cache directory. Warm:
+    the median of `repeats` new processes on the directory a cold call filled. cujit's rows
+    import it with the program's other imports ("top"), and just before the call ("late")."""
     for kind in ("elementwise", "reduction"):
-        for lib, var in (("cujit", "CUJIT_CACHE_DIR"), ("cupy", "CUPY_CACHE_DIR")):
-            with tempfile.TemporaryDirectory() as cache:
-                env = dict(os.environ, **{var: cache})
-                for case in ("cold", "warm"):
-                    out = subprocess.run([sys.executable, "-c", CHILD, lib, kind], env=env,
-                                         capture_output=True, text=True, timeout=300)
-                    if out.returncode != 0:
-                        raise RuntimeError(out.stderr)
-                    ms = json.loads(out.stdout.strip().splitlines()[-1])["ms"]
-                    record(f"first_call_{kind}_{case}", lib, ms, "ms",
-                           "new process, " + ("empty cache" if case == "cold" else "cache on disk"))
+        for lib, var, orders in (("cujit", "CUJIT_CACHE_DIR", ("top", "late")),
+                                 ("cupy", "CUPY_CACHE_DIR", ("top",))):
+            cold, warm = [], {order: [] for order in orders}
+            for _ in range(repeats):
+                with tempfile.TemporaryDirectory() as cache:
+                    env = dict(os.environ, **{var: cache})
+                    cold.append(first_call_ms(lib, kind, "top", env))
+                    for order in orders:
+                        warm[order].append(first_call_ms(lib, kind, order, env))
+            record(f"first_call_{kind}_cold", lib, statistics.median(cold), "ms",
+                   f"new process, empty cache; median of {repeats}")
+            for order in orders:
+                name = lib + (" (imported late)" if order == "late" else "")
+                record(f"first_call_{kind}_warm", name, statistics.median(warm[order]), "ms",
+                       f"new process, cache on disk; median of {repeats}")
 
 
 def device_us(call, samples=30):

@@ -94,6 +94,8 @@ struct Configuration {
   StoreSet stores;
   std::unique_ptr<RemoteTier> remote;  ///< the fleet tier (CacheConfig::remote_url), or null
   TierChain chain;
+  std::mutex prefetch_mutex;
+  std::shared_future<void> prefetched;  ///< the first prefetch()'s; later calls return it
   std::mutex recorder_mutex;
   std::unique_ptr<ManifestRecorder> recorder;  ///< CacheConfig::record_path's, on first use
   bool recorder_failed = false;
@@ -284,9 +286,13 @@ std::shared_future<void> KernelCache::prefetch() {
   // Opens the databases, then reads the writable one's most recently used kernels into
   // memory (CacheConfig::preload_records): a new process's first call of a kernel it used
   // before then costs no SQLite lookup (0.1-0.2 ms on an H100 host). One lookup of a key that
-  // is never stored first brings the code of hashing and of an SQLite lookup into memory. The key
-  // is computed here, not in the detached thread: it reads compiler_identity(), a static that
-  // exit() destroys (ThreadSanitizer saw the race).
+  // is never stored first brings the code of hashing and of an SQLite lookup into memory.
+  // Once per configuration: a later call returns the first one's future.
+  const std::shared_ptr<Configuration> c = impl_->configuration();
+  std::lock_guard lock(c->prefetch_mutex);
+  if (c->prefetched.valid()) return c->prefetched;
+  // The key is computed here, not in the detached thread: it reads compiler_identity(), a
+  // static that exit() destroys (ThreadSanitizer saw the race).
   std::string key;
   try {
     key = request_key("prefetch", "", Target{});
@@ -296,8 +302,8 @@ std::shared_future<void> KernelCache::prefetch() {
   // The thread owns what it touches (the configuration and the key), so it may outlive this
   // cache. A fork() waits for it (cache/background_work.hpp).
   auto done = std::make_shared<std::promise<void>>();
-  std::shared_future<void> ready = done->get_future().share();
-  run_in_background([c = impl_->configuration(), key = std::move(key), done] {
+  c->prefetched = done->get_future().share();
+  run_in_background([c, key = std::move(key), done] {
     std::vector<std::shared_ptr<Store>> stores = c->stores.deployments();
     stores.push_back(c->stores.writable());
     try {
@@ -311,7 +317,7 @@ std::shared_future<void> KernelCache::prefetch() {
     }
     done->set_value();
   });
-  return ready;
+  return c->prefetched;
 }
 
 std::vector<std::shared_ptr<const CompiledProgram>> KernelCache::preloaded_programs() const {

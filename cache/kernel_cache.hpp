@@ -167,8 +167,9 @@ class KernelCache {
   /// them (a few hundred microseconds for the writable database in WAL mode), then reads the
   /// writable database's most recently used kernels ahead (CacheConfig::preload_records);
   /// call it early, for example while a CUDA context is being created. Failures degrade as on
-  /// first use. Thread-safe; returns at once, with a future that is ready when the background
-  /// work is done (for tests; nothing needs to wait for it).
+  /// first use. Once per configuration: a later call returns the first one's future. Thread-
+  /// safe; returns at once, with a future that is ready when the background work is done (for
+  /// tests; nothing needs to wait for it).
   std::shared_future<void> prefetch();
   /// The programs prefetch() read ahead that no lookup has taken yet, most recently used
   /// first (the runtime loads their modules in the background). Thread-safe.

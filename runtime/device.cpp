@@ -7,7 +7,10 @@
 #include "runtime/driver.hpp"
 #include "runtime/memory.hpp"
 #include "runtime/module_preload.hpp"
+#include "support/log.hpp"
 
+#include <chrono>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -23,8 +26,23 @@ struct DeviceState {
   CUcontext primary = nullptr;
 };
 
+using Clock = std::chrono::steady_clock;
+
+// "0.123": milliseconds since `start`, for the info lines of a device's start.
+std::string ms_since(Clock::time_point start) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f",
+                std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  return text;
+}
+
 std::vector<std::unique_ptr<DeviceState>>& device_states() {
   static std::vector<std::unique_ptr<DeviceState>> states = [] {
+    const Clock::time_point start = Clock::now();
+    driver();
+    if (log_enabled(LogLevel::Info)) {
+      log_message(LogLevel::Info, "driver loaded in " + ms_since(start) + " ms");
+    }
     int count = 0;
     check(driver().cuDeviceGetCount(&count), "cuDeviceGetCount");
     if (count == 0) throw CudaError("cujit: no CUDA device", CUDA_ERROR_NO_DEVICE);
@@ -44,6 +62,7 @@ DeviceState& state(int device) {
   }
   DeviceState& s = *states[device];
   std::call_once(s.once, [&] {
+    const Clock::time_point start = Clock::now();
     const Driver& d = driver();
     CUdevice dev = 0;
     check(d.cuDeviceGet(&dev, device), "cuDeviceGet");
@@ -65,6 +84,11 @@ DeviceState& state(int device) {
     check(d.cuDeviceTotalMem(&p.total_memory, dev), "cuDeviceTotalMem");
     check(d.cuDevicePrimaryCtxRetain(&s.primary, dev), "cuDevicePrimaryCtxRetain",
           "device " + std::to_string(device));
+    if (log_enabled(LogLevel::Info)) {
+      log_message(LogLevel::Info, "device " + std::to_string(device) + " (" + p.name +
+                                      "): properties and primary context in " +
+                                      ms_since(start) + " ms");
+    }
   });
   return s;
 }

@@ -128,7 +128,9 @@ CUJIT_EXPORT void add_deployment_database(const std::string& path);
 /// reads the writable database's most recently used kernels ahead (CacheConfig::
 /// preload_records). cujit calls it when a device is first used, and then also loads those
 /// kernels' modules into the device's context in the background (CUJIT_MODULE_PRELOAD=0: not);
-/// call it earlier still, for example before creating a CUDA context yourself. Thread-safe.
+/// call it earlier still, for example before creating a CUDA context yourself (`import cujit`
+/// calls it). Once per cache configuration: later calls, until configure_cache(), do nothing.
+/// Thread-safe.
 CUJIT_EXPORT void prefetch_cache();
 
 /// The default directory of the writable database: `$CUJIT_CACHE_DIR`, else

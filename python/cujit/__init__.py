@@ -27,6 +27,15 @@ add_deployment_database, prefetch_cache = _cujit.add_deployment_database, _cujit
 cache_stats, reset_cache_stats = _cujit.cache_stats, _cujit.reset_cache_stats
 default_cache_directory = _cujit.default_cache_directory
 
+# The cache's databases are opened and their most recently used kernels read on a background
+# thread while the program sets up (no CUDA call), so that a new process's first call of a
+# kernel it ran before finds it in memory (issue 33: 0.4-0.6 ms less on an H200). A bad
+# CUJIT_* setting is reported by the first call that uses the cache, not by the import.
+try:
+    _cujit.prefetch_cache()
+except Error:
+    pass
+
 __all__ = ["Array", "asarray", "ElementwiseKernel", "ReductionKernel", "RawKernel", "RawModule",
            "LaunchConfig",
            "Specialization",

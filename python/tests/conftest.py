@@ -10,7 +10,18 @@ import cujit
 
 @pytest.fixture(autouse=True)
 def own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("CUJIT_CACHE_DIR", str(tmp_path / "cache"))
+    # The process's cache was configured at `import cujit` (which starts its read-ahead), from
+    # the environment of the whole run: each test configures its own directory, and the run's
+    # configuration comes back after it.
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("CUJIT_CACHE_DIR", str(directory))
+    saved = cujit.cache_config()
+    config = cujit.cache_config()
+    config.directory = str(directory)
+    config.database_path = str(directory / "kernels.db")
+    cujit.configure_cache(config)
+    yield
+    cujit.configure_cache(saved)
 
 
 def _library(name):
