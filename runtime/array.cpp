@@ -142,8 +142,8 @@ Array Array::from_host(const void* data, const Shape& shape, DType dtype, const 
   return a;
 }
 
-Array Array::from_pointer(std::uint64_t address, const Shape& shape, const Shape& strides,
-                          DType dtype, const Device& device, std::shared_ptr<const void> owner) {
+Array Array::from_pointer(std::uint64_t address, Shape shape, Shape strides, DType dtype,
+                          const Device& device, std::shared_ptr<const void> owner) {
   check_extents(shape);
   const std::size_t itemsize = dtype_size(dtype);
   if (!strides.empty() && strides.size() != shape.size()) {
@@ -165,8 +165,8 @@ Array Array::from_pointer(std::uint64_t address, const Shape& shape, const Shape
                         std::string(dtype_name(dtype)) + ")");
   }
   Array a;
-  a.shape_ = shape;
-  a.strides_ = strides.empty() ? c_contiguous_strides(shape, itemsize) : strides;
+  a.strides_ = strides.empty() ? c_contiguous_strides(shape, itemsize) : std::move(strides);
+  a.shape_ = std::move(shape);
   a.dtype_ = dtype;
   a.device_ = device.id();
   a.data_ = address;

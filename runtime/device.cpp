@@ -9,6 +9,7 @@
 #include "runtime/module_preload.hpp"
 #include "support/log.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -202,8 +203,14 @@ int Device::count() noexcept {
 }
 
 Device Device::get(int id) {
+  // Devices whose state is made and whose background work started, one bit each (the first
+  // 64): a launch asks for its device on every call.
+  static std::atomic<std::uint64_t> ready{0};
+  const bool counted = id >= 0 && id < 64;
+  if (counted && (ready.load(std::memory_order_acquire) >> id & 1) != 0) return Device(id);
   detail::device_properties(id);  // validates the id
   detail::start_background_work(id);
+  if (counted) ready.fetch_or(std::uint64_t{1} << id, std::memory_order_release);
   return Device(id);
 }
 

@@ -43,6 +43,60 @@ std::shared_ptr<const LoadedModule> load_specialization(
   });
 }
 
+// What a call like an earlier one needs again, kept by the call's key (elementwise_call_key):
+// such a call skips resolving, checking, planning and specialising.
+struct PlannedCall {
+  Shape out_shape;              ///< the broadcast shape
+  std::vector<DType> out_types;  ///< every output's dtype
+  std::vector<int> out_align;   ///< the 16-byte alignment of each output cujit allocated
+  bool runs = false;            ///< a non-empty shape: a launch
+  EwPlan plan;  ///< the call's own, or its generic plan when `specialized` is generic
+  std::shared_ptr<const Specialized> specialized;
+  std::vector<unsigned char> layout;  ///< the layout struct's bytes (plan.has_layout_struct())
+};
+
+// Planned calls kept per kernel object before the memo starts over.
+constexpr std::size_t kMaxPlannedCalls = 1024;
+
+template <class T>
+void put_bytes(std::string& key, const T& value) {
+  key.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+// Writes into `key` everything that resolving, checking, planning and specialising read of a
+// call's given arguments: each one's dtype, and of arrays their device, storage, shape,
+// strides and 16-byte alignment (the widest vector access); how many were given; the size and
+// block options. Never addresses or scalar values. Returns the first array's device, or -1.
+int elementwise_call_key(std::string& key, const Arg* args, std::size_t count,
+                         const LaunchOptions& options) {
+  key.clear();
+  int device = -1;
+  put_bytes(key, static_cast<std::uint32_t>(count));
+  put_bytes(key, options.size);
+  put_bytes(key, options.block_size);
+  for (std::size_t k = 0; k < count; ++k) {
+    const Arg& arg = args[k];
+    key.push_back(static_cast<char>(arg.dtype()));
+    if (!arg.is_array()) {
+      key.push_back('s');
+      continue;
+    }
+    const Array& a = arg.array();
+    if (!a.valid()) {
+      key.push_back('n');
+      continue;
+    }
+    key.push_back('a');
+    if (device < 0) device = a.device_id();
+    put_bytes(key, a.device_id());
+    key.push_back(static_cast<char>(a.data() & 15));
+    key.push_back(static_cast<char>(a.ndim()));
+    for (std::int64_t e : a.shape()) put_bytes(key, e);
+    for (std::int64_t st : a.strides()) put_bytes(key, st);
+  }
+  return device;
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -54,13 +108,20 @@ struct CUJIT_HIDDEN ElementwiseKernel::Impl {
   detail::SharedCache<std::string, detail::ResolvedTypes> resolved;
   /// Loaded specialisations by memo_key (the specialisation's bytes and the device).
   detail::SharedCache<std::string, detail::Specialized> specialized;
+  /// Planned calls by elementwise_call_key.
+  detail::SharedCache<std::string, detail::PlannedCall> calls{detail::kMaxPlannedCalls};
 
   std::shared_ptr<const detail::ResolvedTypes> resolve(const Arg* args,
                                                        const detail::ArgDesc* descs,
                                                        std::size_t count);
-  void run(const Arg* args, const Array* const* arrays, std::size_t count,
-           const detail::ResolvedTypes& types, const Family::Geometry& geometry,
-           const detail::CallDescs& descs, const LaunchOptions& options, int device);
+  void run(const detail::PlannedCall& call, const Arg* args, const Array* const* arrays,
+           const LaunchOptions& options, int device) const;
+  void plan_launch(detail::PlannedCall& call, std::size_t count,
+                   const detail::ResolvedTypes& types, const Family::Geometry& geometry,
+                   const detail::CallDescs& descs, const LaunchOptions& options, int device);
+  std::shared_ptr<const detail::PlannedCall> plan_call(
+      const Arg* args, std::size_t count, const LaunchOptions& options, int& device,
+      std::optional<detail::ScopedContext>& context, std::vector<Array>& allocated);
   std::shared_ptr<const detail::Specialized> specialize(const detail::EwPlan& plan,
                                                         const detail::ResolvedTypes& types,
                                                         const detail::ArgDesc* descs,
@@ -141,80 +202,134 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   const detail::ParamList params(def.in, def.out);
   const detail::Who who{Impl::Family::kWho, def.name};
   detail::check_argument_count(who, params, count);
-  detail::CallDescs descs;
-  for (std::size_t k = 0; k < count; ++k) descs.describe(k, args[k]);
-  const std::shared_ptr<const detail::ResolvedTypes> types = im.resolve(args, descs.data(), count);
-
-  // The broadcast shape, the device, the outputs (checked, or allocated).
-  detail::ArrayScan scan;
-  detail::scan_arrays(scan, who, params, descs.data(), count, count);
-  Impl::Family::Geometry geometry;
-  Impl::Family::geometry(who, scan, {options.size, options.block_size}, geometry);
-  const Shape& shape = geometry.out_shape();
-  int device = detail::call_device(who, scan.device, options.stream_device);
-  if (device < 0) device = Device::current().id();
+  std::string own_key;
+  std::string& key = detail::PerThread<std::string, detail::CallKeyBuffer>::get(own_key);
+  int device = detail::call_device(who, detail::elementwise_call_key(key, args, count, options),
+                                   options.stream_device);
   // The whole call (outputs, specialisation, launch) in the device's context; the caller's
-  // current context is restored after it (the device rule, runtime/context.hpp).
-  const detail::ScopedContext context(device);
-  const bool outputs_given = count == params.size();
+  // current context is restored after it (the device rule, runtime/context.hpp). A call without
+  // arrays or a stream's device is checked first (no GPU needed), then runs on the current one.
+  std::optional<detail::ScopedContext> context;
+  std::shared_ptr<const detail::PlannedCall> call;
+  if (device >= 0) {
+    detail::put_bytes(key, device);
+    context.emplace(device);
+    call = im.calls.find(key);
+  }
   std::vector<Array> allocated;
-  if (outputs_given) {
-    detail::check_output_shapes(who, params, descs.data(), shape, "the broadcast of the inputs is");
-  } else if (!def.out.empty()) {
+  if (call) {
     const Device dev = Device::get(device);
     const Stream stream = Stream::wrap(options.stream, dev);
-    allocated.reserve(def.out.size());
-    for (std::size_t j = 0; j < def.out.size(); ++j) {
-      allocated.push_back(Array::empty(shape, types->out[j], dev, stream));
-      descs.describe(params.n_in() + j, allocated.back());
+    bool aligned_alike = true;
+    for (std::size_t k = count; k < params.size(); ++k) {
+      allocated.push_back(Array::empty(call->out_shape, call->out_types[k - params.n_in()], dev,
+                                       stream));
+      aligned_alike &= static_cast<int>(allocated.back().data() & 15) == call->out_align[k - count];
     }
+    // An allocator may align differently from the one the plan saw: plan this call afresh.
+    if (!aligned_alike) call = im.plan_call(args, count, options, device, context, allocated);
+  } else {
+    const bool keep = device >= 0;
+    const std::string planned_key = keep ? key : std::string();  // compiling may launch kernels
+    call = im.plan_call(args, count, options, device, context, allocated);
+    if (keep) call = im.calls.insert(planned_key, call);
   }
   const Array* arrays[detail::kMaxCallArgs];
   for (std::size_t k = 0; k < params.size(); ++k) {
-    arrays[k] = k >= count           ? &allocated[k - params.n_in()]
+    arrays[k] = k >= count           ? &allocated[k - count]
                 : args[k].is_array() ? &args[k].array()
                                      : nullptr;
   }
-  if (detail::shape_product(shape) > 0) {
-    im.run(args, arrays, count, *types, geometry, descs, options, device);
-  }
+  if (call->runs) im.run(*call, args, arrays, options, device);
   if (im.no_return || def.out.empty()) return Array();
   if (all_outputs != nullptr) {
+    all_outputs->reserve(params.n_out());
     for (std::size_t k = params.n_in(); k < params.size(); ++k) all_outputs->push_back(*arrays[k]);
   }
-  return outputs_given ? args[params.n_in()].array() : std::move(allocated.front());
+  return count == params.size() ? args[params.n_in()].array() : std::move(allocated.front());
 }
 
-// Plans the call, finds its specialisation (a hash lookup after the first call), packs the
-// kernel arguments by the parameter table the generated signature was written from, launches.
-void ElementwiseKernel::Impl::run(const Arg* args, const Array* const* arrays, std::size_t count,
-                                  const detail::ResolvedTypes& types,
-                                  const Family::Geometry& geometry, const detail::CallDescs& descs,
-                                  const LaunchOptions& options, int device) {
+// A call not seen before: its types resolved and its arrays checked (before any device is
+// used), then its device's context entered (the current device's when `device` is -1), its
+// outputs allocated (unless `allocated` holds them already), its plan and specialisation
+// (compiled, or found by the kernel cache). Throws for a bad call, which is then never kept.
+std::shared_ptr<const detail::PlannedCall> ElementwiseKernel::Impl::plan_call(
+    const Arg* args, std::size_t count, const LaunchOptions& options, int& device,
+    std::optional<detail::ScopedContext>& context, std::vector<Array>& allocated) {
+  const detail::ParamList params(def->in, def->out);
+  const detail::Who who{Family::kWho, def->name};
+  detail::CallDescs descs;
+  for (std::size_t k = 0; k < count; ++k) descs.describe(k, args[k]);
+  const std::shared_ptr<const detail::ResolvedTypes> types = resolve(args, descs.data(), count);
+  detail::ArrayScan scan;
+  detail::scan_arrays(scan, who, params, descs.data(), count, count);
+  Family::Geometry geometry;
+  Family::geometry(who, scan, {options.size, options.block_size}, geometry);
+  auto call = std::make_shared<detail::PlannedCall>();
+  call->out_shape = geometry.out_shape();
+  call->out_types = types->out;
+  if (count == params.size()) {
+    detail::check_output_shapes(who, params, descs.data(), call->out_shape,
+                                "the broadcast of the inputs is");
+  }
+  if (device < 0) device = Device::current().id();
+  if (!context) context.emplace(device);
+  if (count < params.size() && allocated.empty()) {
+    const Device dev = Device::get(device);
+    const Stream stream = Stream::wrap(options.stream, dev);
+    for (std::size_t j = 0; j < def->out.size(); ++j) {
+      allocated.push_back(Array::empty(call->out_shape, types->out[j], dev, stream));
+    }
+  }
+  for (std::size_t k = count; k < params.size(); ++k) {
+    descs.describe(k, allocated[k - count]);
+    call->out_align.push_back(static_cast<int>(allocated[k - count].data() & 15));
+  }
+  call->runs = detail::shape_product(call->out_shape) > 0;
+  if (call->runs) plan_launch(*call, count, *types, geometry, descs, options, device);
+  return call;
+}
+
+// The plan of a call, its specialisation and its layout struct.
+void ElementwiseKernel::Impl::plan_launch(detail::PlannedCall& call, std::size_t count,
+                                          const detail::ResolvedTypes& types,
+                                          const Family::Geometry& geometry,
+                                          const detail::CallDescs& descs,
+                                          const LaunchOptions& options, int device) {
   const detail::DeviceProperties& props = detail::device_properties(device);
   const detail::DeviceLimits limits{props.compute_capability, props.sm_count,
                                     props.max_threads_per_sm};
-  const detail::EwPlan own = Family::plan(*def, types, descs.data(), count, geometry,
-                                          {options.size, options.block_size}, limits);
-  const auto specialized = specialize(own, types, descs.data(), count, device);
-  std::optional<detail::EwPlan> generic;
-  if (specialized->generic) {
-    generic = detail::plan_elementwise_generic(*def, descs.data(), geometry.out_shape(),
-                                               detail::elementwise_tuning(), limits);
+  call.plan = Family::plan(*def, types, descs.data(), count, geometry,
+                           {options.size, options.block_size}, limits);
+  call.specialized = specialize(call.plan, types, descs.data(), count, device);
+  if (call.specialized->generic) {
+    std::optional<detail::EwPlan> generic = detail::plan_elementwise_generic(
+        *def, descs.data(), geometry.out_shape(), detail::elementwise_tuning(), limits);
     if (!generic) detail::no_generic_plan({Family::kWho, def->name});
+    call.plan = std::move(*generic);
   }
-  const detail::EwPlan& plan = generic ? *generic : own;
-  alignas(16) unsigned char layout[detail::kMaxLayoutBytes];
-  if (plan.has_layout_struct()) {
-    if (specialized->layout.size() > sizeof(layout)) {
+  if (call.plan.has_layout_struct()) {
+    const detail::AbiStruct& abi = call.specialized->layout;
+    if (abi.size() > detail::kMaxLayoutBytes) {
       throw ArgumentError("cujit: kernel '" + def->name + "': too many dimensions");
     }
-    std::memset(layout, 0, specialized->layout.size());
-    detail::write_elementwise_layout(specialized->layout, plan, layout);
+    call.layout.assign(abi.size(), 0);
+    detail::write_elementwise_layout(abi, call.plan, call.layout.data());
   }
+}
+
+// Packs the kernel arguments of a planned call by the parameter table the generated signature
+// was written from, and launches it. Runs in `device`'s context (launch() holds it).
+void ElementwiseKernel::Impl::run(const detail::PlannedCall& call, const Arg* args,
+                                  const Array* const* arrays, const LaunchOptions& options,
+                                  int device) const {
   detail::KernelParams packed;
-  detail::pack_parameters(specialized->parameters, {args, arrays, plan.n, layout, nullptr}, packed);
-  detail::launch_function(specialized->function, {plan.grid, 1, plan.block_x, plan.block_y},
+  detail::pack_parameters(
+      call.specialized->parameters,
+      {args, arrays, call.plan.n, const_cast<unsigned char*>(call.layout.data()), nullptr},
+      packed);
+  detail::launch_function(call.specialized->function,
+                          {call.plan.grid, 1, call.plan.block_x, call.plan.block_y},
                           options.stream, packed.data(), device, false, "elementwise kernel",
                           def->name);
 }

@@ -122,8 +122,8 @@ class CUJIT_EXPORT Array {
   /// (0, ..., 0); `strides` in bytes (empty: C-contiguous). `owner`, if given, is kept alive
   /// as long as any view exists. Throws ArgumentError for a null address of a non-empty
   /// array, or an address not aligned to the dtype.
-  [[nodiscard]] static Array from_pointer(std::uint64_t address, const Shape& shape,
-                                          const Shape& strides, DType dtype, const Device& device,
+  [[nodiscard]] static Array from_pointer(std::uint64_t address, Shape shape, Shape strides,
+                                          DType dtype, const Device& device,
                                           std::shared_ptr<const void> owner = nullptr);
   /// A view of an application's typed device pointer (dtype from T), C-contiguous unless
   /// `strides` (bytes) are given; nothing keeps the memory alive.

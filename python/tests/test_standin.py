@@ -230,3 +230,32 @@ def test_dlpack_producers_are_told_the_calls_stream():
     assert producer.streams == [7, 1]  # 1: DLPack's legacy default stream (0 is ambiguous)
     old = DLPackOnly(x, takes_stream=False)
     assert copy(old, out) is out and old.streams == [None]
+
+
+class Offset:
+    """A float32 vector of `n` elements starting `offset` elements into `array`'s memory."""
+
+    def __init__(self, array, offset, n):
+        self._array = array
+        address = array.__cuda_array_interface__["data"][0] + 4 * offset
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4",
+                                         "data": (address, False), "version": 3,
+                                         "strides": None, "stream": None}
+
+
+def test_calls_alike_but_for_alignment_are_planned_apart(launches):
+    # The kernel object keeps each call's plan by the call's look (dtypes, shapes, strides,
+    # 16-byte alignment): a view one element off must not reuse the vectorised plan of an
+    # aligned one, and the aligned call gets its plan back after it.
+    add = cujit.ElementwiseKernel("T x, T y", "T z", "z = x + y", "standin_aligned")
+    base = cujit.asarray(np.ones(4100, np.float32))
+    z = cujit.asarray(np.zeros(4096, np.float32))
+
+    def threads(offset):
+        add(Offset(base, offset, 4096), Offset(base, offset, 4096), z)
+        last = LastLaunch()
+        return last.grid[0] * last.block[0]
+
+    aligned, shifted = threads(0), threads(1)
+    assert aligned < shifted  # 16-byte vectors over the aligned views: fewer threads
+    assert threads(0) == aligned and threads(1) == shifted and threads(4) == aligned
