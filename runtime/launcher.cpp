@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <future>
 #include <new>
 #include <optional>
 #include <regex>
@@ -62,38 +61,37 @@ CompiledProgram compile_mapped(const FamilyBuild& build, const SourceProgram& pr
   }
 }
 
-// A family's build as the cache's last tier. On a miss the clang analysis of the snippets runs
-// on another thread from the moment the source is generated while NVRTC compiles; its error,
-// the more precise, wins over NVRTC's.
+// NVRTC first. Only when it fails (or cannot be loaded) does the clang analysis of the
+// snippets run, whose error, the more precise, wins over NVRTC's: a process whose kernels all
+// compile never loads the analyser (issue 35).
+CompiledProgram compile_analysed(const FamilyBuild& build, const SourceProgram& program) {
+  try {
+    return compile_mapped(build, program);
+  } catch (const CompileError&) {
+    {
+      NvtxRange range(NvtxKind::Analysis, "analyse " + build.kernel);
+      analyze_snippets(build.snippets());
+    }
+    throw;
+  }
+}
+
+// A family's build as the cache's last tier.
 class FamilyCompiler final : public Compiler {
  public:
   explicit FamilyCompiler(const FamilyBuild& build) : build_(build) {}
   SourceProgram generate() override {
-    analysis_ = std::async(std::launch::async, [set = build_.snippets(), kernel = build_.kernel] {
-      NvtxRange range(NvtxKind::Analysis, "analyse " + kernel);
-      analyze_snippets(set);
-    });
     NvtxRange range(NvtxKind::Generation, "generate " + build_.kernel);
     return build_.generate();
   }
   CompiledProgram compile(const SourceProgram& program) override {
-    std::exception_ptr nvrtc_error;
-    CompiledProgram compiled;
-    try {
-      compiled = compile_mapped(build_, program);
-    } catch (const CompileError&) {
-      nvrtc_error = std::current_exception();
-    }
-    if (analysis_.valid()) analysis_.get();
-    if (nvrtc_error) std::rethrow_exception(nvrtc_error);
-    return compiled;
+    return compile_analysed(build_, program);
   }
   bool jits_ptx() const override { return static_cast<bool>(build_.jit_ptx); }
   CompiledProgram jit_ptx(const CompiledProgram& ptx) override { return build_.jit_ptx(ptx); }
 
  private:
   const FamilyBuild& build_;
-  std::future<void> analysis_;
 };
 
 }  // namespace
@@ -129,12 +127,9 @@ void register_family_replay(
     auto build = std::make_shared<FamilyBuild>(parse(entry, target));
     ReplayedKernel replayed;
     replayed.request = build->request;
-    replayed.generate = [build] {
-      analyze_snippets(build->snippets());
-      return build->generate();
-    };
+    replayed.generate = [build] { return build->generate(); };
     replayed.compile = [build](const SourceProgram& program) {
-      return compile_mapped(*build, program);
+      return compile_analysed(*build, program);
     };
     return replayed;
   });

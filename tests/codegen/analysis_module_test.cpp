@@ -6,9 +6,11 @@
 
 #include "support/child_process.hpp"
 
+#include <cujit/cache.hpp>
 #include <cujit/elementwise.hpp>
 #include <cujit/error.hpp>
 #include <cujit/reduction.hpp>
+#include <cujit/specialize.hpp>
 
 #include <gtest/gtest.h>
 
@@ -50,6 +52,32 @@ SnippetSet rejected_set() {
   return set;
 }
 
+// Kernels that compile never load the analyser: NVRTC runs first, and the analyser only to
+// point an error NVRTC found at the user's snippet (issue 35), which then loads it.
+void compile_then_reject() {
+  CacheConfig memory_only;
+  memory_only.writable = false;  // every specialisation below is compiled in this process
+  configure_cache(memory_only);
+  const Target sm90 = Target::parse("sm_90");
+  const ElementwiseKernel axpb("T x, T a, T b", "T y", "y = a * x + b", "compiles_axpb");
+  axpb.specialize({ArgSpec::array(DType::Float32, {4096}), ArgSpec::scalar(DType::Float32),
+                   ArgSpec::scalar(DType::Float32)},
+                  sm90);
+  const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "compiles_sum");
+  sum.specialize({ArgSpec::array(DType::Float32, {64, 64})}, ReduceOptions{}, sm90);
+  EXPECT_GE(cache_stats().nvrtc_compilations, 2u);
+  EXPECT_FALSE(module_mapped()) << "the analyser was loaded for kernels that compile";
+  const ElementwiseKernel typo("T x", "T y", "y = x;\ny = x +* 2;", "compiles_typo");
+  try {
+    typo.specialize({ArgSpec::array(DType::Float32, {16})}, sm90);
+    ADD_FAILURE() << "a snippet with a syntax error compiled";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 2) << e.what();
+    EXPECT_EQ(e.column(), 8) << e.what();
+  }
+  EXPECT_TRUE(module_mapped()) << "the analyser was not asked about NVRTC's error";
+}
+
 // Runs only as a child of the AnalysisModule tests (the phase variable is set).
 TEST(AnalysisModuleChild, Phase) {
   const char* phase = std::getenv(kPhase);
@@ -72,6 +100,9 @@ TEST(AnalysisModuleChild, Phase) {
       EXPECT_EQ(report.identifiers.size(), 1u);
     }
     EXPECT_FALSE(analysis_available());
+  } else if (what == "compiles") {
+    compile_then_reject();
+    return;
   } else if (what == "present") {
     EXPECT_THROW(analyze_snippets(rejected_set()), CompileError);
     EXPECT_TRUE(analysis_available());
@@ -135,6 +166,12 @@ std::string module_beside_libcujit() {
 
 TEST(AnalysisModule, ExplicitPathIsLoaded) {
   ChildResult r = run_child("present", module_beside_libcujit());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.info_lines, 0) << r.err;
+}
+
+TEST(AnalysisModule, MappedOnlyWhenNvrtcRejectsAProgram) {
+  ChildResult r = run_child("compiles", "");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.info_lines, 0) << r.err;
 }
