@@ -131,6 +131,8 @@ Found TierChain::resolve(const KernelRequest& request, Compiler& compiler) {
   }
   CUJIT_LOG_AT(LogLevel::Debug, describe_request(request) + ": no entry for content key " +
                                     search.content_key().substr(0, 16));
+  // A program that failed to compile in this process fails again, without the compiler.
+  failures_.rethrow_if_known(search.request_key() + search.content_key());
   // 3. Another process or host may be compiling it: the leases.
   for (Tier* tier : tiers_) {
     if (Found found = tier->before_compile(search)) return counted(std::move(found));
@@ -153,6 +155,10 @@ Found TierChain::compile(Search& search) {
     const std::shared_ptr<Store> w = stores_.writable();
     throw CompilerUnavailableError(
         compiler_unavailable_message(request, names, w ? w->name() : "", e.what()));
+  } catch (const CompileError& e) {
+    for (Tier* tier : tiers_) tier->abandon(search);
+    failures_.remember(search.request_key() + search.content_key(), e);
+    throw;
   } catch (...) {
     for (Tier* tier : tiers_) tier->abandon(search);
     throw;

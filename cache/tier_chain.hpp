@@ -2,6 +2,7 @@
 // The chain of tiers below the memory layer (tier.hpp), with the counters it keeps.
 
 #include "cache/remote_tier.hpp"
+#include "cache/recent_failures.hpp"
 #include "cache/store_set.hpp"
 #include "cache/store_tiers.hpp"
 #include "cache/tier.hpp"
@@ -53,6 +54,7 @@ class TierChain {
   CompatibleTier compatible_;
   std::optional<FleetTier> fleet_;
   std::vector<Tier*> tiers_;  ///< in lookup order
+  RecentFailures failures_;   ///< programs that failed to compile here
 };
 
 }  // namespace cujit::detail

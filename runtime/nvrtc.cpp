@@ -269,9 +269,28 @@ std::string dump_failure(const SourceProgram& program, const std::vector<std::st
   return base.empty() ? std::string() : "\nsource written to " + base + ".cu (command: .cmd)";
 }
 
+// A -minimal compilation's failure that the full declarations might fix (run_nvrtc's
+// tentative runs): the caller compiles again without -minimal.
+struct MinimalMayBeTheCause {};
+
+// Whether NVRTC's log of a failed -minimal compilation could be the option's doing. -minimal
+// only leaves declarations out (texture and surface functions, the CUDA runtime's device
+// functions and types, device-side launches; add_minimal_option passes it only to code that
+// names none of them), so only an error about an unknown name can be: any other error is the
+// user's code, and a full compilation would report it again (issue 35: one NVRTC run per
+// snippet error).
+bool missing_declaration(const std::string& log) {
+  for (const char* sign : {"is undefined", "is not a template", "no instance of",
+                           "not a type name", "has no member"}) {
+    if (log.find(sign) != std::string::npos) return true;
+  }
+  return false;
+}
+
 // Runs NVRTC on `program` with `options`; its log in `log`. Throws CompileError with the log,
-// the options and the numbered source. A `tentative` run (one that may be retried) writes no
-// source dumps: the caller dumps the run that counts.
+// the options and the numbered source. A `tentative` run (with -minimal, retried without it
+// when missing_declaration) writes no source dumps on success, where the caller dumps the run
+// that counts, and throws MinimalMayBeTheCause for a failure the retry might fix.
 ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
                         const std::vector<std::string>& options, std::string& log,
                         bool tentative = false) {
@@ -304,8 +323,13 @@ ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
   log = program_log(raw);
   detail::dump_log(dumped, log);
   if (result != NVRTC_SUCCESS) {
-    const std::string dump_note =
-        tentative ? std::string() : dump_failure(program, options, dumped, log);
+    if (tentative && missing_declaration(log)) throw MinimalMayBeTheCause{};
+    std::string dumped_now = dumped;
+    if (tentative && !detail::dump_directory().empty()) {  // this run counts after all
+      dumped_now = detail::dump_program(detail::dump_directory(), program, options);
+      detail::dump_log(dumped_now, log);
+    }
+    const std::string dump_note = dump_failure(program, options, dumped_now, log);
     std::ostringstream message;
     message << "cujit: NVRTC failed to compile " << program.name << " for " << target.name() << " ("
             << detail::nvrtc().nvrtcGetErrorString(result) << ")\n"
@@ -317,9 +341,10 @@ ProgramHandle run_nvrtc(const SourceProgram& program, const Target& target,
   return handle;
 }
 
-// run_nvrtc, and when a compilation with -minimal (codegen's add_minimal_option) fails, again
-// without it: the full declarations may be what the user's code needs, and an error that
-// remains is reported from the full compilation.
+// run_nvrtc, and when a compilation with -minimal (codegen's add_minimal_option) fails with an
+// error about an unknown name, again without it: the full declarations may be what the user's
+// code needs, and an error that remains is reported from the full compilation. Any other
+// error is reported from the -minimal run.
 ProgramHandle run_nvrtc_minimal_first(const SourceProgram& program, const Target& target,
                                       std::vector<std::string> options, std::string& log) {
   const auto minimal = std::find(options.begin(), options.end(), "-minimal");
@@ -329,7 +354,7 @@ ProgramHandle run_nvrtc_minimal_first(const SourceProgram& program, const Target
     const std::string dump_to = detail::dump_directory();
     if (!dump_to.empty()) detail::dump_log(detail::dump_program(dump_to, program, options), log);
     return handle;
-  } catch (const CompileError&) {
+  } catch (const MinimalMayBeTheCause&) {
     options.erase(std::find(options.begin(), options.end(), "-minimal"));
     return run_nvrtc(program, target, options, log);
   }

@@ -549,6 +549,36 @@ TEST(KernelCache, PreloadedProgramsAreThoseNoLookupTookYet) {
 
 TEST(KernelCache, PrefetchNeverReadsADamagedKernelAhead) { expect_damaged_binary_recompiled(true); }
 
+// A program that failed to compile fails again with the same error, without the compiler
+// (issue 35: one NVRTC run per snippet error in a process); another program still compiles.
+TEST(KernelCache, AProgramThatFailedToCompileFailsAgainWithoutTheCompiler) {
+  TempDir dir;
+  KernelCache cache(config_in(dir));
+  auto bad = fake_kernel("bad");
+  int calls = 0;
+  const CompileFn failing = [&](const SourceProgram&) -> CompiledProgram {
+    ++calls;
+    throw CompileError("cujit: kernel 'bad': 2:8: expected an expression", "log", {"-minimal"},
+                       "source", 2, 8);
+  };
+  for (int round = 0; round < 3; ++round) {
+    try {
+      cache.get_or_compile(bad.request, bad.generator(), failing);
+      ADD_FAILURE() << "compiled";
+    } catch (const CompileError& e) {
+      EXPECT_EQ(std::string(e.what()), "cujit: kernel 'bad': 2:8: expected an expression");
+      EXPECT_EQ(e.line(), 2);
+      EXPECT_EQ(e.column(), 8);
+      EXPECT_EQ(e.log(), "log");
+    }
+  }
+  EXPECT_EQ(calls, 1);
+  FakeCompiler compiler;
+  auto good = fake_kernel("good");
+  cache.get_or_compile(good.request, good.generator(), compiler.fn(Target{80}));
+  EXPECT_EQ(compiler.calls, 1);
+}
+
 TEST(KernelCache, MemoryStoreListsRecentKernelsNewestFirst) {
   auto store = std::make_shared<MemoryStore>();
   FakeCompiler compiler;

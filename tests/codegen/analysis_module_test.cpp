@@ -68,6 +68,7 @@ void compile_then_reject() {
   EXPECT_GE(cache_stats().nvrtc_compilations, 2u);
   EXPECT_FALSE(module_mapped()) << "the analyser was loaded for kernels that compile";
   const ElementwiseKernel typo("T x", "T y", "y = x;\ny = x +* 2;", "compiles_typo");
+  const std::uint64_t before = cache_stats().nvrtc_compilations;
   try {
     typo.specialize({ArgSpec::array(DType::Float32, {16})}, sm90);
     ADD_FAILURE() << "a snippet with a syntax error compiled";
@@ -75,6 +76,15 @@ void compile_then_reject() {
     EXPECT_EQ(e.line(), 2) << e.what();
     EXPECT_EQ(e.column(), 8) << e.what();
   }
+  EXPECT_EQ(cache_stats().nvrtc_compilations - before, 1u);  // one NVRTC run per snippet error
+  // Asked again, the same error comes back without NVRTC.
+  try {
+    typo.specialize({ArgSpec::array(DType::Float32, {16})}, sm90);
+    ADD_FAILURE() << "a snippet with a syntax error compiled";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 2) << e.what();
+  }
+  EXPECT_EQ(cache_stats().nvrtc_compilations - before, 1u);
   EXPECT_TRUE(module_mapped()) << "the analyser was not asked about NVRTC's error";
 }
 

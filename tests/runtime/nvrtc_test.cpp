@@ -135,6 +135,18 @@ TEST(Nvrtc, MinimalCompilationFallsBackToTheFullDeclarations) {
     EXPECT_NE(std::string(e.what()).find("undeclared_name"), std::string::npos);
     EXPECT_EQ(std::find(e.options().begin(), e.options().end(), "-minimal"), e.options().end());
   }
+
+  // Any other error is the code's own, which the full declarations cannot fix: reported from
+  // the -minimal run, NVRTC run once (issue 35).
+  program.source = "extern \"C\" __global__ void k(int* x) { x[0] = 1 + ; }\n";
+  const std::uint64_t once = nvrtc_compile_count();
+  try {
+    compile(program, Target::parse("sm_90"));
+    FAIL() << "expected a CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(e.log().find("expected an expression"), std::string::npos) << e.log();
+  }
+  EXPECT_EQ(nvrtc_compile_count() - once, 1u);
 }
 
 TEST(Nvrtc, DeepNestingFromAWorkerThreadIsCompiledOrRefusedNeverACrash) {
