@@ -13,6 +13,7 @@
 #include "core/nvtx.hpp"
 #include "runtime/device_link.hpp"
 #include "runtime/nvrtc_library.hpp"
+#include "runtime/nvrtc_pch.hpp"
 #include "runtime/source_dump.hpp"
 #include "support/unique_handle.hpp"
 
@@ -367,8 +368,9 @@ CompiledProgram compile(const SourceProgram& program, const Target& target) {
   check_before_nvrtc(program);
   check_target(program, target);
   std::string log;
-  ProgramHandle handle =
-      run_nvrtc_minimal_first(program, target, nvrtc_options(program, target), log);
+  std::vector<std::string> options = nvrtc_options(program, target);
+  detail::add_pch_option(program, options);  // not in the keys: it changes no binary
+  ProgramHandle handle = run_nvrtc_minimal_first(program, target, std::move(options), log);
   CompiledProgram compiled;
   compiled.target = target;
   compiled.log = std::move(log);
@@ -394,6 +396,7 @@ LinkInput compile_to_lto_ir(const SourceProgram& program, const Target& target) 
   check_target(library, target);
   std::vector<std::string> options = nvrtc_options(library, target);
   options.insert(options.begin() + 3, {"-dlto", "-rdc=true"});
+  detail::add_pch_option(library, options);
   std::string log;
   ProgramHandle handle = run_nvrtc_minimal_first(library, target, options, log);
   const std::string stem = program.name.substr(0, program.name.rfind('.'));

@@ -4,11 +4,14 @@
 
 #include "runtime/source_dump.hpp"
 
+#include "runtime/nvrtc_pch.hpp"
+
 #include "core/nvtx.hpp"
 
 #include <cujit/cache.hpp>
 #include <cujit/elementwise.hpp>
 #include <cujit/error.hpp>
+#include <cujit/log.hpp>
 #include <cujit/program.hpp>
 #include <cujit/specialize.hpp>
 
@@ -235,6 +238,43 @@ TEST(Nvtx, RangesRunWithoutAToolAndCostNanoseconds) {
   EXPECT_TRUE(detail::nvtx_compiled_in());
 #endif
 #endif
+}
+
+// NVRTC's automatic precompiled headers (runtime/nvrtc_pch.hpp), as the debug log's commands
+// show them: a program whose includes this process compiled before gets -pch, the first does
+// not, nor does a program without includes.
+TEST(NvrtcPch, AskedForAProgramWhoseIncludesWereCompiledBefore) {
+  if (std::getenv("CUJIT_NVRTC_PCH") != nullptr) GTEST_SKIP() << "CUJIT_NVRTC_PCH is set";
+  SourceProgram first;
+  first.name = "pch_first.cu";
+  // A spelling no other test uses: the set of includes is new to this process.
+  first.source = "#  include <cuda_fp16.h>\nextern \"C\" __global__ void pch_a(__half* x) {}\n";
+  SourceProgram second = first;
+  second.name = "pch_second.cu";
+  second.source = "#  include <cuda_fp16.h>\nextern \"C\" __global__ void pch_b(__half* x) {}\n";
+  SourceProgram none;
+  none.name = "pch_none.cu";
+  none.source = "extern \"C\" __global__ void pch_c(float* x) {}\n";
+  EXPECT_EQ(detail::include_set(first), "#  include <cuda_fp16.h>\n");
+  EXPECT_EQ(detail::include_set(none), "");
+  SourceProgram pre = none;
+  pre.options = {"--pre-include=cuda_fp16.h"};
+  EXPECT_EQ(detail::include_set(pre), "--pre-include=cuda_fp16.h\n");
+
+  std::vector<std::string> commands;
+  const LogLevel level = log_level();
+  set_log_level(LogLevel::Debug);
+  const LogSink saved = set_log_sink([&](LogLevel, const std::string& message) {
+    if (message.rfind("NVRTC compiles pch_", 0) == 0) commands.push_back(message);
+  });
+  const Target target = Target::parse("sm_90");
+  for (const SourceProgram* p : {&first, &second, &none, &none}) compile(*p, target);
+  set_log_sink(saved);
+  set_log_level(level);
+  ASSERT_EQ(commands.size(), 4u);
+  EXPECT_EQ(commands[0].find("-pch"), std::string::npos) << commands[0];
+  EXPECT_NE(commands[1].find("-pch"), std::string::npos) << commands[1];
+  EXPECT_EQ(commands[3].find("-pch"), std::string::npos) << commands[3];
 }
 
 }  // namespace

@@ -1,0 +1,78 @@
+#include "runtime/nvrtc_pch.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <unordered_set>
+
+namespace cujit::detail {
+namespace {
+
+enum class PchMode { Off, Auto, On };
+
+PchMode pch_mode() {
+  static const PchMode mode = [] {
+    const char* value = std::getenv("CUJIT_NVRTC_PCH");
+    if (value == nullptr) return PchMode::Auto;
+    if (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0) return PchMode::Off;
+    if (std::strcmp(value, "1") == 0 || std::strcmp(value, "on") == 0) return PchMode::On;
+    return PchMode::Auto;
+  }();
+  return mode;
+}
+
+bool starts_with(const std::string& text, const char* prefix) {
+  return text.compare(0, std::strlen(prefix), prefix) == 0;
+}
+
+// Whether this process compiled a program with `includes` before; remembers them. At most
+// kMaxSets sets are remembered (a process that makes more starts over).
+bool seen_before(const std::string& includes) {
+  constexpr std::size_t kMaxSets = 1024;
+  static std::mutex mutex;
+  static std::unordered_set<std::string> seen;
+  std::lock_guard lock(mutex);
+  if (seen.count(includes) != 0) return true;
+  if (seen.size() >= kMaxSets) seen.clear();
+  seen.insert(includes);
+  return false;
+}
+
+}  // namespace
+
+std::string include_set(const SourceProgram& program) {
+  std::string set;
+  std::istringstream source(program.source);
+  for (std::string line; std::getline(source, line);) {
+    const std::size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] != '#') continue;
+    const std::size_t word = line.find_first_not_of(" \t", start + 1);
+    if (word != std::string::npos && line.compare(word, 7, "include") == 0) {
+      set += line.substr(start) + '\n';
+    }
+  }
+  for (const std::string& option : program.options) {
+    if (starts_with(option, "--pre-include") || starts_with(option, "-include")) {
+      set += option + '\n';
+    }
+  }
+  return set;
+}
+
+void add_pch_option(const SourceProgram& program, std::vector<std::string>& options) {
+  const PchMode mode = pch_mode();
+  if (mode == PchMode::Off) return;
+  for (const std::string& option : options) {
+    if (option == "-pch" || option == "--pch" || starts_with(option, "--create-pch") ||
+        starts_with(option, "--use-pch")) {
+      return;
+    }
+  }
+  const std::string includes = include_set(program);
+  if (includes.empty()) return;
+  if (mode == PchMode::Auto && !seen_before(includes)) return;
+  options.push_back("-pch");
+}
+
+}  // namespace cujit::detail
