@@ -1,5 +1,6 @@
 #include "runtime/nvrtc_pch.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -60,6 +61,18 @@ std::string include_set(const SourceProgram& program) {
   return set;
 }
 
+// Whether every header `program` can include is the toolkit's, which no one edits while the
+// process runs: NVRTC reuses a PCH by the program's include lines, not by the headers' bytes
+// (seen on an H200: a header edited on disk, or given in memory under the same name, compiled
+// as its old text). So no PCH for in-memory headers, quoted includes, or include directories
+// of the program's own.
+static bool only_toolkit_headers(const SourceProgram& program, const std::string& includes) {
+  if (!program.headers.empty() || includes.find('"') != std::string::npos) return false;
+  return std::none_of(program.options.begin(), program.options.end(), [](const std::string& o) {
+    return starts_with(o, "-I") || starts_with(o, "--include-path") || starts_with(o, "-isystem");
+  });
+}
+
 void add_pch_option(const SourceProgram& program, std::vector<std::string>& options) {
   const PchMode mode = pch_mode();
   if (mode == PchMode::Off) return;
@@ -70,7 +83,7 @@ void add_pch_option(const SourceProgram& program, std::vector<std::string>& opti
     }
   }
   const std::string includes = include_set(program);
-  if (includes.empty()) return;
+  if (includes.empty() || !only_toolkit_headers(program, includes)) return;
   if (mode == PchMode::Auto && !seen_before(includes)) return;
   options.push_back("-pch");
 }

@@ -21,8 +21,10 @@ std::string include_set(const SourceProgram& program);
 
 /// Appends "-pch" to the NVRTC `options` of `program` by CUJIT_NVRTC_PCH: `auto` (the default)
 /// when this process compiled a program with the same non-empty include set before, `1` for
-/// any program that includes something, `0` never. Options that ask for -pch already are left
-/// as they are. Thread-safe.
+/// any program that includes something, `0` never. Only for programs whose headers are all
+/// the toolkit's: none in memory, no quoted includes, no include directories of their own
+/// (NVRTC would reuse a PCH of a header's old text). Options that ask for -pch already are
+/// left as they are. Thread-safe.
 void add_pch_option(const SourceProgram& program, std::vector<std::string>& options);
 
 }  // namespace cujit::detail
