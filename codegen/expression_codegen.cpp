@@ -287,6 +287,8 @@ ExprDefinition generate_expression(const ExprGraph& graph) {
   if (e.uses_minmax) d.preamble += kMinMaxHelper;
   d.structure = structure_of(graph);
   d.name = "expr_" + hex64(fnv1a(d.structure));
+  d.body = std::move(e.body);
+  d.result = temp(static_cast<int>(graph.nodes.size() - 1));
   return d;
 }
 

@@ -84,6 +84,8 @@ struct ExprDefinition {
   std::string preamble;    ///< helpers the operation uses (NumPy's remainder, integer power)
   std::string name;        ///< "expr_" and 16 hex digits of the structure's hash
   std::string structure;   ///< the graph as canonical text (the name's hash input)
+  std::string body;        ///< the operation's statements without the output's assignment
+  std::string result;      ///< the root's temporary ("tN"), of the root node's dtype
 };
 
 /// The definition of `graph`'s kernel. Two graphs of the same operations, dtypes and slot
@@ -91,5 +93,38 @@ struct ExprDefinition {
 /// TypeError for an operation its operands' dtypes do not support (boolean '-', complex
 /// operands other than + - * / and ==, !=).
 ExprDefinition generate_expression(const ExprGraph& graph);
+
+/// A reduction of an expression's values.
+enum class ExprReduce { Sum, Prod, Min, Max, Mean };
+
+/// The reduction's name as users write it ("sum", "max").
+const char* expr_reduce_name(ExprReduce op) noexcept;
+
+/// What a reduction of values of `dtype` gives (`out`) and accumulates in (`acc`), as NumPy 2:
+/// sum and prod of bool and signed integers give int64, of unsigned integers uint64, of floats
+/// their dtype; mean of bool and integers gives float64, of floats their dtype; min and max
+/// keep the dtype. 16-bit floats accumulate in float32. TypeError for complex values.
+struct ReduceTypes {
+  DType out;
+  DType acc;
+};
+ReduceTypes reduce_types(ExprReduce op, DType dtype);
+
+/// A ReductionKernel's definition for a reduction of an expression: the expression becomes a
+/// device function in the preamble that the map expression calls on each element.
+struct ExprReduction {
+  std::string in_params;    ///< as ExprDefinition's
+  std::string out_params;   ///< "int64 out0"
+  std::string map_expr;     ///< "static_cast<long long>(NAME_map(a0, s0))"
+  std::string reduce_expr;  ///< "a + b"; min and max propagate NaN
+  std::string post_map;     ///< "out0 = ...;" (mean divides by the reduced count)
+  std::string identity;     ///< of the accumulator's type
+  std::string reduce_type;  ///< the accumulator's dtype name
+  std::string preamble;     ///< the expression's helpers and its device function
+  std::string name;         ///< "expr_sum_" and 16 hex digits
+};
+
+/// The reduction `op` of `graph`'s values. Throws as generate_expression and reduce_types.
+ExprReduction generate_expression_reduction(const ExprGraph& graph, ExprReduce op);
 
 }  // namespace cujit::detail

@@ -3,7 +3,10 @@
 // ElementwiseKernel per structure for the process, called with the arrays and scalars.
 #include "runtime/expression_node.hpp"
 
+#include "core/layout.hpp"
+
 #include <cujit/elementwise.hpp>
+#include <cujit/reduction.hpp>
 #include <cujit/error.hpp>
 
 #include <algorithm>
@@ -147,6 +150,32 @@ std::shared_ptr<const ElementwiseKernel> kernel_for(const ExprGraph& graph) {
   return kernel;
 }
 
+struct ReductionEntry {
+  ExprGraph graph;
+  ExprReduce op;
+  std::shared_ptr<const ReductionKernel> kernel;
+};
+
+// One reduction kernel per expression structure and reduction, for the life of the process.
+std::shared_ptr<const ReductionKernel> reduction_for(const ExprGraph& graph, ExprReduce op) {
+  static std::mutex& mutex = *new std::mutex;  // never destroyed, as kernel_for's
+  static auto& kernels = *new std::unordered_map<std::uint64_t, std::vector<ReductionEntry>>;
+  std::lock_guard lock(mutex);
+  std::vector<ReductionEntry>& bucket = kernels[graph_hash(graph) ^ static_cast<unsigned>(op)];
+  for (const ReductionEntry& e : bucket) {
+    if (e.op == op && same_graph(e.graph, graph)) return e.kernel;
+  }
+  ExprReduction r = generate_expression_reduction(graph, op);
+  ReductionOptions options;
+  options.preamble = std::move(r.preamble);
+  options.reduce_type = std::move(r.reduce_type);
+  auto kernel = std::make_shared<const ReductionKernel>(r.in_params, r.out_params, r.map_expr,
+                                                        r.reduce_expr, r.post_map, r.identity,
+                                                        r.name, std::move(options));
+  bucket.push_back({graph, op, kernel});
+  return kernel;
+}
+
 std::vector<Arg> arguments(const Flattened& f) {
   std::vector<Arg> args;
   args.reserve(f.arrays.size() + f.scalars.size() + 1);
@@ -172,6 +201,19 @@ Array evaluate(const NodePtr& root, const Array* out, const LaunchOptions& optio
   if (f.arrays.empty() && out != nullptr) o.size = out->size();
   std::vector<Array> results = kernel->call(args, o);
   return results.empty() ? Array() : results.front();
+}
+
+// Reduces `root`'s values with `op` over reduce's axes into a new array.
+Array evaluate_reduction(const NodePtr& root, ExprReduce op, const ReduceOptions& reduce,
+                         const LaunchOptions& options) {
+  const Flattened f = Flattener().run(root);
+  if (f.arrays.empty()) {
+    throw ArgumentError(std::string("cujit: ") + expr_reduce_name(op) +
+                        ": the expression has no array to take its shape and device from "
+                        "(scalars only)");
+  }
+  const auto kernel = reduction_for(f.graph, op);
+  return kernel->call(arguments(f), reduce, options).front();
 }
 
 // The root of `e`, which must not be a C++ number alone (it has no dtype or shape to make).
@@ -269,6 +311,50 @@ void eval(const Expr& e, const Array& out, const LaunchOptions& options) {
     return;
   }
   detail::evaluate(root, &out, options);
+}
+
+namespace {
+
+// Whether a reduction of `shape` over `reduce`'s axes reduces no element (axes out of range
+// are left to the kernel's ShapeError).
+bool reduces_nothing(const Shape& shape, const ReduceOptions& reduce) {
+  const auto rank = static_cast<int>(shape.size());
+  if (!reduce.axes) return detail::shape_product(shape) == 0;
+  for (int axis : *reduce.axes) {
+    const int a = axis < 0 ? axis + rank : axis;
+    if (a >= 0 && a < rank && shape[static_cast<std::size_t>(a)] == 0) return true;
+  }
+  return false;
+}
+
+Array reduce_with(detail::ExprReduce op, const Expr& e, const ReduceOptions& reduce,
+                  const LaunchOptions& options) {
+  const detail::NodePtr root = detail::root_of(e, detail::expr_reduce_name(op));
+  if ((op == detail::ExprReduce::Min || op == detail::ExprReduce::Max) &&
+      reduces_nothing(root->shape(), reduce)) {
+    throw ArgumentError(std::string("cujit: ") + detail::expr_reduce_name(op) +
+                        ": a zero-size reduction has no identity (shape " +
+                        detail::shape_text(root->shape()) + ")");
+  }
+  return detail::evaluate_reduction(root, op, reduce, options);
+}
+
+}  // namespace
+
+Array sum(const Expr& e, const ReduceOptions& reduce, const LaunchOptions& options) {
+  return reduce_with(detail::ExprReduce::Sum, e, reduce, options);
+}
+Array prod(const Expr& e, const ReduceOptions& reduce, const LaunchOptions& options) {
+  return reduce_with(detail::ExprReduce::Prod, e, reduce, options);
+}
+Array min(const Expr& e, const ReduceOptions& reduce, const LaunchOptions& options) {
+  return reduce_with(detail::ExprReduce::Min, e, reduce, options);
+}
+Array max(const Expr& e, const ReduceOptions& reduce, const LaunchOptions& options) {
+  return reduce_with(detail::ExprReduce::Max, e, reduce, options);
+}
+Array mean(const Expr& e, const ReduceOptions& reduce, const LaunchOptions& options) {
+  return reduce_with(detail::ExprReduce::Mean, e, reduce, options);
 }
 
 Array& operator+=(Array& a, const Expr& e) { return assign(a, detail::ExprOp::Add, e, "+="); }

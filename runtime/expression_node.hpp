@@ -66,6 +66,13 @@ NodePtr index_node(const Shape& shape);
 /// astype(x, dtype).
 NodePtr cast_node(const NodePtr& x, DType dtype);
 
+/// The reduction `op` of `root`'s values over reduce's axes, into a new array (one
+/// ReductionKernel per expression structure and reduction).
+Array evaluate_reduction(const NodePtr& root, ExprReduce op, const ReduceOptions& reduce,
+                         const LaunchOptions& options);
+/// The root of `e` (ArgumentError naming `what` for a C++ number alone).
+NodePtr root_of(const Expr& e, const char* what);
+
 /// The elementwise kernel definition of the expression rooted at `root` (its canonical graph:
 /// operands first, identical subexpressions once, slots numbered by first use).
 ExprDefinition expression_definition(const NodePtr& root);

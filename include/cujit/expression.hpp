@@ -141,6 +141,29 @@ CUJIT_EXPORT Expr astype(const Expr& x, DType dtype);
 CUJIT_EXPORT void eval(const Expr& e, const Array& out, const LaunchOptions& options = {});
 
 ///@{
+/// Reductions of an expression over `reduce`'s axes (default: every axis; cujit::axis and
+/// keepdims as for ReductionKernel calls), fused with it into one reduction kernel: its values
+/// are computed as they are read and never stored. Result dtypes are NumPy 2's: sum and prod
+/// of bool and signed integers give int64, of unsigned integers uint64, of floats their dtype;
+/// mean gives float64 for bool and integers, else the dtype; min and max keep the dtype and
+/// propagate NaN. float16 and bfloat16 accumulate in float32. A zero-size min or max is an
+/// ArgumentError (NumPy's ValueError); a zero-size mean is NaN. TypeError for complex values.
+///
+///     cujit::Array total = cujit::sum(x * y);                     // a dot product
+///     cujit::Array rows  = cujit::max(x, {cujit::Axes{1}, true}); // per row, kept as (n, 1)
+CUJIT_EXPORT Array sum(const Expr& e, const ReduceOptions& reduce = {},
+                       const LaunchOptions& options = {});
+CUJIT_EXPORT Array prod(const Expr& e, const ReduceOptions& reduce = {},
+                        const LaunchOptions& options = {});
+CUJIT_EXPORT Array min(const Expr& e, const ReduceOptions& reduce = {},
+                       const LaunchOptions& options = {});
+CUJIT_EXPORT Array max(const Expr& e, const ReduceOptions& reduce = {},
+                       const LaunchOptions& options = {});
+CUJIT_EXPORT Array mean(const Expr& e, const ReduceOptions& reduce = {},
+                        const LaunchOptions& options = {});
+///@}
+
+///@{
 /// `a op= e`: eval(a op e, a), the result converted to a's dtype where NumPy's same_kind rule
 /// allows it (float64 into float32, int into float), else TypeError (float into int, signed
 /// into unsigned).

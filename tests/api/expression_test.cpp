@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -142,6 +143,48 @@ TEST(ExpressionStandin, EveryOperationCompilesForEveryDtypeFamily) {
   for (const Expr& e : {z + z, z * z - z, z / z, -z, z == z, astype(z, DType::Complex128)}) {
     EXPECT_EQ(e.eval().dtype(), e.dtype());
   }
+}
+
+TEST(ExpressionStandin, ReductionsCompileForEveryDtypeAndGiveNumPysDtypesAndShapes) {
+  CUJIT_REQUIRE_DEVICE();
+  using R = detail::ExprReduce;
+  for (DType t : {DType::Bool, DType::Int8, DType::Int32, DType::Int64, DType::UInt8,
+                  DType::UInt64, DType::Float16, DType::BFloat16, DType::Float32,
+                  DType::Float64}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const Array x = Array::empty({4, 8}, t);
+    const Expr e = t == DType::Bool ? Expr(x) : x * x;
+    EXPECT_EQ(sum(e).dtype(), detail::reduce_types(R::Sum, e.dtype()).out);
+    EXPECT_EQ(sum(e).shape(), Shape{});
+    EXPECT_EQ(prod(e, {Axes{1}}).shape(), Shape{4});
+    EXPECT_EQ(max(e, {Axes{0}, true}).shape(), (Shape{1, 8}));
+    EXPECT_EQ(min(e, {Axes{-1}}).dtype(), e.dtype());
+    EXPECT_EQ(mean(e).dtype(), detail::reduce_types(R::Mean, e.dtype()).out);
+  }
+  EXPECT_EQ(detail::reduce_types(R::Sum, DType::Int8).out, DType::Int64);
+  EXPECT_EQ(detail::reduce_types(R::Sum, DType::UInt16).out, DType::UInt64);
+  EXPECT_EQ(detail::reduce_types(R::Sum, DType::Bool).out, DType::Int64);
+  EXPECT_EQ(detail::reduce_types(R::Mean, DType::Int32).out, DType::Float64);
+  EXPECT_EQ(detail::reduce_types(R::Mean, DType::Float16).acc, DType::Float32);
+  EXPECT_EQ(detail::reduce_types(R::Max, DType::BFloat16).out, DType::BFloat16);
+  // NumPy's ValueError for a zero-size min or max; an empty result is fine.
+  const Array none = Array::empty({0, 3}, DType::Float32);
+  EXPECT_NE(error_of([&] { (void)max(none); }).find("max: a zero-size reduction"),
+            std::string::npos);
+  EXPECT_THROW((void)min(none, {Axes{0}}), ArgumentError);
+  EXPECT_EQ(max(none, {Axes{1}}).shape(), Shape{0});
+  EXPECT_THROW((void)sum(Array::empty({4}, DType::Complex64)), TypeError);
+  EXPECT_THROW((void)sum(Expr(2.0)), ArgumentError);  // a C++ number alone
+  // The expression is the map's device function, named by its structure.
+  const auto s = detail::generate_expression_reduction(
+      detail::ExprGraph{{{detail::ExprOp::Input, DType::Float32, DType::Float32, 0, {}}},
+                        {DType::Float32},
+                        {}},
+      R::Sum);
+  EXPECT_EQ(s.map_expr, "static_cast<float>(" + s.name.substr(0, 5) +
+                            s.name.substr(9) + "_map(a0))");
+  EXPECT_EQ(s.reduce_expr, "a + b");
+  EXPECT_EQ(s.out_params, "float32 out0");
 }
 
 TEST(ExpressionStandin, EvalIntoArraysAndCompoundAssignment) {
@@ -358,6 +401,42 @@ TEST(ExpressionGpu, WhereBroadcastsAndCompoundAssignmentsUpdate) {
   Array square = Array::from_host(std::vector<float>{1, 2, 3, 4}).reshape({2, 2});
   eval(Expr(square.transpose()) * 10.0, square);  // overlapping in another layout
   EXPECT_EQ(host<float>(square), (std::vector<float>{10, 30, 20, 40}));
+}
+
+TEST(ExpressionGpu, ReductionsMatchTheHost) {
+  CUJIT_REQUIRE_GPU();
+  const std::vector<float> xs = test::random_vector<float>(100000, -1, 1, 7);
+  const std::vector<float> ys = test::random_vector<float>(100000, -1, 1, 8);
+  const Array x = Array::from_host(xs), y = Array::from_host(ys);
+  double dot = 0, total = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    dot += static_cast<double>(xs[i]) * ys[i];
+    total += xs[i];
+  }
+  EXPECT_NEAR(host<float>(sum(x * y))[0], dot, 1e-2);
+  EXPECT_NEAR(host<float>(mean(x))[0], total / static_cast<double>(xs.size()), 1e-6);
+  EXPECT_EQ(host<float>(max(x))[0], *std::max_element(xs.begin(), xs.end()));
+  EXPECT_EQ(host<float>(min(x * 2))[0], 2 * *std::min_element(xs.begin(), xs.end()));
+  // NaN propagates through min and max, as numpy.min and numpy.max.
+  const Array nan = Array::from_host(std::vector<float>{1, NAN, -3, 2});
+  EXPECT_TRUE(std::isnan(host<float>(max(nan))[0]));
+  EXPECT_TRUE(std::isnan(host<float>(min(nan))[0]));
+  // Integers: sums and products in int64, means in float64; bool sums count.
+  const Array i8 = Array::from_host(std::vector<std::int8_t>{100, 100, -2});
+  EXPECT_EQ(host<std::int64_t>(prod(i8))[0], -20000);
+  EXPECT_EQ(host<std::int64_t>(sum(i8))[0], 198);
+  const Array i32 = Array::from_host(std::vector<std::int32_t>{1, 2, 3, 4});
+  EXPECT_EQ(host<double>(mean(i32))[0], 2.5);
+  EXPECT_EQ(host<std::int64_t>(sum(i32 > 2))[0], 2);
+  // Over an axis, with keepdims.
+  const Array m = Array::from_host(std::vector<float>{1, 7, 3, -4, -5, -6}).reshape({2, 3});
+  const Array rows = max(m, {Axes{1}, true});
+  EXPECT_EQ(rows.shape(), (Shape{2, 1}));
+  EXPECT_EQ(host<float>(rows), (std::vector<float>{7, -4}));
+  EXPECT_EQ(host<float>(sum(m, {Axes{0}})), (std::vector<float>{-3, 2, -3}));
+  // float16 accumulates in float32: 4096 ones sum to 4096 (float16 steps by 4 there).
+  const Array h = Array::ones({4096}, DType::Float16);
+  EXPECT_EQ(static_cast<float>(host<float16>(sum(h))[0]), 4096.0f);
 }
 
 }  // namespace

@@ -1,0 +1,135 @@
+// Reductions of array expressions (codegen/expression_codegen.hpp): NumPy 2's result and
+// accumulator dtypes, and the ReductionKernel definition whose map expression calls the
+// expression as a device function.
+#include "codegen/expression_codegen.hpp"
+
+#include "core/promotion.hpp"
+
+#include <cujit/error.hpp>
+
+namespace cujit::detail {
+namespace {
+
+bool half_like(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+
+std::string ctype(DType t) { return std::string(dtype_cuda_type(t)); }
+
+// The neutral element of min (largest) or max (smallest) in `acc`, as a C++ expression.
+std::string extreme(DType acc, bool largest) {
+  switch (acc) {
+    case DType::Bool:
+      return largest ? "true" : "false";
+    case DType::Int8:
+      return largest ? "127" : "(-127 - 1)";
+    case DType::Int16:
+      return largest ? "32767" : "(-32767 - 1)";
+    case DType::Int32:
+      return largest ? "2147483647" : "(-2147483647 - 1)";
+    case DType::Int64:
+      return largest ? "9223372036854775807LL" : "(-9223372036854775807LL - 1LL)";
+    case DType::UInt8:
+      return largest ? "255" : "0";
+    case DType::UInt16:
+      return largest ? "65535" : "0";
+    case DType::UInt32:
+      return largest ? "4294967295u" : "0u";
+    case DType::UInt64:
+      return largest ? "18446744073709551615ull" : "0ull";
+    case DType::Float64:
+      return largest ? "__longlong_as_double(0x7ff0000000000000LL)"
+                     : "__longlong_as_double(0xfff0000000000000LL)";
+    default:  // float32, and the 16-bit floats' float32 accumulator
+      return largest ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  }
+}
+
+std::string parameters(const std::vector<DType>& types, const char* prefix) {
+  std::string out;
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    if (!out.empty()) out += ", ";
+    out += "const " + ctype(types[i]) + " " + prefix + std::to_string(i);
+  }
+  return out;
+}
+
+std::string names(std::size_t count, const char* prefix) {
+  std::string out;
+  for (std::size_t i = 0; i < count; ++i) out += (out.empty() ? "" : ", ") + (prefix + std::to_string(i));
+  return out;
+}
+
+}  // namespace
+
+const char* expr_reduce_name(ExprReduce op) noexcept {
+  constexpr const char* kNames[] = {"sum", "prod", "min", "max", "mean"};
+  return kNames[static_cast<int>(op)];
+}
+
+ReduceTypes reduce_types(ExprReduce op, DType dtype) {
+  if (kind_rank(dtype) == 3) {
+    throw TypeError(std::string("cujit: ") + expr_reduce_name(op) + ": reductions of " +
+                    std::string(dtype_name(dtype)) + " expressions are not supported");
+  }
+  const DType acc = half_like(dtype) ? DType::Float32 : dtype;
+  const DTypeKind kind = dtype_kind(dtype);
+  const bool integral = kind != DTypeKind::Float;  // bool, signed and unsigned integers
+  switch (op) {
+    case ExprReduce::Sum:
+    case ExprReduce::Prod:
+      if (!integral) return {dtype, acc};
+      return kind == DTypeKind::UnsignedInt ? ReduceTypes{DType::UInt64, DType::UInt64}
+                                            : ReduceTypes{DType::Int64, DType::Int64};
+    case ExprReduce::Mean:
+      return integral ? ReduceTypes{DType::Float64, DType::Float64} : ReduceTypes{dtype, acc};
+    default:  // min and max
+      return {dtype, acc};
+  }
+}
+
+ExprReduction generate_expression_reduction(const ExprGraph& graph, ExprReduce op) {
+  const ExprDefinition d = generate_expression(graph);
+  const DType value = graph.nodes.back().dtype;
+  const ReduceTypes types = reduce_types(op, value);
+  const std::string acc = ctype(types.acc);
+  const std::string map = d.name + "_map";
+  ExprReduction r;
+  r.in_params = d.in_params;
+  r.out_params = std::string(dtype_name(types.out)) + " out0";
+  r.preamble = d.preamble + "__device__ __forceinline__ " + ctype(value) + " " + map + "(" +
+               parameters(graph.inputs, "a") +
+               (graph.inputs.empty() || graph.scalars.empty() ? "" : ", ") +
+               parameters(graph.scalars, "s") + ") {\n" + d.body + "return " + d.result +
+               ";\n}\n";
+  const std::string args = names(graph.inputs.size(), "a") +
+                           (graph.inputs.empty() || graph.scalars.empty() ? "" : ", ") +
+                           names(graph.scalars.size(), "s");
+  r.map_expr = "static_cast<" + acc + ">(" + map + "(" + args + "))";
+  r.reduce_type = std::string(dtype_name(types.acc));
+  const std::string out = "out0 = static_cast<" + ctype(types.out) + ">(";
+  switch (op) {
+    case ExprReduce::Sum:
+    case ExprReduce::Mean:
+      r.reduce_expr = "a + b";
+      r.identity = "0";
+      break;
+    case ExprReduce::Prod:
+      r.reduce_expr = "a * b";
+      r.identity = "1";
+      break;
+    case ExprReduce::Min:  // NaN propagates, as numpy.min: a NaN `a` is kept, a NaN `b` taken
+      r.reduce_expr = "(a < b || a != a) ? a : b";
+      r.identity = extreme(types.acc, true);
+      break;
+    case ExprReduce::Max:
+      r.reduce_expr = "(a > b || a != a) ? a : b";
+      r.identity = extreme(types.acc, false);
+      break;
+  }
+  r.post_map = op == ExprReduce::Mean
+                   ? out + "a / static_cast<" + acc + ">(_in_ind.size() / _out_ind.size()));"
+                   : out + "a);";
+  r.name = std::string("expr_") + expr_reduce_name(op) + "_" + d.name.substr(5);
+  return r;
+}
+
+}  // namespace cujit::detail
