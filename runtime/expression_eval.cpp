@@ -250,27 +250,29 @@ bool same_view(const Array& a, const Array& b) {
          a.dtype() == b.dtype();
 }
 
-// Whether `out` overlaps an input of `root` that is not the very same view.
+// Whether `out` (spanning `span`) overlaps an input of `root` that is not the very same view.
 // (Each node once: shared subexpressions would make a tree walk exponential.)
 bool overlaps_differently(const detail::NodePtr& root, const Array& out,
+                          const std::pair<std::uint64_t, std::uint64_t>& span,
                           std::vector<const detail::ExprNode*>& seen) {
   if (std::find(seen.begin(), seen.end(), root.get()) != seen.end()) return false;
   seen.push_back(root.get());
   if (root->op == detail::ExprOp::Input) {
     const Array& in = *root->array;
     if (same_view(in, out) || in.device_id() != out.device_id()) return false;
-    const auto a = span_of(in), b = span_of(out);
-    return a.first < b.second && b.first < a.second;
+    const auto a = span_of(in);
+    return a.first < span.second && span.first < a.second;
   }
   for (const detail::NodePtr& n : root->args) {
-    if (overlaps_differently(n, out, seen)) return true;
+    if (overlaps_differently(n, out, span, seen)) return true;
   }
   return false;
 }
 
 bool overlaps_differently(const detail::NodePtr& root, const Array& out) {
   std::vector<const detail::ExprNode*> seen;
-  return overlaps_differently(root, out, seen);
+  seen.reserve(32);  // one allocation for the usual expression of tens of nodes
+  return overlaps_differently(root, out, span_of(out), seen);
 }
 
 // numpy.can_cast(from, to, "same_kind"): a safe cast, or one within a kind (bool, unsigned,
