@@ -5,6 +5,7 @@
 // kept: they are the program's own.
 
 #include <cujit/error.hpp>
+#include <cujit/program.hpp>
 
 #include <mutex>
 #include <string>
@@ -23,6 +24,9 @@ class RecentFailures {
   /// headers (which the key covers). Errors without a line (NVRTC out of memory, say) may not,
   /// and are not kept.
   void remember(const std::string& key, const CompileError& error);
+  /// Whether a failure of `program` may be remembered: not when it computes an include
+  /// (`#include MACRO`), whose file no key covers, so a fix to it must be seen.
+  static bool rememberable(const SourceProgram& program);
   /// Throws (a copy of) the error kept for `key`, if any.
   void rethrow_if_known(const std::string& key) const;
 

@@ -157,7 +157,9 @@ Found TierChain::compile(Search& search) {
         compiler_unavailable_message(request, names, w ? w->name() : "", e.what()));
   } catch (const CompileError& e) {
     for (Tier* tier : tiers_) tier->abandon(search);
-    failures_.remember(search.request_key() + search.content_key(), e);
+    if (RecentFailures::rememberable(search.source())) {
+      failures_.remember(search.request_key() + search.content_key(), e);
+    }
     throw;
   } catch (...) {
     for (Tier* tier : tiers_) tier->abandon(search);

@@ -124,7 +124,8 @@ struct ExprReduction {
   std::string name;         ///< "expr_sum_" and 16 hex digits
 };
 
-/// The reduction `op` of `graph`'s values. Throws as generate_expression and reduce_types.
+/// The reduction `op` of `graph`'s values. Throws as generate_expression and reduce_types,
+/// and ArgumentError for a graph with an Index node (an elementwise kernel's element index).
 ExprReduction generate_expression_reduction(const ExprGraph& graph, ExprReduce op);
 
 }  // namespace cujit::detail

@@ -87,6 +87,13 @@ ReduceTypes reduce_types(ExprReduce op, DType dtype) {
 }
 
 ExprReduction generate_expression_reduction(const ExprGraph& graph, ExprReduce op) {
+  for (const ExprGraphNode& n : graph.nodes) {
+    if (n.op == ExprOp::Index) {  // the element index is an elementwise kernel's `i`
+      throw ArgumentError(std::string("cujit: ") + expr_reduce_name(op) +
+                          ": an expression of element indices (arange, linspace) cannot be "
+                          "reduced; evaluate it first");
+    }
+  }
   const ExprDefinition d = generate_expression(graph);
   const DType value = graph.nodes.back().dtype;
   const ReduceTypes types = reduce_types(op, value);

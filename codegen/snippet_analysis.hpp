@@ -1,8 +1,10 @@
 #pragma once
-// Checking user snippets with clang before NVRTC sees them: syntax errors, assignments to
-// inputs and reserved names are reported in milliseconds with the snippet's own line and
-// column; whatever clang cannot decide (CUDA intrinsics, unknown functions or types) is left
-// to NVRTC, so a snippet NVRTC accepts is never rejected.
+// Checking user snippets with clang: syntax errors, assignments to inputs and reserved names
+// are reported with the snippet's own line and column; whatever clang cannot decide (CUDA
+// intrinsics, unknown functions or types) is left to NVRTC. The launcher runs the analysis
+// only after NVRTC rejected a program (runtime/launcher.cpp, issue 35), to report its error
+// more precisely: a snippet NVRTC accepts is never rejected, including one that declares a
+// reserved name in its own scope (which shadows cujit's without harm).
 //
 // The clang analyser is a separate module, libcujit-analysis.so (analysis/), loaded on the
 // first analysis; without it analyze_snippets checks nothing and NVRTC's errors, mapped to

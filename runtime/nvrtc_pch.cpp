@@ -1,5 +1,7 @@
 #include "runtime/nvrtc_pch.hpp"
 
+#include "codegen/device_support.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -61,17 +63,43 @@ std::string include_set(const SourceProgram& program) {
   return set;
 }
 
+namespace {
+
+// cujit's own -I options for the toolkit's headers, which generated kernels with half types
+// carry (codegen/device_support.hpp).
+bool toolkit_include(const std::string& option) {
+  const std::string& include = cuda_include_option();
+  return !include.empty() && (option == include || option == include + "/cccl");
+}
+
+// A literal `#include <relative/name>`: no macro, no absolute path, no "..".
+bool plain_system_include(const std::string& line) {
+  const std::size_t open = line.find('<');
+  const std::size_t close = open == std::string::npos ? open : line.find('>', open);
+  if (close == std::string::npos) return false;
+  const std::string name = line.substr(open + 1, close - open - 1);
+  return !name.empty() && name[0] != '/' && name.find("..") == std::string::npos;
+}
+
 // Whether every header `program` can include is the toolkit's, which no one edits while the
 // process runs: NVRTC reuses a PCH by the program's include lines, not by the headers' bytes
 // (seen on an H200: a header edited on disk, or given in memory under the same name, compiled
-// as its old text). So no PCH for in-memory headers, quoted includes, or include directories
-// of the program's own.
-static bool only_toolkit_headers(const SourceProgram& program, const std::string& includes) {
-  if (!program.headers.empty() || includes.find('"') != std::string::npos) return false;
+// as its old text). So no PCH for in-memory headers, pre-included files, quoted, computed or
+// absolute includes, or include directories other than the toolkit's.
+bool only_toolkit_headers(const SourceProgram& program, const std::string& includes) {
+  if (!program.headers.empty()) return false;
+  std::istringstream lines(includes);
+  for (std::string line; std::getline(lines, line);) {
+    if (!plain_system_include(line)) return false;  // pre-include options fail here too
+  }
   return std::none_of(program.options.begin(), program.options.end(), [](const std::string& o) {
-    return starts_with(o, "-I") || starts_with(o, "--include-path") || starts_with(o, "-isystem");
+    const bool directory =
+        starts_with(o, "-I") || starts_with(o, "--include-path") || starts_with(o, "-isystem");
+    return directory && !toolkit_include(o);
   });
 }
+
+}  // namespace
 
 void add_pch_option(const SourceProgram& program, std::vector<std::string>& options) {
   const PchMode mode = pch_mode();

@@ -573,6 +573,17 @@ TEST(KernelCache, AProgramThatFailedToCompileFailsAgainWithoutTheCompiler) {
     }
   }
   EXPECT_EQ(calls, 1);
+  // A computed include's file is in no key: its failures are not kept, so a fix is seen.
+  auto computed = fake_kernel("computed");
+  const GenerateFn with_macro = [] {
+    SourceProgram p;
+    p.source = "#define HEADER \"h.cuh\"\n#include HEADER\n";
+    return p;
+  };
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_THROW(cache.get_or_compile(computed.request, with_macro, failing), CompileError);
+  }
+  EXPECT_EQ(calls, 3);
   FakeCompiler compiler;
   auto good = fake_kernel("good");
   cache.get_or_compile(good.request, good.generator(), compiler.fn(Target{80}));

@@ -3,6 +3,8 @@
 
 #include "codegen/expression_codegen.hpp"
 
+#include <cujit/error.hpp>
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -40,6 +42,17 @@ TEST(ExpressionCodegen, UnaryFunctionsReachTheSource) {
     const std::string call = std::string(expr_op_name(op)) + "(";
     EXPECT_NE(d.operation.find(call), std::string::npos) << d.operation;
   }
+}
+
+TEST(ExpressionCodegen, ReductionsRefuseElementIndices) {
+  ExprGraph g;
+  ExprGraphNode index;
+  index.op = ExprOp::Index;
+  index.dtype = index.operand_dtype = DType::Int64;
+  g.nodes = {index};
+  EXPECT_THROW(generate_expression_reduction(g, ExprReduce::Sum), ArgumentError);
+  EXPECT_EQ(reduce_types(ExprReduce::Prod, DType::UInt8).out, DType::UInt64);
+  EXPECT_THROW(reduce_types(ExprReduce::Max, DType::Complex64), TypeError);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "runtime/source_dump.hpp"
 
+#include "codegen/device_support.hpp"
 #include "runtime/nvrtc_pch.hpp"
 
 #include "core/nvtx.hpp"
@@ -267,14 +268,32 @@ TEST(NvrtcPch, AskedForAProgramWhoseIncludesWereCompiledBefore) {
   const LogSink saved = set_log_sink([&](LogLevel, const std::string& message) {
     if (message.rfind("NVRTC compiles pch_", 0) == 0) commands.push_back(message);
   });
+  // Headers that could change while the process runs never get it (review of db9ff61): a
+  // pre-included file, an absolute or computed include. The toolkit's own -I does not count.
+  SourceProgram user = first;
+  user.name = "pch_user.cu";
+  user.options = {"--pre-include=cuda_fp16.h"};
+  SourceProgram absolute = none;
+  absolute.name = "pch_absolute.cu";
+  absolute.source = "#include </usr/local/cuda/include/cuda_fp16.h>\n" + none.source;
+  SourceProgram toolkit = first;
+  toolkit.name = "pch_toolkit.cu";
+  toolkit.source = "#include  <cuda_fp16.h>\nextern \"C\" __global__ void pch_t(__half* x) {}\n";
+  toolkit.options = {detail::cuda_include_option()};
   const Target target = Target::parse("sm_90");
-  for (const SourceProgram* p : {&first, &second, &none, &none}) compile(*p, target);
+  for (const SourceProgram* p : {&first, &second, &none, &none, &user, &user, &absolute,
+                                 &absolute, &toolkit, &toolkit}) {
+    compile(*p, target);
+  }
   set_log_sink(saved);
   set_log_level(level);
-  ASSERT_EQ(commands.size(), 4u);
+  ASSERT_EQ(commands.size(), 10u);
   EXPECT_EQ(commands[0].find("-pch"), std::string::npos) << commands[0];
   EXPECT_NE(commands[1].find("-pch"), std::string::npos) << commands[1];
   EXPECT_EQ(commands[3].find("-pch"), std::string::npos) << commands[3];
+  EXPECT_EQ(commands[5].find("-pch"), std::string::npos) << commands[5];
+  EXPECT_EQ(commands[7].find("-pch"), std::string::npos) << commands[7];
+  EXPECT_NE(commands[9].find("-pch"), std::string::npos) << commands[9];
 }
 
 }  // namespace
