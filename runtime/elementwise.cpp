@@ -58,15 +58,9 @@ struct PlannedCall {
 // Planned calls kept per kernel object before the memo starts over.
 constexpr std::size_t kMaxPlannedCalls = 1024;
 
-template <class T>
-void put_bytes(std::string& key, const T& value) {
-  key.append(reinterpret_cast<const char*>(&value), sizeof(T));
-}
-
 // Writes into `key` everything that resolving, checking, planning and specialising read of a
-// call's given arguments: each one's dtype, and of arrays their device, storage, shape,
-// strides and 16-byte alignment (the widest vector access); how many were given; the size and
-// block options. Never addresses or scalar values. Returns the first array's device, or -1.
+// call's given arguments (put_argument_look), how many were given and the size and block
+// options. Never addresses or scalar values. Returns the first array's device, or -1.
 int elementwise_call_key(std::string& key, const Arg* args, std::size_t count,
                          const LaunchOptions& options) {
   key.clear();
@@ -75,24 +69,8 @@ int elementwise_call_key(std::string& key, const Arg* args, std::size_t count,
   put_bytes(key, options.size);
   put_bytes(key, options.block_size);
   for (std::size_t k = 0; k < count; ++k) {
-    const Arg& arg = args[k];
-    key.push_back(static_cast<char>(arg.dtype()));
-    if (!arg.is_array()) {
-      key.push_back('s');
-      continue;
-    }
-    const Array& a = arg.array();
-    if (!a.valid()) {
-      key.push_back('n');
-      continue;
-    }
-    key.push_back('a');
-    if (device < 0) device = a.device_id();
-    put_bytes(key, a.device_id());
-    key.push_back(static_cast<char>(a.data() & 15));
-    key.push_back(static_cast<char>(a.ndim()));
-    for (std::int64_t e : a.shape()) put_bytes(key, e);
-    for (std::int64_t st : a.strides()) put_bytes(key, st);
+    const int on = put_argument_look(key, args[k]);
+    if (device < 0) device = on;
   }
   return device;
 }

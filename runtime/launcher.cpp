@@ -49,6 +49,26 @@ std::string type_key(const Arg* args, std::size_t count) {
   return key;
 }
 
+int put_argument_look(std::string& key, const Arg& arg) {
+  key.push_back(static_cast<char>(arg.dtype()));
+  if (!arg.is_array()) {
+    key.push_back('s');
+    return -1;
+  }
+  const Array& a = arg.array();
+  if (!a.valid()) {
+    key.push_back('n');
+    return -1;
+  }
+  key.push_back('a');
+  put_bytes(key, a.device_id());
+  key.push_back(static_cast<char>(a.data() & 15));
+  key.push_back(static_cast<char>(a.ndim()));
+  for (std::int64_t e : a.shape()) put_bytes(key, e);
+  for (std::int64_t st : a.strides()) put_bytes(key, st);
+  return a.device_id();
+}
+
 namespace {
 
 CompiledProgram compile_mapped(const FamilyBuild& build, const SourceProgram& program) {

@@ -64,6 +64,17 @@ class CallDescs {
 /// "dtype kind" bytes of the first `count` arguments: the key of their resolved types.
 std::string type_key(const Arg* args, std::size_t count);
 
+/// Appends `value`'s bytes to `key`.
+template <class T>
+void put_bytes(std::string& key, const T& value) {
+  key.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+/// Appends to a call's key what planning reads of `arg`: its dtype, and of an array its
+/// storage, device, shape, strides and 16-byte alignment (the widest vector access), never
+/// its address. Returns the array's device, or -1 for a scalar or an array without storage.
+int put_argument_look(std::string& key, const Arg& arg);
+
 /// What a family compiles for one specialisation.
 struct FamilyBuild {
   KernelRequest request;                 ///< kind, spec (manifest entry), target

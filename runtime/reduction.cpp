@@ -61,31 +61,17 @@ struct KnownCall {
 // Plans kept per kernel object before the cache starts over.
 constexpr std::size_t kMaxPlans = 1024;
 
-template <class T>
-void put_bytes(std::string& key, const T& value) {
-  key.append(reinterpret_cast<const char*>(&value), sizeof(T));
-}
-
 // Everything about a call that decides its plan (strategy, grid, layout, output shape):
-// dtypes, shapes, strides, devices and 16-byte alignment of the arrays, the block size, the
-// axes and keepdims. Returns the device of the first array (-1 when there is none).
+// each argument's look (put_argument_look), the block size, the axes and keepdims. Returns
+// the device of the first array (-1 when there is none).
 int call_signature(std::string& key, const Arg* args, std::size_t count,
                    const LaunchOptions& options, const ReduceOptions& reduce) {
   key.clear();
   int device = -1;
   put_bytes(key, static_cast<std::uint32_t>(count));
   for (std::size_t k = 0; k < count; ++k) {
-    const Arg& arg = args[k];
-    key.push_back(static_cast<char>(arg.dtype()));
-    key.push_back(arg.is_array() ? 'a' : 's');
-    if (!arg.is_array()) continue;
-    const Array& a = arg.array();
-    if (device < 0) device = a.device_id();
-    put_bytes(key, a.device_id());
-    key.push_back(static_cast<char>(a.data() & 15));
-    key.push_back(static_cast<char>(a.ndim()));
-    for (std::int64_t e : a.shape()) put_bytes(key, e);
-    for (std::int64_t st : a.strides()) put_bytes(key, st);
+    const int on = put_argument_look(key, args[k]);
+    if (device < 0) device = on;
   }
   put_bytes(key, options.block_size);
   key.push_back(reduce.axes ? 'x' : '-');
