@@ -167,7 +167,8 @@ IncludeOptions include_options(const std::vector<std::string>& options) {
   return out;
 }
 
-std::vector<std::pair<std::string, bool>> include_names(const std::string& text) {
+std::vector<std::pair<std::string, bool>> include_names(const std::string& text,
+                                                         bool* computed) {
   std::vector<std::pair<std::string, bool>> names;
   std::size_t at = 0;
   while (at < text.size()) {
@@ -189,7 +190,10 @@ std::vector<std::pair<std::string, bool>> include_names(const std::string& text)
       continue;
     }
     while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
-    if (rest.empty() || (rest.front() != '"' && rest.front() != '<')) continue;  // a macro
+    if (rest.empty() || (rest.front() != '"' && rest.front() != '<')) {  // a macro
+      if (computed != nullptr) *computed = true;
+      continue;
+    }
     const char close = rest.front() == '"' ? '"' : '>';
     const std::size_t stop = rest.find(close, 1);
     if (stop == std::string_view::npos) continue;

@@ -49,7 +49,9 @@ struct IncludeOptions {
 IncludeOptions include_options(const std::vector<std::string>& options);
 
 /// The names of the `#include "..."` and `#include <...>` lines of `text`, with whether each
-/// was quoted, in order (`#include_next` too; a computed `#include MACRO` is skipped).
-std::vector<std::pair<std::string, bool>> include_names(const std::string& text);
+/// was quoted, in order (`#include_next` too; a computed `#include MACRO` is skipped, and sets
+/// `*computed` when given).
+std::vector<std::pair<std::string, bool>> include_names(const std::string& text,
+                                                         bool* computed = nullptr);
 
 }  // namespace cujit::detail

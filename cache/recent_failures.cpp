@@ -1,6 +1,6 @@
 #include "cache/recent_failures.hpp"
 
-#include <sstream>
+#include "cache/include_digest.hpp"
 
 namespace cujit::detail {
 
@@ -12,16 +12,9 @@ void RecentFailures::remember(const std::string& key, const CompileError& error)
 }
 
 bool RecentFailures::rememberable(const SourceProgram& program) {
-  std::istringstream source(program.source);
-  for (std::string line; std::getline(source, line);) {
-    const std::size_t hash = line.find_first_not_of(" \t");
-    if (hash == std::string::npos || line[hash] != '#') continue;
-    const std::size_t word = line.find_first_not_of(" \t", hash + 1);
-    if (word == std::string::npos || line.compare(word, 7, "include") != 0) continue;
-    const std::size_t name = line.find_first_not_of(" \t", word + 7);
-    if (name == std::string::npos || (line[name] != '<' && line[name] != '"')) return false;
-  }
-  return true;
+  bool computed = false;
+  include_names(program.source, &computed);
+  return !computed;
 }
 
 void RecentFailures::rethrow_if_known(const std::string& key) const {

@@ -195,7 +195,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     call = im.calls.find(key);
   }
   std::vector<Array> allocated;
-  if (call) {
+  if (call && count < params.size()) {
     const Device dev = Device::get(device);
     const Stream stream = Stream::wrap(options.stream, dev);
     bool aligned_alike = true;
@@ -206,7 +206,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     }
     // An allocator may align differently from the one the plan saw: plan this call afresh.
     if (!aligned_alike) call = im.plan_call(args, count, options, device, context, allocated);
-  } else {
+  } else if (!call) {
     const bool keep = device >= 0;
     const std::string planned_key = keep ? key : std::string();  // compiling may launch kernels
     call = im.plan_call(args, count, options, device, context, allocated);

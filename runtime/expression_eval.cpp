@@ -124,56 +124,52 @@ std::uint64_t graph_hash(const ExprGraph& g) {
   return h;
 }
 
+// A kernel made for an expression structure (and, for reductions, the reduction).
+template <class Kernel>
 struct KernelEntry {
   ExprGraph graph;
-  std::shared_ptr<const ElementwiseKernel> kernel;
-};
-
-// One kernel per expression structure, for the life of the process; its source is generated
-// on the structure's first evaluation only.
-std::shared_ptr<const ElementwiseKernel> kernel_for(const ExprGraph& graph) {
-  // Never destroyed: kernels unload their modules on destruction, which must not run after
-  // the driver's and the cache's statics are gone at exit.
-  static std::mutex& mutex = *new std::mutex;
-  static auto& kernels = *new std::unordered_map<std::uint64_t, std::vector<KernelEntry>>;
-  std::lock_guard lock(mutex);
-  std::vector<KernelEntry>& bucket = kernels[graph_hash(graph)];
-  for (const KernelEntry& e : bucket) {
-    if (same_graph(e.graph, graph)) return e.kernel;
-  }
-  ExprDefinition d = generate_expression(graph);
-  ElementwiseOptions options;
-  options.preamble = std::move(d.preamble);
-  auto kernel = std::make_shared<const ElementwiseKernel>(d.in_params, d.out_params, d.operation,
-                                                          d.name, std::move(options));
-  bucket.push_back({graph, kernel});
-  return kernel;
-}
-
-struct ReductionEntry {
-  ExprGraph graph;
   ExprReduce op;
-  std::shared_ptr<const ReductionKernel> kernel;
+  std::shared_ptr<const Kernel> kernel;
 };
 
-// One reduction kernel per expression structure and reduction, for the life of the process.
-std::shared_ptr<const ReductionKernel> reduction_for(const ExprGraph& graph, ExprReduce op) {
-  static std::mutex& mutex = *new std::mutex;  // never destroyed, as kernel_for's
-  static auto& kernels = *new std::unordered_map<std::uint64_t, std::vector<ReductionEntry>>;
+// One kernel per expression structure and `op` for the life of the process, made by `make`
+// (from the structure's definition) on the structure's first evaluation only. Never
+// destroyed: kernels unload their modules on destruction, which must not run after the
+// driver's and the cache's statics are gone at exit.
+template <class Kernel, class Make>
+std::shared_ptr<const Kernel> kernel_of(const ExprGraph& graph, ExprReduce op, Make&& make) {
+  static std::mutex& mutex = *new std::mutex;
+  static auto& kernels = *new std::unordered_map<std::uint64_t, std::vector<KernelEntry<Kernel>>>;
   std::lock_guard lock(mutex);
-  std::vector<ReductionEntry>& bucket = kernels[graph_hash(graph) ^ static_cast<unsigned>(op)];
-  for (const ReductionEntry& e : bucket) {
+  auto& bucket = kernels[graph_hash(graph) ^ static_cast<unsigned>(op)];
+  for (const KernelEntry<Kernel>& e : bucket) {
     if (e.op == op && same_graph(e.graph, graph)) return e.kernel;
   }
-  ExprReduction r = generate_expression_reduction(graph, op);
-  ReductionOptions options;
-  options.preamble = std::move(r.preamble);
-  options.reduce_type = std::move(r.reduce_type);
-  auto kernel = std::make_shared<const ReductionKernel>(r.in_params, r.out_params, r.map_expr,
-                                                        r.reduce_expr, r.post_map, r.identity,
-                                                        r.name, std::move(options));
-  bucket.push_back({graph, op, kernel});
-  return kernel;
+  bucket.push_back({graph, op, make()});
+  return bucket.back().kernel;
+}
+
+std::shared_ptr<const ElementwiseKernel> kernel_for(const ExprGraph& graph) {
+  // The op is unused for elementwise kernels: Sum stands for "none".
+  return kernel_of<ElementwiseKernel>(graph, ExprReduce::Sum, [&] {
+    ExprDefinition d = generate_expression(graph);
+    ElementwiseOptions options;
+    options.preamble = std::move(d.preamble);
+    return std::make_shared<const ElementwiseKernel>(d.in_params, d.out_params, d.operation,
+                                                     d.name, std::move(options));
+  });
+}
+
+std::shared_ptr<const ReductionKernel> reduction_for(const ExprGraph& graph, ExprReduce op) {
+  return kernel_of<ReductionKernel>(graph, op, [&] {
+    ExprReduction r = generate_expression_reduction(graph, op);
+    ReductionOptions options;
+    options.preamble = std::move(r.preamble);
+    options.reduce_type = std::move(r.reduce_type);
+    return std::make_shared<const ReductionKernel>(r.in_params, r.out_params, r.map_expr,
+                                                   r.reduce_expr, r.post_map, r.identity, r.name,
+                                                   std::move(options));
+  });
 }
 
 std::vector<Arg> arguments(const Flattened& f) {

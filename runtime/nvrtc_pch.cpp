@@ -1,5 +1,6 @@
 #include "runtime/nvrtc_pch.hpp"
 
+#include "cache/include_digest.hpp"
 #include "codegen/device_support.hpp"
 
 #include <algorithm>
@@ -65,20 +66,12 @@ std::string include_set(const SourceProgram& program) {
 
 namespace {
 
-// cujit's own -I options for the toolkit's headers, which generated kernels with half types
-// carry (codegen/device_support.hpp).
-bool toolkit_include(const std::string& option) {
-  const std::string& include = cuda_include_option();
-  return !include.empty() && (option == include || option == include + "/cccl");
-}
-
-// A literal `#include <relative/name>`: no macro, no absolute path, no "..".
-bool plain_system_include(const std::string& line) {
-  const std::size_t open = line.find('<');
-  const std::size_t close = open == std::string::npos ? open : line.find('>', open);
-  if (close == std::string::npos) return false;
-  const std::string name = line.substr(open + 1, close - open - 1);
-  return !name.empty() && name[0] != '/' && name.find("..") == std::string::npos;
+// One of cujit's own include directories for the toolkit's headers, which generated kernels
+// with half types pass as -I (codegen/device_support.hpp).
+bool toolkit_directory(const std::string& directory) {
+  const std::string& include = cuda_include_option();  // "-I<dir>" or empty
+  return !include.empty() && (directory == include.substr(2) ||
+                              directory == include.substr(2) + "/cccl");
 }
 
 // Whether every header `program` can include is the toolkit's, which no one edits while the
@@ -86,17 +79,21 @@ bool plain_system_include(const std::string& line) {
 // (seen on an H200: a header edited on disk, or given in memory under the same name, compiled
 // as its old text). So no PCH for in-memory headers, pre-included files, quoted, computed or
 // absolute includes, or include directories other than the toolkit's.
-bool only_toolkit_headers(const SourceProgram& program, const std::string& includes) {
+bool only_toolkit_headers(const SourceProgram& program) {
   if (!program.headers.empty()) return false;
-  std::istringstream lines(includes);
-  for (std::string line; std::getline(lines, line);) {
-    if (!plain_system_include(line)) return false;  // pre-include options fail here too
+  bool computed = false;
+  for (const auto& [name, quoted] : include_names(program.source, &computed)) {
+    if (quoted || name.empty() || name[0] == '/' || name.find("..") != std::string::npos) {
+      return false;
+    }
   }
-  return std::none_of(program.options.begin(), program.options.end(), [](const std::string& o) {
-    const bool directory =
-        starts_with(o, "-I") || starts_with(o, "--include-path") || starts_with(o, "-isystem");
-    return directory && !toolkit_include(o);
-  });
+  const IncludeOptions included = include_options(program.options);
+  if (computed || !included.pre_includes.empty()) return false;
+  if (!std::all_of(included.directories.begin(), included.directories.end(), toolkit_directory)) {
+    return false;
+  }
+  return std::none_of(program.options.begin(), program.options.end(),
+                      [](const std::string& o) { return starts_with(o, "-isystem"); });
 }
 
 }  // namespace
@@ -111,7 +108,7 @@ void add_pch_option(const SourceProgram& program, std::vector<std::string>& opti
     }
   }
   const std::string includes = include_set(program);
-  if (includes.empty() || !only_toolkit_headers(program, includes)) return;
+  if (includes.empty() || !only_toolkit_headers(program)) return;
   if (mode == PchMode::Auto && !seen_before(includes)) return;
   options.push_back("-pch");
 }
