@@ -95,7 +95,7 @@ struct ExprDefinition {
 ExprDefinition generate_expression(const ExprGraph& graph);
 
 /// A reduction of an expression's values.
-enum class ExprReduce { Sum, Prod, Min, Max, Mean };
+enum class ExprReduce { Sum, Prod, Min, Max, Mean, ArgMin, ArgMax, LogSumExp };
 
 /// The reduction's name as users write it ("sum", "max").
 const char* expr_reduce_name(ExprReduce op) noexcept;
@@ -103,7 +103,9 @@ const char* expr_reduce_name(ExprReduce op) noexcept;
 /// What a reduction of values of `dtype` gives (`out`) and accumulates in (`acc`), as NumPy 2:
 /// sum and prod of bool and signed integers give int64, of unsigned integers uint64, of floats
 /// their dtype; mean of bool and integers gives float64, of floats their dtype; min and max
-/// keep the dtype. 16-bit floats accumulate in float32. TypeError for complex values.
+/// keep the dtype; argmin and argmax give int64; logsumexp gives the float dtype, float64 for
+/// bool and integers (as scipy.special.logsumexp). 16-bit floats accumulate in float32.
+/// TypeError for complex values.
 struct ReduceTypes {
   DType out;
   DType acc;
@@ -119,7 +121,7 @@ struct ExprReduction {
   std::string reduce_expr;  ///< "a + b"; min and max propagate NaN
   std::string post_map;     ///< "out0 = ...;" (mean divides by the reduced count)
   std::string identity;     ///< of the accumulator's type
-  std::string reduce_type;  ///< the accumulator's dtype name
+  std::string reduce_type;  ///< the accumulator's dtype name, or a struct of the preamble's
   std::string preamble;     ///< the expression's helpers and its device function
   std::string name;         ///< "expr_sum_" and 16 hex digits
 };

@@ -76,7 +76,7 @@ Shape broadcast_arguments(std::size_t count, ShapeOf shape_of, NameOf name_of,
       if (s == nullptr) continue;
       shapes.push_back(*s);
       try {
-        broadcast_shapes(shapes);
+        (void)broadcast_shapes(shapes);
       } catch (const ShapeError&) {
         throw ShapeError(who + ": " + name_of(k) +
                          " does not broadcast with the arguments before it: " + why);

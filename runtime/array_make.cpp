@@ -18,7 +18,7 @@ LaunchOptions options_on(const Stream& stream) {
   return o;
 }
 
-Expr index_over(const Shape& shape) { return Expr(detail::index_node(shape)); }
+Expr index_over(const Shape& shape) { return detail::expr_of(detail::index_node(shape)); }
 
 }  // namespace
 
@@ -82,7 +82,7 @@ Array Array::linspace(double start, double stop, std::int64_t num, DType dtype, 
   Expr values = start + i * step;
   if (endpoint && num > 1) values = where(i == num - 1, stop, values);  // the end exactly
   if (detail::kind_rank(dtype) == 1) {  // integers: floored, as NumPy 2 does
-    values = Expr(detail::unary_node(detail::ExprOp::Floor, values.node()));
+    values = detail::expr_of(detail::unary_node(detail::ExprOp::Floor, detail::node_of(values)));
   }
   eval(cujit::astype(values, dtype), out);
   return out;

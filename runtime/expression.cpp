@@ -247,10 +247,10 @@ Expr::Expr(const Array& array) {
 Expr::Expr(const Scalar& value) : node_(detail::scalar_node(value)) {}
 
 Expr Expr::weak_bool(bool value) {
-  return Expr(detail::weak_node({detail::WeakKind::Bool, 0, value ? 1 : 0}));
+  return detail::expr_of(detail::weak_node({detail::WeakKind::Bool, 0, value ? 1 : 0}));
 }
 Expr Expr::weak_int(long long value) {
-  return Expr(detail::weak_node({detail::WeakKind::Int, 0, value}));
+  return detail::expr_of(detail::weak_node({detail::WeakKind::Int, 0, value}));
 }
 Expr Expr::weak_unsigned(unsigned long long value) {
   // Beyond int64: a typed uint64 scalar (NumPy would take it as a weak integer too).
@@ -258,15 +258,15 @@ Expr Expr::weak_unsigned(unsigned long long value) {
   return weak_int(static_cast<long long>(value));
 }
 Expr Expr::weak_float(double value) {
-  return Expr(detail::weak_node({detail::WeakKind::Float, value, 0}));
+  return detail::expr_of(detail::weak_node({detail::WeakKind::Float, value, 0}));
 }
 
 DType Expr::dtype() const noexcept { return node_->dtype; }
 const Shape& Expr::shape() const noexcept { return node_->shape(); }
 
-#define CUJIT_EXPR_BINARY(fn, op)                             \
-  Expr fn(const Expr& a, const Expr& b) {                     \
-    return Expr(detail::binary_node(op, a.node(), b.node())); \
+#define CUJIT_EXPR_BINARY(fn, op)                                                            \
+  Expr fn(const Expr& a, const Expr& b) {                                                    \
+    return detail::expr_of(detail::binary_node(op, detail::node_of(a), detail::node_of(b))); \
   }
 CUJIT_EXPR_BINARY(operator+, ExprOp::Add)
 CUJIT_EXPR_BINARY(operator-, ExprOp::Sub)
@@ -285,7 +285,7 @@ CUJIT_EXPR_BINARY(maximum, ExprOp::Maximum)
 #undef CUJIT_EXPR_BINARY
 
 #define CUJIT_EXPR_UNARY(fn, op) \
-  Expr fn(const Expr& x) { return Expr(detail::unary_node(op, x.node())); }
+  Expr fn(const Expr& x) { return detail::expr_of(detail::unary_node(op, detail::node_of(x))); }
 CUJIT_EXPR_UNARY(operator-, ExprOp::Neg)
 CUJIT_EXPR_UNARY(exp, ExprOp::Exp)
 CUJIT_EXPR_UNARY(log, ExprOp::Log)
@@ -301,9 +301,12 @@ CUJIT_EXPR_UNARY(abs, ExprOp::Abs)
 #undef CUJIT_EXPR_UNARY
 
 Expr where(const Expr& condition, const Expr& a, const Expr& b) {
-  return Expr(detail::where_node(condition.node(), a.node(), b.node()));
+  return detail::expr_of(
+      detail::where_node(detail::node_of(condition), detail::node_of(a), detail::node_of(b)));
 }
 
-Expr astype(const Expr& x, DType dtype) { return Expr(detail::cast_node(x.node(), dtype)); }
+Expr astype(const Expr& x, DType dtype) {
+  return detail::expr_of(detail::cast_node(detail::node_of(x), dtype));
+}
 
 }  // namespace cujit

@@ -6,8 +6,8 @@
 #include "core/layout.hpp"
 
 #include <cujit/elementwise.hpp>
-#include <cujit/reduction.hpp>
 #include <cujit/error.hpp>
+#include <cujit/reduction.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -155,8 +155,8 @@ std::shared_ptr<const ElementwiseKernel> kernel_for(const ExprGraph& graph) {
     ExprDefinition d = generate_expression(graph);
     ElementwiseOptions options;
     options.preamble = std::move(d.preamble);
-    return std::make_shared<const ElementwiseKernel>(d.in_params, d.out_params, d.operation,
-                                                     d.name, std::move(options));
+    return std::make_shared<const ElementwiseKernel>(d.in_params, d.out_params, d.operation, d.name,
+                                                     std::move(options));
   });
 }
 
@@ -214,11 +214,11 @@ Array evaluate_reduction(const NodePtr& root, ExprReduce op, const ReduceOptions
 
 // The root of `e`, which must not be a C++ number alone (it has no dtype or shape to make).
 NodePtr root_of(const Expr& e, const char* what) {
-  if (e.node()->weak) {
+  if (detail::node_of(e)->weak) {
     throw ArgumentError(std::string("cujit: ") + what +
                         ": the expression has no array (a C++ number alone)");
   }
-  return e.node();
+  return detail::node_of(e);
 }
 
 ExprDefinition expression_definition(const NodePtr& root) {
@@ -279,7 +279,8 @@ bool same_kind_cast(DType from, DType to) {
 }
 
 Array& assign(Array& a, detail::ExprOp op, const Expr& e, const char* symbol) {
-  Expr result(detail::binary_node(op, Expr(a).node(), e.node()));
+  Expr result =
+      detail::expr_of(detail::binary_node(op, detail::node_of(Expr(a)), detail::node_of(e)));
   if (result.dtype() != a.dtype()) {
     if (!same_kind_cast(result.dtype(), a.dtype())) {
       throw TypeError(std::string("cujit: operator '") + symbol + "': the result is " +
@@ -301,11 +302,13 @@ Array Expr::eval(const LaunchOptions& options) const {
 
 void eval(const Expr& e, const Array& out, const LaunchOptions& options) {
   // A C++ number alone fills `out`: it takes out's dtype.
-  const detail::NodePtr root = e.node()->weak ? detail::cast_node(e.node(), out.dtype()) : e.node();
+  const detail::NodePtr root = detail::node_of(e)->weak
+                                   ? detail::cast_node(detail::node_of(e), out.dtype())
+                                   : detail::node_of(e);
   if (root->op != detail::ExprOp::Scalar && overlaps_differently(root, out)) {
     const Array temporary =
-        Expr(root).eval(options);  // then copied: no element read after it is written
-    detail::evaluate(Expr(temporary).node(), &out, options);
+        detail::expr_of(root).eval(options);  // then copied: no element read after it is written
+    detail::evaluate(detail::node_of(Expr(temporary)), &out, options);
     return;
   }
   detail::evaluate(root, &out, options);
@@ -328,8 +331,10 @@ bool reduces_nothing(const Shape& shape, const ReduceOptions& reduce) {
 Array reduce_with(detail::ExprReduce op, const Expr& e, const ReduceOptions& reduce,
                   const LaunchOptions& options) {
   const detail::NodePtr root = detail::root_of(e, detail::expr_reduce_name(op));
-  if ((op == detail::ExprReduce::Min || op == detail::ExprReduce::Max) &&
-      reduces_nothing(root->shape(), reduce)) {
+  const bool needs_an_element = op == detail::ExprReduce::Min || op == detail::ExprReduce::Max ||
+                                op == detail::ExprReduce::ArgMin ||
+                                op == detail::ExprReduce::ArgMax;
+  if (needs_an_element && reduces_nothing(root->shape(), reduce)) {
     throw ArgumentError(std::string("cujit: ") + detail::expr_reduce_name(op) +
                         ": a zero-size reduction has no identity (shape " +
                         detail::shape_text(root->shape()) + ")");
@@ -353,6 +358,16 @@ Array max(const Expr& e, const ReduceOptions& reduce, const LaunchOptions& optio
 }
 Array mean(const Expr& e, const ReduceOptions& reduce, const LaunchOptions& options) {
   return reduce_with(detail::ExprReduce::Mean, e, reduce, options);
+}
+
+Array argmin(const Expr& e, const ReduceOptions& reduce, const LaunchOptions& options) {
+  return reduce_with(detail::ExprReduce::ArgMin, e, reduce, options);
+}
+Array argmax(const Expr& e, const ReduceOptions& reduce, const LaunchOptions& options) {
+  return reduce_with(detail::ExprReduce::ArgMax, e, reduce, options);
+}
+Array logsumexp(const Expr& e, const ReduceOptions& reduce, const LaunchOptions& options) {
+  return reduce_with(detail::ExprReduce::LogSumExp, e, reduce, options);
 }
 
 Array& operator+=(Array& a, const Expr& e) { return assign(a, detail::ExprOp::Add, e, "+="); }

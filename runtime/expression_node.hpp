@@ -28,8 +28,8 @@ struct ExprNode {
   ExprOp op = ExprOp::Input;
   DType dtype = DType::Float32;
   DType operand_dtype = DType::Float32;
-  Shape result_shape;  ///< operations' broadcast shape (inputs: their array's; scalars: ())
-  std::optional<Array> array;     ///< ExprOp::Input
+  Shape result_shape;          ///< operations' broadcast shape (inputs: their array's; scalars: ())
+  std::optional<Array> array;  ///< ExprOp::Input
   std::optional<Scalar> scalar;   ///< ExprOp::Scalar with a dtype
   std::optional<WeakValue> weak;  ///< ExprOp::Scalar without one yet
   std::vector<std::shared_ptr<const ExprNode>> args;
@@ -39,6 +39,14 @@ struct ExprNode {
 };
 
 using NodePtr = std::shared_ptr<const ExprNode>;
+
+/// The graph behind an Expr, and an Expr of a graph (Expr keeps both private to cujit).
+struct ExprAccess {
+  static const NodePtr& node(const Expr& e) noexcept { return e.node_; }
+  static Expr make(NodePtr node) noexcept { return Expr(std::move(node)); }
+};
+inline const NodePtr& node_of(const Expr& e) noexcept { return ExprAccess::node(e); }
+inline Expr expr_of(NodePtr node) noexcept { return ExprAccess::make(std::move(node)); }
 
 /// A weak scalar leaf.
 NodePtr weak_node(const WeakValue& value);

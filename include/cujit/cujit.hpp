@@ -11,8 +11,8 @@
 #include <cujit/dtype.hpp>
 #include <cujit/elementwise.hpp>
 #include <cujit/error.hpp>
-#include <cujit/expression.hpp>
 #include <cujit/export.hpp>
+#include <cujit/expression.hpp>
 #include <cujit/half.hpp>
 #include <cujit/host_buffer.hpp>
 #include <cujit/kernel_args.hpp>

@@ -128,7 +128,7 @@ class CUJIT_EXPORT Event {
   /// Makes `stream` wait for this event.
   void wait_on(const Stream& stream) const;
   /// Milliseconds between `start` and this event (both recorded and complete).
-  float elapsed_since(const Event& start) const;
+  [[nodiscard]] float elapsed_since(const Event& start) const;
   /// The driver's CUevent.
   CUevent_st* handle() const noexcept { return event_.get(); }
 

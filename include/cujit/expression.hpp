@@ -38,6 +38,7 @@ namespace cujit {
 
 namespace detail {
 struct ExprNode;
+struct ExprAccess;  // cujit's own access to an expression's graph
 }  // namespace detail
 
 /// A lazy array expression. Copies share the same immutable graph (cheap).
@@ -64,12 +65,10 @@ class CUJIT_EXPORT Expr {
   /// eval() on the legacy default stream: `cujit::Array z = x + y;`.
   operator Array() const { return eval(); }  // NOLINT: implicit on purpose
 
-  /// The graph (for cujit's own use).
-  const std::shared_ptr<const detail::ExprNode>& node() const noexcept { return node_; }
-  /// An expression of an existing graph (for cujit's own use).
+ private:
+  friend struct detail::ExprAccess;
   explicit Expr(std::shared_ptr<const detail::ExprNode> node) noexcept;
 
- private:
   template <class T>
   static Expr weak(T value) {
     if constexpr (std::is_same_v<T, bool>) {
@@ -92,47 +91,47 @@ class CUJIT_EXPORT Expr {
 
 ///@{
 /// Arithmetic and comparison of arrays, scalars and expressions (NumPy's operators).
-CUJIT_EXPORT Expr operator+(const Expr& a, const Expr& b);
-CUJIT_EXPORT Expr operator-(const Expr& a, const Expr& b);
-CUJIT_EXPORT Expr operator*(const Expr& a, const Expr& b);
-CUJIT_EXPORT Expr operator/(const Expr& a, const Expr& b);
-CUJIT_EXPORT Expr operator%(const Expr& a, const Expr& b);
-CUJIT_EXPORT Expr operator-(const Expr& a);
-CUJIT_EXPORT Expr operator==(const Expr& a, const Expr& b);
-CUJIT_EXPORT Expr operator!=(const Expr& a, const Expr& b);
-CUJIT_EXPORT Expr operator<(const Expr& a, const Expr& b);
-CUJIT_EXPORT Expr operator<=(const Expr& a, const Expr& b);
-CUJIT_EXPORT Expr operator>(const Expr& a, const Expr& b);
-CUJIT_EXPORT Expr operator>=(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator+(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator-(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator*(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator/(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator%(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator-(const Expr& a);
+[[nodiscard]] CUJIT_EXPORT Expr operator==(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator!=(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator<(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator<=(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator>(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr operator>=(const Expr& a, const Expr& b);
 ///@}
 
 ///@{
 /// Elementwise functions. Float functions of integers and bool give NumPy's float (8-bit:
 /// float16, 16-bit: float32, wider: float64); abs keeps the dtype.
-CUJIT_EXPORT Expr exp(const Expr& x);
-CUJIT_EXPORT Expr log(const Expr& x);
-CUJIT_EXPORT Expr log1p(const Expr& x);
-CUJIT_EXPORT Expr expm1(const Expr& x);
-CUJIT_EXPORT Expr sqrt(const Expr& x);
-CUJIT_EXPORT Expr rsqrt(const Expr& x);
-CUJIT_EXPORT Expr sin(const Expr& x);
-CUJIT_EXPORT Expr cos(const Expr& x);
-CUJIT_EXPORT Expr tanh(const Expr& x);
-CUJIT_EXPORT Expr erf(const Expr& x);
-CUJIT_EXPORT Expr abs(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr exp(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr log(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr log1p(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr expm1(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr sqrt(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr rsqrt(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr sin(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr cos(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr tanh(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr erf(const Expr& x);
+[[nodiscard]] CUJIT_EXPORT Expr abs(const Expr& x);
 ///@}
 
 /// x to the power y (integers: exact, wrapping; a negative integer exponent gives 0 unless
 /// x is 1 or -1, where NumPy raises).
-CUJIT_EXPORT Expr pow(const Expr& x, const Expr& y);
+[[nodiscard]] CUJIT_EXPORT Expr pow(const Expr& x, const Expr& y);
 /// The smaller of a and b, NaN when either is NaN (numpy.minimum).
-CUJIT_EXPORT Expr minimum(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr minimum(const Expr& a, const Expr& b);
 /// The larger of a and b, NaN when either is NaN (numpy.maximum).
-CUJIT_EXPORT Expr maximum(const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr maximum(const Expr& a, const Expr& b);
 /// a where `condition` is true (non-zero), else b (numpy.where).
-CUJIT_EXPORT Expr where(const Expr& condition, const Expr& a, const Expr& b);
+[[nodiscard]] CUJIT_EXPORT Expr where(const Expr& condition, const Expr& a, const Expr& b);
 /// x converted to `dtype` (C++ conversions; complex to real takes the real part).
-CUJIT_EXPORT Expr astype(const Expr& x, DType dtype);
+[[nodiscard]] CUJIT_EXPORT Expr astype(const Expr& x, DType dtype);
 
 /// Runs `e`'s kernel into `out`, which must have e's broadcast shape and dtype (ShapeError,
 /// TypeError otherwise). `out` may be one of e's arrays: an elementwise kernel reads each
@@ -151,17 +150,37 @@ CUJIT_EXPORT void eval(const Expr& e, const Array& out, const LaunchOptions& opt
 ///
 ///     cujit::Array total = cujit::sum(x * y);                     // a dot product
 ///     cujit::Array rows  = cujit::max(x, {cujit::Axes{1}, true}); // per row, kept as (n, 1)
-CUJIT_EXPORT Array sum(const Expr& e, const ReduceOptions& reduce = {},
-                       const LaunchOptions& options = {});
-CUJIT_EXPORT Array prod(const Expr& e, const ReduceOptions& reduce = {},
-                        const LaunchOptions& options = {});
-CUJIT_EXPORT Array min(const Expr& e, const ReduceOptions& reduce = {},
-                       const LaunchOptions& options = {});
-CUJIT_EXPORT Array max(const Expr& e, const ReduceOptions& reduce = {},
-                       const LaunchOptions& options = {});
-CUJIT_EXPORT Array mean(const Expr& e, const ReduceOptions& reduce = {},
-                        const LaunchOptions& options = {});
+[[nodiscard]] CUJIT_EXPORT Array sum(const Expr& e, const ReduceOptions& reduce = {},
+                                     const LaunchOptions& options = {});
+[[nodiscard]] CUJIT_EXPORT Array prod(const Expr& e, const ReduceOptions& reduce = {},
+                                      const LaunchOptions& options = {});
+[[nodiscard]] CUJIT_EXPORT Array min(const Expr& e, const ReduceOptions& reduce = {},
+                                     const LaunchOptions& options = {});
+[[nodiscard]] CUJIT_EXPORT Array max(const Expr& e, const ReduceOptions& reduce = {},
+                                     const LaunchOptions& options = {});
+[[nodiscard]] CUJIT_EXPORT Array mean(const Expr& e, const ReduceOptions& reduce = {},
+                                      const LaunchOptions& options = {});
 ///@}
+
+///@{
+/// The int64 index of the smallest (argmin) or largest (argmax) value over `reduce`'s axes:
+/// the first among equal values, the first NaN where there is one (numpy.argmin, argmax).
+/// Over several axes the index counts in C order over those axes; over every axis it is the
+/// flat index. A zero-size reduction is an ArgumentError; TypeError for complex values.
+[[nodiscard]] CUJIT_EXPORT Array argmin(const Expr& e, const ReduceOptions& reduce = {},
+                                        const LaunchOptions& options = {});
+[[nodiscard]] CUJIT_EXPORT Array argmax(const Expr& e, const ReduceOptions& reduce = {},
+                                        const LaunchOptions& options = {});
+///@}
+
+/// log(sum(exp(e))) over `reduce`'s axes in one pass and without overflow: a running maximum
+/// and a sum rescaled as it grows (scipy.special.logsumexp). Float dtypes keep theirs (16-bit
+/// floats compute in float32), bool and integers give float64; a zero-size reduction gives
+/// -inf. A softmax per row in two passes:
+///
+///     cujit::Array p = cujit::exp(x - cujit::logsumexp(x, {cujit::Axes{1}, true}));
+[[nodiscard]] CUJIT_EXPORT Array logsumexp(const Expr& e, const ReduceOptions& reduce = {},
+                                           const LaunchOptions& options = {});
 
 ///@{
 /// `a op= e`: eval(a op e, a), the result converted to a's dtype where NumPy's same_kind rule

@@ -231,7 +231,8 @@ class CUJIT_EXPORT RawModule {
   /// The kernel named `name` (an extern "C" name, or a registered name expression) on
   /// `device`, compiling and loading the module there on first use. Throws ArgumentError when
   /// the module has no such kernel, CompileError when the source does not compile.
-  RawKernel get_function(const std::string& name, const Device& device = Device::current()) const;
+  [[nodiscard]] RawKernel get_function(const std::string& name,
+                                       const Device& device = Device::current()) const;
   /// The `__device__` or `__constant__` variable `name` (a global-namespace name, or one
   /// registered as a name expression, which NVRTC takes as an address: "&ns::table", found as
   /// "ns::table" too) on `device`, compiling and loading the
@@ -239,7 +240,8 @@ class CUJIT_EXPORT RawModule {
   /// viewing its memory, which keeps the module loaded. Fill or read it as any array
   /// (copy_from_host_async, to_host), or view it typed with Array::from_pointer(v.data(), ...).
   /// Throws ArgumentError when the module has no such variable, CompileError as get_function.
-  Array get_global(const std::string& name, const Device& device = Device::current()) const;
+  [[nodiscard]] Array get_global(const std::string& name,
+                                 const Device& device = Device::current()) const;
   /// Compiles the source for `target` (through the kernel cache), with no GPU needed.
   std::shared_ptr<const CompiledProgram> compile_for(const Target& target) const;
 

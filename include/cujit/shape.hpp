@@ -14,8 +14,8 @@ namespace cujit {
 using Shape = std::vector<std::int64_t>;
 
 /// Byte strides of a C-contiguous array of `shape` and item size `itemsize`.
-CUJIT_EXPORT Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize);
+[[nodiscard]] CUJIT_EXPORT Shape c_contiguous_strides(const Shape& shape, std::size_t itemsize);
 /// The NumPy broadcast of several shapes; throws ShapeError naming both shapes otherwise.
-CUJIT_EXPORT Shape broadcast_shapes(const std::vector<Shape>& shapes);
+[[nodiscard]] CUJIT_EXPORT Shape broadcast_shapes(const std::vector<Shape>& shapes);
 
 }  // namespace cujit

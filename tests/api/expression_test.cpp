@@ -21,7 +21,9 @@
 namespace cujit {
 namespace {
 
-std::string name_of(const Expr& e) { return detail::expression_definition(e.node()).name; }
+std::string name_of(const Expr& e) {
+  return detail::expression_definition(detail::node_of(e)).name;
+}
 
 template <class F>
 std::string error_of(F&& f) {
@@ -91,7 +93,7 @@ TEST(ExpressionStandin, KernelsAreNamedByStructureNotByArraysOrScalars) {
 TEST(ExpressionStandin, TheDefinitionIsOneStatementPerNode) {
   CUJIT_REQUIRE_DEVICE();
   const Array x = Array::empty({8}, DType::Float16), k = Array::empty({8}, DType::Int8);
-  const detail::ExprDefinition d = detail::expression_definition((x * 2.0 + k).node());
+  const detail::ExprDefinition d = detail::expression_definition(detail::node_of(x * 2.0 + k));
   EXPECT_EQ(d.in_params, "float16 a0, int8 a1, float16 s0");
   EXPECT_EQ(d.out_params, "float16 out0");
   EXPECT_EQ(
@@ -148,9 +150,8 @@ TEST(ExpressionStandin, EveryOperationCompilesForEveryDtypeFamily) {
 TEST(ExpressionStandin, ReductionsCompileForEveryDtypeAndGiveNumPysDtypesAndShapes) {
   CUJIT_REQUIRE_DEVICE();
   using R = detail::ExprReduce;
-  for (DType t : {DType::Bool, DType::Int8, DType::Int32, DType::Int64, DType::UInt8,
-                  DType::UInt64, DType::Float16, DType::BFloat16, DType::Float32,
-                  DType::Float64}) {
+  for (DType t : {DType::Bool, DType::Int8, DType::Int32, DType::Int64, DType::UInt8, DType::UInt64,
+                  DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
     SCOPED_TRACE(std::string(dtype_name(t)));
     const Array x = Array::empty({4, 8}, t);
     const Expr e = t == DType::Bool ? Expr(x) : x * x;
@@ -160,7 +161,15 @@ TEST(ExpressionStandin, ReductionsCompileForEveryDtypeAndGiveNumPysDtypesAndShap
     EXPECT_EQ(max(e, {Axes{0}, true}).shape(), (Shape{1, 8}));
     EXPECT_EQ(min(e, {Axes{-1}}).dtype(), e.dtype());
     EXPECT_EQ(mean(e).dtype(), detail::reduce_types(R::Mean, e.dtype()).out);
+    EXPECT_EQ(argmax(e).dtype(), DType::Int64);
+    EXPECT_EQ(argmin(e, {Axes{1}}).shape(), Shape{4});
+    EXPECT_EQ(logsumexp(e, {Axes{1}, true}).shape(), (Shape{4, 1}));
+    EXPECT_EQ(logsumexp(e).dtype(), detail::reduce_types(R::LogSumExp, e.dtype()).out);
   }
+  EXPECT_EQ(detail::reduce_types(R::LogSumExp, DType::Int8).out, DType::Float64);
+  EXPECT_EQ(detail::reduce_types(R::LogSumExp, DType::BFloat16).out, DType::BFloat16);
+  EXPECT_EQ(detail::reduce_types(R::LogSumExp, DType::BFloat16).acc, DType::Float32);
+  EXPECT_EQ(detail::reduce_types(R::ArgMin, DType::UInt8).out, DType::Int64);
   EXPECT_EQ(detail::reduce_types(R::Sum, DType::Int8).out, DType::Int64);
   EXPECT_EQ(detail::reduce_types(R::Sum, DType::UInt16).out, DType::UInt64);
   EXPECT_EQ(detail::reduce_types(R::Sum, DType::Bool).out, DType::Int64);
@@ -172,17 +181,20 @@ TEST(ExpressionStandin, ReductionsCompileForEveryDtypeAndGiveNumPysDtypesAndShap
   EXPECT_NE(error_of([&] { (void)max(none); }).find("max: a zero-size reduction"),
             std::string::npos);
   EXPECT_THROW((void)min(none, {Axes{0}}), ArgumentError);
+  EXPECT_NE(error_of([&] { (void)argmax(none); }).find("argmax: a zero-size reduction"),
+            std::string::npos);
+  EXPECT_THROW((void)argmin(none, {Axes{0}}), ArgumentError);
+  EXPECT_EQ(logsumexp(none).shape(), Shape{});  // -inf, as scipy's
   EXPECT_EQ(max(none, {Axes{1}}).shape(), Shape{0});
   EXPECT_THROW((void)sum(Array::empty({4}, DType::Complex64)), TypeError);
   EXPECT_THROW((void)sum(Expr(2.0)), ArgumentError);  // a C++ number alone
   // The expression is the map's device function, named by its structure.
   const auto s = detail::generate_expression_reduction(
-      detail::ExprGraph{{{detail::ExprOp::Input, DType::Float32, DType::Float32, 0, {}}},
-                        {DType::Float32},
-                        {}},
+      detail::ExprGraph{
+          {{detail::ExprOp::Input, DType::Float32, DType::Float32, 0, {}}}, {DType::Float32}, {}},
       R::Sum);
-  EXPECT_EQ(s.map_expr, "static_cast<float>(" + s.name.substr(0, 5) +
-                            s.name.substr(9) + "_map(a0))");
+  EXPECT_EQ(s.map_expr,
+            "static_cast<float>(" + s.name.substr(0, 5) + s.name.substr(9) + "_map(a0))");
   EXPECT_EQ(s.reduce_expr, "a + b");
   EXPECT_EQ(s.out_params, "float32 out0");
 }
@@ -305,7 +317,7 @@ TEST(ExpressionStandin, FindingsOfTheFirstReview) {
   EXPECT_EQ(pow(flags, flags).dtype(), DType::Int8);
   const Array f64 = Array::empty({8}, DType::Float64);
   const std::string op =
-      detail::expression_definition(astype(f64, DType::Float16).node()).operation;
+      detail::expression_definition(detail::node_of(astype(f64, DType::Float16))).operation;
   EXPECT_NE(op.find("__double2half(t0)"), std::string::npos) << op;  // rounded once
   EXPECT_EQ(astype(f64, DType::Float16).eval().dtype(), DType::Float16);
   EXPECT_EQ(astype(f64, DType::BFloat16).eval().dtype(), DType::BFloat16);
@@ -437,6 +449,66 @@ TEST(ExpressionGpu, ReductionsMatchTheHost) {
   // float16 accumulates in float32: 4096 ones sum to 4096 (float16 steps by 4 there).
   const Array h = Array::ones({4096}, DType::Float16);
   EXPECT_EQ(static_cast<float>(host<float16>(sum(h))[0]), 4096.0f);
+}
+
+// Host references of argmax and logsumexp per row of a (rows, cols) matrix.
+struct RowReference {
+  std::vector<std::int64_t> argmax;
+  std::vector<double> logsumexp;
+};
+RowReference row_reference(const std::vector<float>& v, std::int64_t rows, std::int64_t cols) {
+  RowReference r;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const float* row = v.data() + i * cols;
+    r.argmax.push_back(std::max_element(row, row + cols) - row);
+    const double m = *std::max_element(row, row + cols);
+    double s = 0;
+    for (std::int64_t j = 0; j < cols; ++j) s += std::exp(row[j] - m);
+    r.logsumexp.push_back(m + std::log(s));
+  }
+  return r;
+}
+
+TEST(ExpressionGpu, ArgReductionsAndLogSumExpMatchTheHost) {
+  CUJIT_REQUIRE_GPU();
+  // Short rows, long rows (a block per row) and one long vector: every reduction layout.
+  for (const auto& [rows, cols] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{3000, 37}, {64, 50257}, {1, 1 << 20}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
+    const auto xs = test::random_vector<float>(static_cast<std::size_t>(rows * cols), -30, 30, 9);
+    const Array x = Array::from_host(xs).reshape({rows, cols});
+    const RowReference want = row_reference(xs, rows, cols);
+    EXPECT_EQ(host<std::int64_t>(argmax(x, {Axes{1}})), want.argmax);
+    const auto lse = host<float>(logsumexp(x, {Axes{1}}));
+    for (std::int64_t i = 0; i < rows; ++i) ASSERT_NEAR(lse[i], want.logsumexp[i], 1e-4) << i;
+    // A softmax per row in two passes sums to 1 in each row.
+    const Array p = exp(x - logsumexp(x, {Axes{1}, true}));
+    const auto totals = host<double>(sum(astype(p, DType::Float64), {Axes{1}}));
+    for (double t : totals) ASSERT_NEAR(t, 1.0, 1e-5);
+  }
+  // Ties give the first index, NaN the first NaN; over every axis the flat index.
+  const Array t = Array::from_host(std::vector<float>{2, 5, 5, -1, 5, -1}).reshape({2, 3});
+  EXPECT_EQ(host<std::int64_t>(argmax(t))[0], 1);
+  EXPECT_EQ(host<std::int64_t>(argmin(t))[0], 3);
+  EXPECT_EQ(host<std::int64_t>(argmin(t, {Axes{0}})), (std::vector<std::int64_t>{1, 1, 1}));
+  const Array n = Array::from_host(std::vector<float>{1, NAN, 3, NAN});
+  EXPECT_EQ(host<std::int64_t>(argmax(n))[0], 1);
+  EXPECT_EQ(host<std::int64_t>(argmin(n))[0], 1);
+  EXPECT_TRUE(std::isnan(host<float>(logsumexp(n))[0]));
+  // Infinities: -inf everywhere gives -inf, one +inf gives +inf, with no inf - inf NaN.
+  const Array ninf = Array::from_host(std::vector<float>{-INFINITY, -INFINITY});
+  EXPECT_EQ(host<float>(logsumexp(ninf))[0], -INFINITY);
+  const Array pinf = Array::from_host(std::vector<float>{1, INFINITY, INFINITY, -INFINITY});
+  EXPECT_EQ(host<float>(logsumexp(pinf))[0], INFINITY);
+  EXPECT_EQ(host<float>(logsumexp(Array::empty({0}, DType::Float32)))[0], -INFINITY);
+  // Integers: argmax of uint8, logsumexp in float64.
+  const Array u8 = Array::from_host(std::vector<std::uint8_t>{3, 250, 7, 250});
+  EXPECT_EQ(host<std::int64_t>(argmax(u8))[0], 1);
+  EXPECT_NEAR(host<double>(logsumexp(Array::from_host(std::vector<std::int32_t>{1, 2, 3})))[0],
+              std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)), 1e-12);
+  // float16 computes in float32: logsumexp of 4096 zeros is log(4096), within float16's step.
+  EXPECT_NEAR(static_cast<float>(host<float16>(logsumexp(Array::zeros({4096}, DType::Float16)))[0]),
+              std::log(4096.0f), 8e-3);
 }
 
 }  // namespace

@@ -235,6 +235,8 @@ TEST_F(ToolOps, CountsOfOneAreSingular) {
   EXPECT_NE(pre.out.find("with 1 job in"), std::string::npos) << pre.out;
   EXPECT_NE(tool("--db " + db_ + " ls").out.find("1 entry in"), std::string::npos);
   EXPECT_NE(tool("--db " + db_ + " verify").out.find("1 entry checked"), std::string::npos);
+  const std::string info = tool("--db " + db_ + " info").out;
+  EXPECT_NE(info.find(" stored, 1 request key)"), std::string::npos) << info;
 }
 
 // A deployment built where the headers are serves targets that do not have them: precompile
@@ -287,6 +289,10 @@ TEST_F(ToolOps, LsAndShowAgreeOnKeysSizesAndNames) {
   EXPECT_NE(text.out.find("request key:  " + rkey), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("record checksum"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("xxh64"), std::string::npos) << text.out;
+  // The NVRTC identity reads as a version and a build label, not as a file size and time.
+  EXPECT_TRUE(
+      std::regex_search(text.out, std::regex(R"(nvrtc: +\d+\.\d+ \(build [0-9a-f]{8}\)\n)")))
+      << text.out;
   EXPECT_NE(tool("--db " + db_ + " ls").out.find("CONTENT KEY"), std::string::npos);
 }
 

@@ -15,6 +15,8 @@ set(cases
   "CASE_KERNEL_ARGUMENT_STRING|char|cujit: a kernel argument must be a cujit::Array"
   "CASE_DISCARDED_RESHAPE|reshape|ignoring return value"
   "CASE_DISCARDED_TO_DLPACK|to_dlpack|ignoring return value"
+  "CASE_DISCARDED_EXPRESSION|exp|ignoring return value"
+  "CASE_DISCARDED_REDUCTION|sum|ignoring return value"
   "CASE_FROM_HOST_STRUCT|Pixel"
   "CASE_TO_HOST_LONG_DOUBLE|long double"
   "CASE_SCALAR_LONG_DOUBLE|long double"

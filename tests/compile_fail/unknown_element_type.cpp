@@ -32,6 +32,7 @@ void use(const cujit::Array& a) {
   (void)a.to_host<cujit::float16>();
   (void)cujit::Scalar(__half(1.0f));
   (void)cujit::Scalar(2.0);
+  (void)cujit::exp(a - 1.0);
 #elif defined(CASE_KERNEL_ARGUMENT_STRING)
   cujit::ElementwiseKernel k("T x", "T y", "y = x", "copy");
   (void)k(a, "not an argument");
@@ -39,6 +40,10 @@ void use(const cujit::Array& a) {
   a.reshape({2, -1});  // does nothing: the view is dropped
 #elif defined(CASE_DISCARDED_TO_DLPACK)
   a.to_dlpack();  // leaks the tensor
+#elif defined(CASE_DISCARDED_EXPRESSION)
+  cujit::exp(a - 1.0);  // builds an expression and runs nothing
+#elif defined(CASE_DISCARDED_REDUCTION)
+  cujit::sum(a * a);  // computes a result nobody reads
 #elif defined(CASE_FROM_HOST_STRUCT)
   (void)cujit::Array::from_host(std::vector<Pixel>{});
 #elif defined(CASE_TO_HOST_LONG_DOUBLE)

@@ -20,7 +20,7 @@ TEST(Layout, BroadcastShapes) {
   EXPECT_EQ(broadcast_shapes({{4, 1, 3}, {2, 1}, {1}}), (Shape{4, 2, 3}));
   EXPECT_EQ(broadcast_shapes({{0, 3}, {1, 3}}), (Shape{0, 3}));
   try {
-    broadcast_shapes({{2, 3}, {4}});
+    (void)broadcast_shapes({{2, 3}, {4}});
     FAIL();
   } catch (const ShapeError& e) {
     EXPECT_NE(std::string(e.what()).find("(2, 3), (4,)"), std::string::npos) << e.what();

@@ -112,13 +112,14 @@ int info(const Options& o) {
     return 0;
   }
   std::cout << fmt::format(
-      "database:     {}\nschema:       {}\nfile size:    {}\nentries:      {} ({} stored, {} "
-      "request keys)\njournal:      {}\nhits:         {}\nmisses:       {}\nevictions:    "
+      "database:     {}\nschema:       {}\nfile size:    {}\nentries:      {} ({} stored, {})"
+      "\njournal:      {}\nhits:         {}\nmisses:       {}\nevictions:    "
       "{}\nstale:        {} (other NVRTC or codegen version)\nsignatures:   {}\nnvrtc:        {}\n",
       i.path, i.schema_version, detail::format_bytes(i.file_size), i.entries,
-      detail::format_bytes(i.stored_bytes), i.requests, i.journal_mode, i.hits, i.misses,
-      i.evictions, i.stale, i.signatures,
-      detail::compiler_version().empty() ? "not available here" : detail::compiler_version());
+      detail::format_bytes(i.stored_bytes), count(i.requests, "request key", "request keys"),
+      i.journal_mode, i.hits, i.misses, i.evictions, i.stale, i.signatures,
+      detail::compiler_version().empty() ? "not available here"
+                                         : readable_nvrtc(detail::compiler_version()));
   std::cout << "per target:  ";
   for (const auto& [t, n] : i.per_target) std::cout << " " << t << "=" << n;
   std::cout << "\nper kind:    ";
@@ -176,8 +177,8 @@ int show(const Options& o, const std::string& key, bool with_source) {
       "codegen:      {}\noptions:      {}\nmetadata:     {}\n",
       r->content_key, kernel.empty() ? "?" : kernel, r->kind, r->program.target.name(),
       detail::format_bytes(r->program.binary.size()), detail::to_hex(r->checksum),
-      intact ? "" : ", DAMAGED", iso_time(r->created), iso_time(r->last_used), r->nvrtc_version,
-      r->codegen_version, r->options, r->program.metadata);
+      intact ? "" : ", DAMAGED", iso_time(r->created), iso_time(r->last_used),
+      readable_nvrtc(r->nvrtc_version), r->codegen_version, r->options, r->program.metadata);
   for (const std::string& request : requests) std::cout << "request key:  " << request << "\n";
   for (const auto& [e, l] : r->program.lowered_names) {
     std::cout << "lowered:      " << e << " -> " << l << "\n";

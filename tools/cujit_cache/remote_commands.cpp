@@ -472,7 +472,7 @@ int remote_ls(const ToolContext& ctx, const Args& a) {
     print_listing_row(j, trust.given());
     valid += j.value("valid", false) ? 1 : 0;
   }
-  std::cout << listing.size() << " entries on " << c.endpoint().display();
+  std::cout << count(listing.size(), "entry", "entries") << " on " << c.endpoint().display();
   if (trust.given()) std::cout << " (" << valid << " valid for the trusted keys)";
   std::cout << "\n";
   return 0;
