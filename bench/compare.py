@@ -20,7 +20,7 @@ Records (one JSON object per line, the format of bench_util.hpp's JsonLines):
           "torch"; the C++ side writes "baseline", "cujit_elementwise", ...
   case    copy, add, add_broadcast, add_transposed, add_transposed_mixed, host_call_1elem, sum,
           l2norm, sum_axis0, sum_axis1, max_rows_vocab, first_call_cold, first_call_disk_cache,
-          second_call
+          second_call, expr_gelu, expr_sqdiff_rows, expr_softmax_rows (compare_expressions.py)
   size    elements (bytes for copy); gbps and us are medians; ratio is the fraction of
           the device-to-device copy bandwidth measured in the same run.
 """
@@ -34,6 +34,9 @@ import sys
 import tempfile
 import time
 import traceback
+
+import compare_expressions
+from compare_expressions import bench_expressions
 
 L2_ROTATION_FACTOR = 4
 MAX_SPIN_US = 10000.0
@@ -515,6 +518,8 @@ SECTIONS = [
     ("host", "host time per call", bench_host_call),
     ("reductions", "reductions", bench_reductions),
     ("cold", "cold first call", bench_cold_call),
+    ("expressions", "array expressions: GELU, squared differences per row, row softmax",
+     bench_expressions),
 ]
 
 
@@ -659,6 +664,7 @@ def summary(args):
         r = find(bench, case, None, bench != "cujit")
         if r and r.get("us") is not None:
             print(f"{label:44s}{r['us']:10.2f}")
+    compare_expressions.summary(records)
     wrong = [r for r in records if "WRONG" in (r.get("note") or "")]
     for r in wrong:
         print(f"WRONG: {r['bench']} {r['case']} size {r['size']}: {r['note']}")

@@ -218,8 +218,59 @@ class EwSource {
     });
   }
 
+  // Rows whose length or start is not a multiple of a vector: elements one by one, four per
+  // thread and iteration (a grid stride apart), all loaded before any is computed or stored,
+  // so that each thread keeps four loads in flight; L.magic[1] divides by C.
+  void rows2d_scalar() {
+    constexpr int kBatch = 4;
+    const std::string U = std::to_string(kBatch);
+    w_ << "  const int _cj_C = _cj_L.shape[1], _cj_nv = _cj_L.shape[0] * _cj_C;\n";
+    w_ << "  for (int _cj_v = _cj_tid; _cj_v < _cj_nv; _cj_v += " + U + " * _cj_stride_all) {\n";
+    w_ << "    int _cj_r[" + U + "], _cj_c[" + U + "];\n";
+    w_ << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + U + "; ++_cj_k) {\n";
+    w_ << "      const int _cj_e = min(_cj_v + _cj_k * _cj_stride_all, _cj_nv - 1);\n";
+    w_ << "      _cj_r[_cj_k] = (int)_cj_div((unsigned)_cj_e, _cj_L.magic[1], _cj_L.shift[1]);\n";
+    w_ << "      _cj_c[_cj_k] = _cj_e - _cj_r[_cj_k] * _cj_C;\n    }\n";
+    auto address = [&](std::size_t a, int k, const std::string& T, bool broadcast) {
+      const std::string id = std::to_string(k), slot = std::to_string(a);
+      return "(_cj_p" + id + " + _cj_r[_cj_k] * _cj_L.strides[" + slot + "][0]" +
+             (broadcast ? std::string() : " + _cj_c[_cj_k] * sizeof(" + T + ")") + ")";
+    };
+    // Loads of every lane first (lanes past the end read the last element again: harmless).
+    for (std::size_t a = 0; a < strided_.size(); ++a) {
+      const int k = strided_[a];
+      const EwParam& e = s_.params[k];
+      if (!e.used) continue;
+      const std::string T = cuda_type(e.dtype), id = std::to_string(k);
+      w_ << "    " + T + " _cj_v" + id + "[" + U + "];\n";
+      if (!input(k) && !e.load_output) continue;
+      w_ << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + U + "; ++_cj_k) _cj_v" + id +
+                "[_cj_k] = *reinterpret_cast<const " + T + "*>" +
+                address(a, k, T, e.row_broadcast) + ";\n";
+    }
+    w_ << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + U + "; ++_cj_k) {\n";
+    w_ << "      if (_cj_v + _cj_k * _cj_stride_all >= _cj_nv) break;\n";
+    w_ << "      const int i = _cj_r[_cj_k] * _cj_C + _cj_c[_cj_k];\n      (void)i;\n";
+    element_body("      ", [&](int k, const std::string&) {
+      return "_cj_v" + std::to_string(k) + "[_cj_k]";
+    });
+    for (std::size_t a = 0; a < strided_.size(); ++a) {
+      const int k = strided_[a];
+      const EwParam& e = s_.params[k];
+      if (!e.used || input(k)) continue;
+      const std::string T = cuda_type(e.dtype);
+      w_ << "      *reinterpret_cast<" + T + "*>" + address(a, k, T, false) + " = _cj_v" +
+                std::to_string(k) + "[_cj_k];\n";
+    }
+    w_ << "    }\n  }\n";
+  }
+
   // One vector of `vec` elements of one row per iteration; L.magic[1] divides by C / vec.
   void rows2d() {
+    if (s_.vec == 1) {
+      rows2d_scalar();
+      return;
+    }
     const std::string V = std::to_string(s_.vec);
     w_ << "  const int _cj_C = _cj_L.shape[1], _cj_cv = _cj_C / " + V +
               ", _cj_nv = _cj_L.shape[0] * _cj_cv;\n";

@@ -120,6 +120,12 @@ void plan_strided(const ElementwiseDefinition& def, const ArgDesc* args, const S
       rows_fit(def, args, plan, static_cast<int>(16 / facts.max_item))) {
     plan.layout = EwLayout::Rows2D;
     plan.vec = static_cast<int>(16 / facts.max_item);
+  } else if (two_d && rows_fit(def, args, plan, 1)) {
+    // Rows whose length or start is not a multiple of a vector (vocabulary-sized rows against
+    // a column, (4096, 50257) - (4096, 1)): element by element along the rows, coalesced
+    // across row ends, where tiles would read 32-column pieces of misaligned rows.
+    plan.layout = EwLayout::Rows2D;
+    plan.vec = 1;
   } else if (two_d && tiles_fit(args, plan)) {
     plan.layout = EwLayout::Tiled2D;
   }

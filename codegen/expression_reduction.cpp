@@ -116,17 +116,24 @@ void arg_reduction(ExprReduce op, DType acc_dtype, const std::string& value, Exp
 }
 
 // logsumexp the online way: the running maximum m and the sum s of exp(x - m), rescaled when
-// m grows. Equal maxima add without exp (so infinities never meet as inf - inf); a NaN wins.
+// m grows. One comparison orders the pair; equal maxima add without exp (so infinities never
+// meet as inf - inf). A NaN value gives exp(NaN) = NaN, which stays in s to the end.
 void logsumexp_reduction(const ReduceTypes& types, const std::string& value, ExprReduction& r) {
   const std::string acc = ctype(types.acc), out = ctype(types.out);
   r.preamble += "struct _cjx_Lse { " + acc + " m; " + acc + " s; };\n" +
                 "__device__ __forceinline__ _cjx_Lse _cjx_lse(const _cjx_Lse& a, "
                 "const _cjx_Lse& b) {\n"
-                "  if (a.m != a.m) return a;\n  if (b.m != b.m) return b;\n"
-                "  const _cjx_Lse& hi = b.m > a.m ? b : a;\n"
-                "  const _cjx_Lse& lo = b.m > a.m ? a : b;\n"
-                "  if (hi.m == lo.m) return _cjx_Lse{hi.m, hi.s + lo.s};\n"
-                "  return _cjx_Lse{hi.m, hi.s + lo.s * exp(lo.m - hi.m)};\n}\n";
+                "  const bool a_hi = a.m >= b.m;\n"
+                "  const " +
+                acc +
+                " hm = a_hi ? a.m : b.m, lm = a_hi ? b.m : a.m;\n"
+                "  const " +
+                acc +
+                " hs = a_hi ? a.s : b.s, ls = a_hi ? b.s : a.s;\n"
+                "  const " +
+                acc + " e = lm == hm ? " + acc +
+                "(1) : exp(lm - hm);\n"
+                "  return _cjx_Lse{hm, hs + ls * e};\n}\n";
   r.reduce_type = "_cjx_Lse";
   r.map_expr = "_cjx_Lse{static_cast<" + acc + ">(" + value + "), " + acc + "(1)}";
   r.reduce_expr = "_cjx_lse(a, b)";

@@ -109,6 +109,38 @@ TEST(Elementwise, RowsOfBroadcastColumnsAndRows) {
   for (int i = 0; i < R * C; ++i) ASSERT_EQ(oh[i], ch[i / C] + rh[i % C]) << i;
 }
 
+// Rows whose length is not a multiple of a vector (Rows2D element by element, four per thread
+// and iteration): every row length and count around the batch's edges, an output read before
+// it is written, and a row slice whose rows start at odd offsets.
+TEST(Elementwise, RowsOfAnyLengthAgainstAColumn) {
+  CUJIT_REQUIRE_GPU();
+  ElementwiseKernel sub("T x, T m", "T z", "z = x - m", "rows_any_sub");
+  ElementwiseKernel acc("T x, T m", "T z", "z += x * m", "rows_any_acc");
+  for (const auto& [R, C] :
+       std::vector<std::pair<int, int>>{{1, 3}, {7, 5}, {300, 255}, {1031, 97}, {64, 50257}}) {
+    SCOPED_TRACE(std::to_string(R) + " x " + std::to_string(C));
+    const auto xh = test::random_vector<float>(static_cast<std::size_t>(R) * C, -1, 1, 31);
+    const auto mh = test::random_vector<float>(R, -1, 1, 32);
+    const Array x = Array::from_host(xh, {R, C}), m = Array::from_host(mh, {R, 1});
+    const auto zh = sub(x, m).to_host<float>();
+    for (std::size_t i = 0; i < zh.size(); ++i) ASSERT_EQ(zh[i], xh[i] - mh[i / C]) << i;
+    Array z = Array::full({R, C}, 1.0, DType::Float32);
+    acc(x, m, z);
+    const auto ah = z.to_host<float>();
+    for (std::size_t i = 0; i < ah.size(); ++i) {
+      ASSERT_NEAR(ah[i], 1.0f + xh[i] * mh[i / C], 1e-6f) << i;
+    }
+  }
+  // Rows of 37 taken from rows of 40 at column 1: every row starts unaligned.
+  const auto wh = test::random_vector<float>(50 * 40, -1, 1, 33);
+  const auto mh = test::random_vector<float>(50, -1, 1, 34);
+  const Array w = Array::from_host(wh, {50, 40}).slice(1, 1, 38);
+  const auto zh = sub(w, Array::from_host(mh, {50, 1})).to_host<float>();
+  for (int r = 0; r < 50; ++r) {
+    for (int c = 0; c < 37; ++c) ASSERT_EQ(zh[r * 37 + c], wh[r * 40 + 1 + c] - mh[r]);
+  }
+}
+
 TEST(Elementwise, TransposedOutputsThroughTiles) {
   CUJIT_REQUIRE_GPU();
   const int R = 45, C = 70;

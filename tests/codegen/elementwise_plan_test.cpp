@@ -88,12 +88,19 @@ TEST(ElementwisePlan, MatrixAgainstRowIsRows2D) {
   EXPECT_EQ(p.ndim, 2);
 }
 
-TEST(ElementwisePlan, RowsNotAMultipleOfTheVectorAreTiled) {
+// Rows not a multiple of the vector walk the rows element by element (coalesced across row
+// ends); tiles are for column-major arrays only.
+TEST(ElementwisePlan, RowsNotAMultipleOfTheVectorGoElementByElement) {
   PlanArgs pa;
   const EwPlan p =
       plan_add({pa.array({512, 1}, DType::Float32), pa.array({1, 255}, DType::Float32)}, pa);
-  EXPECT_EQ(p.layout, EwLayout::Tiled2D);
+  EXPECT_EQ(p.layout, EwLayout::Rows2D);
+  EXPECT_EQ(p.vec, 1);
   EXPECT_EQ(p.block_size, 256);
+  const EwPlan vocabulary =
+      plan_add({pa.array({4096, 50257}, DType::Float32), pa.array({4096, 1}, DType::Float32)}, pa);
+  EXPECT_EQ(vocabulary.layout, EwLayout::Rows2D);
+  EXPECT_EQ(vocabulary.vec, 1);
 }
 
 TEST(ElementwisePlan, TransposedInputIsTiledThroughSharedMemory) {
