@@ -11,6 +11,7 @@
 #include <cujit/cujit.hpp>
 
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 namespace {
@@ -25,6 +26,9 @@ struct Kernels {
   cujit::Array x = cujit::Array::empty({1}, cujit::DType::Float32);
   cujit::Array y = cujit::Array::empty({1}, cujit::DType::Float32);
   cujit::Array z = cujit::Array::empty({1}, cujit::DType::Float32);
+  std::function<cujit::Array(const cujit::Array&, const cujit::Array&)> fused =
+      [f = cujit::fuse("instructions_fused", [](auto a, auto b) { return a + b; })](
+          const cujit::Array& a, const cujit::Array& b) { return f(a, b); };
 };
 
 }  // namespace
@@ -50,6 +54,10 @@ extern "C" __attribute__((noinline)) void measure_expression_allocated(Kernels& 
   for (int i = 0; i < kCalls; ++i) (void)(k.x + k.y).eval();
 }
 
+extern "C" __attribute__((noinline)) void measure_fused_allocated(Kernels& k) {
+  for (int i = 0; i < kCalls; ++i) (void)k.fused(k.x, k.y);
+}
+
 extern "C" __attribute__((noinline)) void measure_raw_launch(Kernels& k) {
   const std::vector<cujit::KernelArg> args{k.x, 1};
   for (int i = 0; i < kCalls; ++i) k.raw.launch(cujit::Dim3(1), cujit::Dim3(32), args);
@@ -68,6 +76,7 @@ int main() {
       k.raw.launch(cujit::Dim3(1), cujit::Dim3(32), args);
       cujit::eval(k.x + k.y, k.z);
       (void)(k.x + k.y).eval();
+      (void)k.fused(k.x, k.y);
     }
     cujit::Device::current().synchronize();
     measure_elementwise_given(k);
@@ -76,6 +85,7 @@ int main() {
     measure_raw_launch(k);
     measure_expression_given(k);
     measure_expression_allocated(k);
+    measure_fused_allocated(k);
     cujit::Device::current().synchronize();
     std::printf("host_instructions: %d calls of each kind made\n", kCalls);
     return 0;

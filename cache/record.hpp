@@ -21,8 +21,9 @@ namespace cujit::detail {
 /// whose lowered names and metadata no signature covered, are never looked up again.
 inline constexpr int kRecordFormatVersion = 3;
 /// Version of cujit's source generation; bump it whenever generated code changes for equal
-/// requests, so that stale binaries are never found by request key. 5: peeled rows.
-inline constexpr int kCodegenVersion = 5;
+/// requests, so that stale binaries are never found by request key. 5: peeled rows. 6: rows
+/// not a multiple of a vector four elements per thread and pass.
+inline constexpr int kCodegenVersion = 6;
 /// Largest source the cache decompresses (guards against a corrupt size field).
 inline constexpr std::uint64_t kMaxSourceSize = std::uint64_t{256} << 20;
 

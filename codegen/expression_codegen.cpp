@@ -250,6 +250,10 @@ std::string structure_of(const ExprGraph& graph) {
     for (int a : n.args) s += std::to_string(a) + ",";
     s += ");";
   }
+  if (!graph.outputs.empty()) {  // several results (a traced function's): which nodes
+    s += "->";
+    for (int o : graph.outputs) s += std::to_string(o) + ",";
+  }
   return s;
 }
 
@@ -257,9 +261,9 @@ std::string structure_of(const ExprGraph& graph) {
 
 std::string_view expr_op_name(ExprOp op) noexcept {
   constexpr std::string_view kNames[] = {
-      "input", "scalar", "astype",  "-",       "+",     "-",     "*",    "/",
-      "%",     "pow",    "minimum", "maximum", "==",    "!=",    "<",    "<=",
-      ">",     ">=",     "exp",     "log",     "log1p", "expm1", "sqrt", "rsqrt",
+      "input", "scalar", "astype",  "-",       "+",     "-",     "*",     "/",
+      "%",     "pow",    "minimum", "maximum", "==",    "!=",    "<",     "<=",
+      ">",     ">=",     "exp",     "log",     "log1p", "expm1", "sqrt",  "rsqrt",
       "sin",   "cos",    "tanh",    "erf",     "abs",   "where", "index", "floor"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(kLastExprOp) + 1,
                 "one name per ExprOp");
@@ -280,8 +284,18 @@ ExprDefinition generate_expression(const ExprGraph& graph) {
   d.in_params = params(graph.inputs, "a");
   const std::string scalars = params(graph.scalars, "s");
   if (!scalars.empty()) d.in_params += (d.in_params.empty() ? "" : ", ") + scalars;
-  d.out_params = std::string(dtype_name(graph.nodes.back().dtype)) + " out0";
-  d.operation = e.body + "out0 = " + temp(static_cast<int>(graph.nodes.size() - 1)) + ";";
+  const std::vector<int> roots = graph.outputs.empty()
+                                     ? std::vector<int>{static_cast<int>(graph.nodes.size() - 1)}
+                                     : graph.outputs;
+  d.operation = e.body;
+  for (std::size_t k = 0; k < roots.size(); ++k) {
+    const std::string out = "out" + std::to_string(k);
+    d.out_params +=
+        (k == 0 ? "" : ", ") +
+        std::string(dtype_name(graph.nodes.at(static_cast<std::size_t>(roots[k])).dtype)) + " " +
+        out;
+    d.operation += (k == 0 ? "" : " ") + out + " = " + temp(roots[k]) + ";";
+  }
   if (e.uses_mod) d.preamble += kModHelper;
   if (e.uses_pow) d.preamble += kPowHelper;
   if (e.uses_minmax) d.preamble += kMinMaxHelper;

@@ -74,13 +74,15 @@ struct ExprGraph {
   std::vector<ExprGraphNode> nodes;
   std::vector<DType> inputs;
   std::vector<DType> scalars;
+  /// The nodes written to out0, out1, ... (a traced function's results); empty: the root only.
+  std::vector<int> outputs;
 };
 
 /// An ElementwiseKernel's definition for an expression.
 struct ExprDefinition {
   std::string in_params;   ///< "float32 a0, float32 a1, float32 s0"
-  std::string out_params;  ///< "float32 out0"
-  std::string operation;   ///< one statement per node, then "out0 = tN;"
+  std::string out_params;  ///< "float32 out0" (several outputs: "float32 out0, bool out1")
+  std::string operation;   ///< one statement per node, then "out0 = tN;" per output
   std::string preamble;    ///< helpers the operation uses (NumPy's remainder, integer power)
   std::string name;        ///< "expr_" and 16 hex digits of the structure's hash
   std::string structure;   ///< the graph as canonical text (the name's hash input)
@@ -105,7 +107,7 @@ const char* expr_reduce_name(ExprReduce op) noexcept;
 /// their dtype; mean of bool and integers gives float64, of floats their dtype; min and max
 /// keep the dtype; argmin and argmax give int64; logsumexp gives the float dtype, float64 for
 /// bool and integers (as scipy.special.logsumexp). 16-bit floats accumulate in float32.
-/// TypeError for complex values.
+/// Complex values: sum, prod and mean in their dtype; TypeError for the others.
 struct ReduceTypes {
   DType out;
   DType acc;

@@ -68,9 +68,13 @@ const char* expr_reduce_name(ExprReduce op) noexcept {
 }
 
 ReduceTypes reduce_types(ExprReduce op, DType dtype) {
-  if (kind_rank(dtype) == 3) {
-    throw TypeError(std::string("cujit: ") + expr_reduce_name(op) + ": reductions of " +
-                    std::string(dtype_name(dtype)) + " expressions are not supported");
+  if (kind_rank(dtype) == 3) {  // complex: sums, products and means, in their own dtype
+    if (op == ExprReduce::Sum || op == ExprReduce::Prod || op == ExprReduce::Mean) {
+      return {dtype, dtype};
+    }
+    throw TypeError(std::string("cujit: ") + expr_reduce_name(op) + ": " +
+                    std::string(dtype_name(dtype)) +
+                    " values have no order or logarithm here (sum, prod and mean take them)");
   }
   const DType acc = half_like(dtype) ? DType::Float32 : dtype;
   const DTypeKind kind = dtype_kind(dtype);
@@ -166,8 +170,12 @@ void plain_reduction(ExprReduce op, const ReduceTypes& types, const std::string&
       r.identity = "0";
       break;
   }
+  // A complex mean divides by the count as a real number of its component type.
+  const std::string count_type = types.acc == DType::Complex64    ? "float"
+                                 : types.acc == DType::Complex128 ? "double"
+                                                                  : acc;
   r.post_map = op == ExprReduce::Mean
-                   ? out + "a / static_cast<" + acc + ">(_in_ind.size() / _out_ind.size()));"
+                   ? out + "a / static_cast<" + count_type + ">(_in_ind.size() / _out_ind.size()));"
                    : out + "a);";
 }
 

@@ -44,6 +44,26 @@ Shape broadcast(ExprOp op, const std::vector<NodePtr>& operands) {
 
 bool is_weak(const NodePtr& n) { return n->weak.has_value(); }
 
+// Sets n's shape to the broadcast of `operands` (as given, before typed(): n.args in the same
+// order and of the same shapes): by reference to the
+// operand that already has it when the others broadcast to it without change (equal shapes,
+// or rank-0 scalars), else as a copy (ShapeError when they do not broadcast).
+void set_shape(ExprNode& n, ExprOp op, const std::vector<NodePtr>& operands) {
+  int widest = -1;
+  for (std::size_t k = 0; k < operands.size(); ++k) {
+    const Shape& s = operands[k]->shape();
+    if (s.empty()) continue;
+    if (widest >= 0 && s != operands[static_cast<std::size_t>(widest)]->shape()) {
+      n.result_shape = broadcast(op, operands);
+      return;
+    }
+    if (widest < 0) widest = static_cast<int>(k);
+  }
+  if (widest >= 0) {
+    n.shape_from = widest;
+  }  // else every operand is rank 0: so is the result (result_shape stays empty)
+}
+
 // The common dtype of typed and weak operands (NEP 50).
 DType common_dtype(const std::vector<NodePtr>& operands) {
   std::optional<DType> typed;
@@ -60,7 +80,21 @@ DType common_dtype(const std::vector<NodePtr>& operands) {
 // A weak operand given `dtype`: a scalar parameter of that dtype (ArgumentError when it does
 // not fit); the call converts its value.
 NodePtr typed(const NodePtr& n, DType dtype, ExprOp op) {
-  return is_weak(n) ? scalar_node(weak_as(*n->weak, dtype, op), dtype) : n;
+  if (!is_weak(n)) return n;
+  return n->arg >= 0 ? symbolic_scalar(n->arg, dtype)  // the call converts and checks it
+                     : scalar_node(weak_as(*n->weak, dtype, op), dtype);
+}
+
+// Operations of C++ numbers alone are folded on the host; a traced function's number
+// arguments have no value to fold while it is traced.
+void check_foldable(ExprOp op, const std::vector<NodePtr>& operands) {
+  for (const NodePtr& n : operands) {
+    if (n->arg >= 0) {
+      throw TypeError("cujit: fuse: " + op_text(op) + " of C++ numbers alone (argument " +
+                      std::to_string(n->arg) +
+                      ") cannot be traced; pass a cujit::Scalar or combine it with an array");
+    }
+  }
 }
 
 std::vector<WeakValue> weak_values(const std::vector<NodePtr>& operands) {
@@ -134,6 +168,31 @@ NodePtr weak_node(const WeakValue& value) {
 
 NodePtr scalar_node(const Scalar& value) { return scalar_node(value, value.dtype()); }
 
+NodePtr symbolic_array(int arg, DType dtype) {
+  ExprNode n;
+  n.op = ExprOp::Input;
+  n.dtype = n.operand_dtype = dtype;
+  n.arg = arg;
+  return make(std::move(n));
+}
+
+NodePtr symbolic_scalar(int arg, DType dtype) {
+  ExprNode n;
+  n.op = ExprOp::Scalar;
+  n.dtype = n.operand_dtype = dtype;
+  n.arg = arg;
+  return make(std::move(n));
+}
+
+NodePtr symbolic_weak(int arg, WeakKind kind) {
+  ExprNode n;
+  n.op = ExprOp::Scalar;
+  n.weak = WeakValue{kind, 0, 0};
+  n.dtype = n.operand_dtype = weak_default(kind);
+  n.arg = arg;
+  return make(std::move(n));
+}
+
 NodePtr scalar_node(const Scalar& value, DType dtype) {
   ExprNode n;
   n.op = ExprOp::Scalar;
@@ -155,7 +214,10 @@ Scalar weak_as(const WeakValue& value, DType dtype, ExprOp op) {
 
 NodePtr binary_node(ExprOp op, const NodePtr& a, const NodePtr& b) {
   const std::vector<NodePtr> operands{a, b};
-  if (all_weak(operands)) return weak_node(fold(op, weak_values(operands)));
+  if (all_weak(operands)) {
+    check_foldable(op, operands);
+    return weak_node(fold(op, weak_values(operands)));
+  }
   DType common = common_dtype(operands);
   if (common == DType::Bool && (op == ExprOp::Mod || op == ExprOp::Pow)) {
     common = DType::Int8;  // NumPy computes these of bools as int8
@@ -166,35 +228,41 @@ NodePtr binary_node(ExprOp op, const NodePtr& a, const NodePtr& b) {
   n.op = op;
   n.operand_dtype = common;
   n.dtype = binary_result(op, common);
-  n.result_shape = broadcast(op, operands);
   n.args = {typed(a, common, op), typed(b, common, op)};
+  set_shape(n, op, operands);
   return make(std::move(n));
 }
 
 NodePtr unary_node(ExprOp op, const NodePtr& x) {
-  if (is_weak(x)) return weak_node(fold(op, {*x->weak}));
+  if (is_weak(x)) {
+    check_foldable(op, {x});
+    return weak_node(fold(op, {*x->weak}));
+  }
   check_supported(op, x->dtype);
   ExprNode n;
   n.op = op;
   const bool keeps = op == ExprOp::Neg || op == ExprOp::Abs || op == ExprOp::Floor;
   n.dtype = n.operand_dtype = keeps ? x->dtype : float_function_type(x->dtype);
-  n.result_shape = x->shape();
   n.args = {x};
+  n.shape_from = 0;
   return make(std::move(n));
 }
 
 NodePtr where_node(const NodePtr& c, const NodePtr& a, const NodePtr& b) {
   const std::vector<NodePtr> operands{c, a, b};
-  if (all_weak(operands)) return weak_node(fold(ExprOp::Where, weak_values(operands)));
+  if (all_weak(operands)) {
+    check_foldable(ExprOp::Where, operands);
+    return weak_node(fold(ExprOp::Where, weak_values(operands)));
+  }
   ExprNode n;
   n.op = ExprOp::Where;
   const std::vector<NodePtr> values{a, b};
   n.dtype = n.operand_dtype =
       all_weak(values) ? promote_types(weak_default(a->weak->kind), weak_default(b->weak->kind))
                        : common_dtype(values);
-  n.result_shape = broadcast(ExprOp::Where, operands);
   n.args = {typed(c, DType::Bool, ExprOp::Where), typed(a, n.dtype, ExprOp::Where),
             typed(b, n.dtype, ExprOp::Where)};
+  set_shape(n, ExprOp::Where, operands);
   return make(std::move(n));
 }
 
@@ -208,6 +276,7 @@ NodePtr index_node(const Shape& shape) {
 
 NodePtr cast_node(const NodePtr& x, DType dtype) {
   if (is_weak(x)) {
+    check_foldable(ExprOp::Cast, {x});
     WeakValue v = *x->weak;
     if (v.kind == WeakKind::Float && dtype == DType::Bool) {
       v = WeakValue{WeakKind::Bool, 0, v.f != 0 ? 1 : 0};  // NaN is true, as in NumPy
@@ -223,8 +292,8 @@ NodePtr cast_node(const NodePtr& x, DType dtype) {
   ExprNode n;
   n.op = ExprOp::Cast;
   n.dtype = n.operand_dtype = dtype;
-  n.result_shape = x->shape();
   n.args = {x};
+  n.shape_from = 0;
   return make(std::move(n));
 }
 

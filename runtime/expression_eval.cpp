@@ -21,8 +21,10 @@ namespace {
 // which the caller's root keeps alive).
 struct Flattened {
   ExprGraph graph;
-  std::vector<const Array*> arrays;
-  std::vector<Scalar> scalars;
+  std::vector<const Array*> arrays;  // null for a traced argument's slot
+  std::vector<Scalar> scalars;       // a traced argument's slot: a placeholder
+  std::vector<int> input_args;       // per input slot: the traced argument, or -1 (traces only)
+  std::vector<int> scalar_args;      // per scalar slot: the traced argument, or -1 (traces only)
 };
 
 // The canonical graph of an expression: a post-order walk from the root, identical
@@ -40,6 +42,16 @@ class Flattener {
     return std::move(out_);
   }
 
+  // Several roots (a traced function's results): out0, out1, ... in order.
+  Flattened run(const std::vector<NodePtr>& roots) {
+    for (const NodePtr& r : roots) out_.graph.outputs.push_back(visit(r));
+    if (roots.size() == 1 &&
+        out_.graph.outputs[0] + 1 == static_cast<int>(out_.graph.nodes.size())) {
+      out_.graph.outputs.clear();  // one result at the end: the plain form (and name)
+    }
+    return std::move(out_);
+  }
+
  private:
   int visit(const NodePtr& node) {
     for (const auto& [seen, id] : by_node_) {
@@ -51,8 +63,12 @@ class Flattener {
     g.operand_dtype = node->operand_dtype;
     g.args.reserve(node->args.size());
     for (const NodePtr& a : node->args) g.args.push_back(visit(a));
-    if (node->op == ExprOp::Input) g.index = array_slot(*node->array);
-    if (node->op == ExprOp::Scalar) g.index = scalar_slot(*node->scalar, node->dtype);
+    if (node->op == ExprOp::Input) {
+      g.index = node->arg >= 0 ? argument_slot(node->arg, node->dtype) : array_slot(*node->array);
+    }
+    if (node->op == ExprOp::Scalar) {
+      g.index = scalar_slot(node->scalar ? *node->scalar : Scalar(0), node->dtype, node->arg);
+    }
     const int id = add(std::move(g));
     by_node_.emplace_back(node.get(), id);
     return id;
@@ -84,8 +100,24 @@ class Flattener {
     return static_cast<int>(out_.arrays.size() - 1);
   }
 
+  // A traced function's array argument: one slot per argument.
+  int argument_slot(int arg, DType dtype) {
+    for (std::size_t i = 0; i < out_.input_args.size(); ++i) {
+      if (out_.input_args[i] == arg) return static_cast<int>(i);
+    }
+    out_.input_args.resize(out_.arrays.size(), -1);  // only traced graphs fill these
+    out_.arrays.push_back(nullptr);
+    out_.graph.inputs.push_back(dtype);
+    out_.input_args.push_back(arg);
+    return static_cast<int>(out_.arrays.size() - 1);
+  }
+
   // One slot per scalar node (never merged by value: the kernel must not depend on values).
-  int scalar_slot(const Scalar& s, DType dtype) {
+  int scalar_slot(const Scalar& s, DType dtype, int arg) {
+    if (arg >= 0) {  // only traced graphs fill scalar_args
+      out_.scalar_args.resize(out_.scalars.size(), -1);
+      out_.scalar_args.push_back(arg);
+    }
     out_.scalars.push_back(s);
     out_.graph.scalars.push_back(dtype);
     return static_cast<int>(out_.scalars.size() - 1);
@@ -96,7 +128,8 @@ class Flattener {
 };
 
 bool same_graph(const ExprGraph& a, const ExprGraph& b) {
-  if (a.inputs != b.inputs || a.scalars != b.scalars || a.nodes.size() != b.nodes.size()) {
+  if (a.inputs != b.inputs || a.scalars != b.scalars || a.outputs != b.outputs ||
+      a.nodes.size() != b.nodes.size()) {
     return false;
   }
   for (std::size_t i = 0; i < a.nodes.size(); ++i) {
@@ -121,6 +154,7 @@ std::uint64_t graph_hash(const ExprGraph& g) {
   }
   for (DType t : g.inputs) mix(static_cast<std::uint64_t>(t) + 0x100);
   for (DType t : g.scalars) mix(static_cast<std::uint64_t>(t) + 0x200);
+  for (int o : g.outputs) mix(static_cast<std::uint64_t>(o) + 0x300);
   return h;
 }
 
@@ -181,6 +215,19 @@ std::vector<Arg> arguments(const Flattened& f) {
 }
 
 }  // namespace
+
+TracedKernel traced_kernel(const std::vector<NodePtr>& roots) {
+  Flattened f = Flattener().run(roots);
+  TracedKernel t;
+  t.kernel = kernel_for(f.graph);
+  t.graph = std::move(f.graph);
+  t.input_args = std::move(f.input_args);
+  t.input_args.resize(f.arrays.size(), -1);
+  t.scalar_args = std::move(f.scalar_args);
+  t.scalar_args.resize(f.scalars.size(), -1);
+  t.scalar_values = std::move(f.scalars);
+  return t;
+}
 
 // Runs `root` into a new array (out == nullptr) or into *out.
 Array evaluate(const NodePtr& root, const Array* out, const LaunchOptions& options) {

@@ -5,6 +5,7 @@
 // of weak scalars alone are folded on the host at once (runtime/expression_fold.cpp).
 
 #include <cujit/array.hpp>
+#include <cujit/elementwise.hpp>
 #include <cujit/expression.hpp>
 #include <cujit/kernel_args.hpp>
 
@@ -28,14 +29,25 @@ struct ExprNode {
   ExprOp op = ExprOp::Input;
   DType dtype = DType::Float32;
   DType operand_dtype = DType::Float32;
-  Shape result_shape;          ///< operations' broadcast shape (inputs: their array's; scalars: ())
-  std::optional<Array> array;  ///< ExprOp::Input
+  Shape result_shape;  ///< operations' broadcast shape (inputs: their array's; scalars: ())
+  /// An operation whose shape is operand `shape_from`'s (the usual case: operands alike, or a
+  /// scalar against an array) keeps no copy of it; -1: result_shape.
+  int shape_from = -1;
+  std::optional<Array> array;     ///< ExprOp::Input
   std::optional<Scalar> scalar;   ///< ExprOp::Scalar with a dtype
   std::optional<WeakValue> weak;  ///< ExprOp::Scalar without one yet
   std::vector<std::shared_ptr<const ExprNode>> args;
+  /// A traced function's argument this leaf stands for (cujit::fuse): an Input without an
+  /// array (shape ()), or a Scalar without a value (typed, or weak with WeakValue's kind only);
+  /// -1 for leaves that hold their array or value.
+  int arg = -1;
 
   /// The node's shape, without a copy of an input array's.
-  const Shape& shape() const noexcept { return array ? array->shape() : result_shape; }
+  const Shape& shape() const noexcept {
+    return array             ? array->shape()
+           : shape_from >= 0 ? args[static_cast<std::size_t>(shape_from)]->shape()
+                             : result_shape;
+  }
 };
 
 using NodePtr = std::shared_ptr<const ExprNode>;
@@ -62,6 +74,15 @@ Scalar weak_as(const WeakValue& value, DType dtype, ExprOp op);
 /// arithmetic, Python's rules: / is true division, % takes the divisor's sign).
 WeakValue fold(ExprOp op, const std::vector<WeakValue>& values);
 
+///@{
+/// The leaves of a traced function's argument `arg` (cujit::fuse): an array of `dtype` (shape
+/// (), so that tracing broadcasts anything; the call checks the real shapes), a typed scalar,
+/// a C++ number of `kind` (weak: NEP 50's rules, its value converted and checked by the call).
+NodePtr symbolic_array(int arg, DType dtype);
+NodePtr symbolic_scalar(int arg, DType dtype);
+NodePtr symbolic_weak(int arg, WeakKind kind);
+///@}
+
 /// The node of a binary operation, comparison, minimum, maximum or pow: operand dtypes
 /// resolved (NEP 50), shapes broadcast; TypeError or ShapeError naming the operator.
 NodePtr binary_node(ExprOp op, const NodePtr& a, const NodePtr& b);
@@ -80,6 +101,19 @@ Array evaluate_reduction(const NodePtr& root, ExprReduce op, const ReduceOptions
                          const LaunchOptions& options);
 /// The root of `e` (ArgumentError naming `what` for a C++ number alone).
 NodePtr root_of(const Expr& e, const char* what);
+
+/// The kernel of a traced function's results (one output per root, in order) and where the
+/// values of its slots come from: per input slot the argument it is; per scalar slot the
+/// argument it is, or -1 and the constant the function wrote. Two traces of the same
+/// structure share one kernel for the process.
+struct TracedKernel {
+  ExprGraph graph;
+  std::shared_ptr<const ElementwiseKernel> kernel;
+  std::vector<int> input_args;
+  std::vector<int> scalar_args;
+  std::vector<Scalar> scalar_values;
+};
+TracedKernel traced_kernel(const std::vector<NodePtr>& roots);
 
 /// The elementwise kernel definition of the expression rooted at `root` (its canonical graph:
 /// operands first, identical subexpressions once, slots numbered by first use).

@@ -13,6 +13,7 @@
 #include <cujit/error.hpp>
 #include <cujit/export.hpp>
 #include <cujit/expression.hpp>
+#include <cujit/fuse.hpp>
 #include <cujit/half.hpp>
 #include <cujit/host_buffer.hpp>
 #include <cujit/kernel_args.hpp>

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -186,7 +187,10 @@ TEST(ExpressionStandin, ReductionsCompileForEveryDtypeAndGiveNumPysDtypesAndShap
   EXPECT_THROW((void)argmin(none, {Axes{0}}), ArgumentError);
   EXPECT_EQ(logsumexp(none).shape(), Shape{});  // -inf, as scipy's
   EXPECT_EQ(max(none, {Axes{1}}).shape(), Shape{0});
-  EXPECT_THROW((void)sum(Array::empty({4}, DType::Complex64)), TypeError);
+  EXPECT_EQ(sum(Array::empty({4}, DType::Complex64)).dtype(), DType::Complex64);
+  EXPECT_EQ(mean(Array::empty({4}, DType::Complex128)).dtype(), DType::Complex128);
+  EXPECT_THROW((void)max(Array::empty({4}, DType::Complex64)), TypeError);  // no order
+  EXPECT_THROW((void)logsumexp(Array::empty({4}, DType::Complex64)), TypeError);
   EXPECT_THROW((void)sum(Expr(2.0)), ArgumentError);  // a C++ number alone
   // The expression is the map's device function, named by its structure.
   const auto s = detail::generate_expression_reduction(
@@ -449,6 +453,12 @@ TEST(ExpressionGpu, ReductionsMatchTheHost) {
   // float16 accumulates in float32: 4096 ones sum to 4096 (float16 steps by 4 there).
   const Array h = Array::ones({4096}, DType::Float16);
   EXPECT_EQ(static_cast<float>(host<float16>(sum(h))[0]), 4096.0f);
+  // Complex sums, products and means in their own dtype.
+  using C = std::complex<float>;
+  const Array z = Array::from_host(std::vector<C>{{1, 2}, {3, -1}});
+  EXPECT_EQ(host<C>(sum(z))[0], C(4, 1));
+  EXPECT_EQ(host<C>(prod(z))[0], C(5, 5));
+  EXPECT_EQ(host<C>(mean(z * 2.0))[0], C(4, 1));
 }
 
 // Host references of argmax and logsumexp per row of a (rows, cols) matrix.

@@ -6,6 +6,7 @@
 #include "codegen/device_support.hpp"
 #include "codegen/elementwise_codegen.hpp"
 #include "codegen/elementwise_manifest.hpp"
+#include "codegen/expression_codegen.hpp"
 #include "codegen/reduction_codegen.hpp"
 #include "codegen/reduction_manifest.hpp"
 
@@ -186,10 +187,59 @@ inline void add_reduction_cases(std::vector<GoldenCase>& out) {
   add_red(out, "red_columns_half_float_acc", half_sum, hs);
 }
 
+// Rows not a multiple of a vector, element by element; array expressions: a GELU-like graph,
+// a traced function's two outputs, and logsumexp and argmax of an expression.
+inline void add_expression_cases(std::vector<GoldenCase>& out) {
+  const ElementwiseDefinition fma =
+      make_elementwise_definition("T x, T y", "T z", "z = x * y + z", "rows", "", "", "", {}, true);
+  EwSpecialization rows = golden_ew(DType::Float32, EwLayout::Rows2D, 3, 1, 2);
+  rows.params[1].row_broadcast = true;
+  rows.params[2].load_output = true;
+  add_ew(out, "ew_rows2d_scalar_broadcast", fma, rows);
+  // tanh(x * s0) + x over float32 x (s0 a weak constant made float32), then (x + x, x > s0).
+  using N = ExprGraphNode;
+  const DType F = DType::Float32;
+  ExprGraph g;
+  g.nodes = {N{ExprOp::Input, F, F, 0, {}}, N{ExprOp::Scalar, F, F, 0, {}},
+             N{ExprOp::Mul, F, F, -1, {0, 1}}, N{ExprOp::Tanh, F, F, -1, {2}},
+             N{ExprOp::Add, F, F, -1, {3, 0}}};
+  g.inputs = {F};
+  g.scalars = {F};
+  auto add_expression = [&](const std::string& name, const ExprGraph& graph) {
+    const ExprDefinition d = generate_expression(graph);
+    EwSpecialization s = golden_ew(F, EwLayout::Vectorized, 3 + (graph.outputs.size() > 1), 4, 1);
+    s.params[1].scalar = true;
+    if (graph.outputs.size() > 1) s.params[3].dtype = DType::Bool;
+    add_ew(out, name,
+           make_elementwise_definition(d.in_params, d.out_params, d.operation, d.name, d.preamble,
+                                       "", "", {}, true),
+           s);
+  };
+  add_expression("expr_tanh_vectorized", g);
+  ExprGraph two = g;
+  two.nodes.push_back(N{ExprOp::Gt, DType::Bool, F, -1, {0, 1}});
+  two.outputs = {4, 5};
+  add_expression("expr_two_outputs", two);
+  for (const ExprReduce op : {ExprReduce::LogSumExp, ExprReduce::ArgMax}) {
+    const ExprReduction r = generate_expression_reduction(g, op);
+    const ReductionDefinition def =
+        make_reduction_definition(r.in_params, r.out_params, r.map_expr, r.reduce_expr, r.post_map,
+                                  r.identity, r.name, r.reduce_type, r.preamble, {}, true);
+    RedSpecialization s = golden_red(F, RedStrategy::Rows, 3);
+    s.params[1].scalar = true;
+    s.params[2].dtype = op == ExprReduce::ArgMax ? DType::Int64 : F;
+    s.reduce_ctype = r.reduce_type;
+    s.red_contiguous = true;
+    s.vec = 4;
+    add_red(out, std::string("expr_") + expr_reduce_name(op) + "_rows", def, s);
+  }
+}
+
 inline std::vector<GoldenCase> golden_corpus() {
   std::vector<GoldenCase> out;
   add_elementwise_cases(out);
   add_reduction_cases(out);
+  add_expression_cases(out);
   return out;
 }
 
