@@ -57,7 +57,7 @@ struct Emitter {
   bool uses_mod = false, uses_pow = false, uses_minmax = false;
 
   std::string operand(const ExprGraphNode& n, std::size_t k, DType to) const {
-    const int a = n.args.at(k);
+    const int a = n.args[k];
     return as(temp(a), graph.nodes.at(static_cast<std::size_t>(a)).dtype, to);
   }
   std::string value(const ExprGraphNode& n);
@@ -104,7 +104,7 @@ std::string Emitter::binary_function(const ExprGraphNode& n) {
 }
 
 std::string Emitter::unary(const ExprGraphNode& n) {
-  const DType from = graph.nodes.at(static_cast<std::size_t>(n.args.at(0))).dtype;
+  const DType from = graph.nodes.at(static_cast<std::size_t>(n.args[0])).dtype;
   const std::string u = "unsigned long long";
   if (n.op == ExprOp::Neg) {
     if (from == DType::Bool) unsupported(n.op, from);
@@ -214,7 +214,7 @@ template <class T> __device__ T cujit_expr_max(T a, T b) {
 // float32.
 std::optional<std::string> once_rounded(const ExprGraph& graph, const ExprGraphNode& n) {
   if (n.op != ExprOp::Cast || !half_like(n.dtype)) return std::nullopt;
-  const DType from = graph.nodes.at(static_cast<std::size_t>(n.args.at(0))).dtype;
+  const DType from = graph.nodes.at(static_cast<std::size_t>(n.args[0])).dtype;
   if (from != DType::Float64 && from != DType::Complex128) return std::nullopt;
   const std::string v =
       from == DType::Complex128 ? "real(" + temp(n.args[0]) + ")" : temp(n.args[0]);

@@ -8,9 +8,12 @@
 
 #include <cujit/dtype.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cujit::detail {
@@ -57,6 +60,40 @@ inline constexpr ExprOp kLastExprOp = ExprOp::Floor;
 /// The operation's name as users write it ("+", "exp", "where"): for messages and keys.
 std::string_view expr_op_name(ExprOp op) noexcept;
 
+/// A node's operands, held inline (a node has at most three: where(c, a, b)), so that building
+/// and flattening expressions allocates nothing per node for them.
+template <class T>
+class ExprOperands {
+ public:
+  static constexpr std::size_t kMax = 3;
+  ExprOperands() = default;
+  ExprOperands(std::initializer_list<T> values) {
+    for (const T& v : values) push_back(v);
+  }
+  /// Appends `v`; a fourth operand is a bug in cujit and is dropped.
+  void push_back(T v) {
+    if (n_ < kMax) v_[n_++] = std::move(v);
+  }
+  void reserve(std::size_t) noexcept {}
+  std::size_t size() const noexcept { return n_; }
+  bool empty() const noexcept { return n_ == 0; }
+  const T& operator[](std::size_t k) const noexcept { return v_[k]; }
+  const T* begin() const noexcept { return v_; }
+  const T* end() const noexcept { return v_ + n_; }
+  friend bool operator==(const ExprOperands& a, const ExprOperands& b) {
+    if (a.n_ != b.n_) return false;
+    for (std::size_t k = 0; k < a.n_; ++k) {
+      if (!(a.v_[k] == b.v_[k])) return false;
+    }
+    return true;
+  }
+  friend bool operator!=(const ExprOperands& a, const ExprOperands& b) { return !(a == b); }
+
+ private:
+  T v_[kMax] = {};
+  unsigned char n_ = 0;
+};
+
 /// One node: its operation, result dtype, the dtype its operands are brought to (binary
 /// operations and comparisons: their common dtype; functions: the result's; Where: the
 /// result's), its slot (Input, Scalar) and its operands (indices of earlier nodes).
@@ -65,7 +102,7 @@ struct ExprGraphNode {
   DType dtype = DType::Float32;
   DType operand_dtype = DType::Float32;
   int index = -1;
-  std::vector<int> args;
+  ExprOperands<int> args;
 };
 
 /// An expression as a graph: nodes in an order where operands come first, the root last;

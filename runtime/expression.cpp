@@ -7,7 +7,9 @@
 #include <cujit/error.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 #include <string>
 
 namespace cujit::detail {
@@ -18,9 +20,40 @@ std::string operand_text(const ExprNode& n) {
   return std::string(dtype_name(n.dtype)) + " " + shape_text(n.shape());
 }
 
+// The operands of one operation, viewed in place (no copies of their shared pointers).
+class Operands {
+ public:
+  Operands(std::initializer_list<std::reference_wrapper<const NodePtr>> nodes) {
+    for (const auto& n : nodes) {
+      if (n_ < p_.size()) p_[n_++] = &n.get();
+    }
+  }
+  std::size_t size() const noexcept { return n_; }
+  const NodePtr& operator[](std::size_t k) const noexcept { return *p_[k]; }
+  class Iterator {
+   public:
+    explicit Iterator(const NodePtr* const* q) : q_(q) {}
+    const NodePtr& operator*() const noexcept { return **q_; }
+    Iterator& operator++() noexcept {
+      ++q_;
+      return *this;
+    }
+    bool operator!=(const Iterator& o) const noexcept { return q_ != o.q_; }
+
+   private:
+    const NodePtr* const* q_;
+  };
+  Iterator begin() const noexcept { return Iterator(p_.data()); }
+  Iterator end() const noexcept { return Iterator(p_.data() + n_); }
+
+ private:
+  std::array<const NodePtr*, 3> p_{};
+  std::size_t n_ = 0;
+};
+
 std::string op_text(ExprOp op) { return "operator '" + std::string(expr_op_name(op)) + "'"; }
 
-Shape broadcast(ExprOp op, const std::vector<NodePtr>& operands) {
+Shape broadcast(ExprOp op, const Operands& operands) {
   std::size_t rank = 0;
   for (const NodePtr& n : operands) rank = std::max(rank, n->shape().size());
   Shape out(rank, 1);
@@ -48,7 +81,7 @@ bool is_weak(const NodePtr& n) { return n->weak.has_value(); }
 // order and of the same shapes): by reference to the
 // operand that already has it when the others broadcast to it without change (equal shapes,
 // or rank-0 scalars), else as a copy (ShapeError when they do not broadcast).
-void set_shape(ExprNode& n, ExprOp op, const std::vector<NodePtr>& operands) {
+void set_shape(ExprNode& n, ExprOp op, const Operands& operands) {
   int widest = -1;
   for (std::size_t k = 0; k < operands.size(); ++k) {
     const Shape& s = operands[k]->shape();
@@ -65,7 +98,7 @@ void set_shape(ExprNode& n, ExprOp op, const std::vector<NodePtr>& operands) {
 }
 
 // The common dtype of typed and weak operands (NEP 50).
-DType common_dtype(const std::vector<NodePtr>& operands) {
+DType common_dtype(const Operands& operands) {
   std::optional<DType> typed;
   for (const NodePtr& n : operands) {
     if (!is_weak(n)) typed = typed ? promote_types(*typed, n->dtype) : n->dtype;
@@ -87,7 +120,7 @@ NodePtr typed(const NodePtr& n, DType dtype, ExprOp op) {
 
 // Operations of C++ numbers alone are folded on the host; a traced function's number
 // arguments have no value to fold while it is traced.
-void check_foldable(ExprOp op, const std::vector<NodePtr>& operands) {
+void check_foldable(ExprOp op, const Operands& operands) {
   for (const NodePtr& n : operands) {
     if (n->arg >= 0) {
       throw TypeError("cujit: fuse: " + op_text(op) + " of C++ numbers alone (argument " +
@@ -97,14 +130,17 @@ void check_foldable(ExprOp op, const std::vector<NodePtr>& operands) {
   }
 }
 
-std::vector<WeakValue> weak_values(const std::vector<NodePtr>& operands) {
+std::vector<WeakValue> weak_values(const Operands& operands) {
   std::vector<WeakValue> values;
   for (const NodePtr& n : operands) values.push_back(*n->weak);
   return values;
 }
 
-bool all_weak(const std::vector<NodePtr>& operands) {
-  return std::all_of(operands.begin(), operands.end(), is_weak);
+bool all_weak(const Operands& operands) {
+  for (const NodePtr& n : operands) {
+    if (!is_weak(n)) return false;
+  }
+  return true;
 }
 
 bool is_comparison(ExprOp op) {
@@ -114,7 +150,7 @@ bool is_comparison(ExprOp op) {
 
 // A comparison with a weak integer its typed operand cannot hold (uint8 < -1) is answered, as
 // NumPy 2 answers it, by comparing in a dtype that holds both.
-DType comparable(const std::vector<NodePtr>& operands, DType common) {
+DType comparable(const Operands& operands, DType common) {
   for (const NodePtr& n : operands) {
     if (is_weak(n) && n->weak->kind == WeakKind::Int && !integer_fits(n->weak->i, common)) {
       common = promote_types(common, DType::Int64);
@@ -213,7 +249,7 @@ Scalar weak_as(const WeakValue& value, DType dtype, ExprOp op) {
 }
 
 NodePtr binary_node(ExprOp op, const NodePtr& a, const NodePtr& b) {
-  const std::vector<NodePtr> operands{a, b};
+  const Operands operands{a, b};
   if (all_weak(operands)) {
     check_foldable(op, operands);
     return weak_node(fold(op, weak_values(operands)));
@@ -249,14 +285,14 @@ NodePtr unary_node(ExprOp op, const NodePtr& x) {
 }
 
 NodePtr where_node(const NodePtr& c, const NodePtr& a, const NodePtr& b) {
-  const std::vector<NodePtr> operands{c, a, b};
+  const Operands operands{c, a, b};
   if (all_weak(operands)) {
     check_foldable(ExprOp::Where, operands);
     return weak_node(fold(ExprOp::Where, weak_values(operands)));
   }
   ExprNode n;
   n.op = ExprOp::Where;
-  const std::vector<NodePtr> values{a, b};
+  const Operands values{a, b};
   n.dtype = n.operand_dtype =
       all_weak(values) ? promote_types(weak_default(a->weak->kind), weak_default(b->weak->kind))
                        : common_dtype(values);

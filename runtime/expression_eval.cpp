@@ -29,27 +29,33 @@ struct Flattened {
 
 // The canonical graph of an expression: a post-order walk from the root, identical
 // subexpressions (same operation, dtypes, slot and operands) once, slots numbered by first use.
-// Expressions are small (tens of nodes), so linear searches beat hashing here; the walk
-// allocates only the output's vectors (it runs on every evaluation).
+// Expressions are small (tens of nodes), so linear searches beat hashing here. The walk
+// writes into `out` and `by_node` (cleared first), which evaluate() keeps per thread so that
+// an evaluation allocates nothing for them once their capacity suffices.
 class Flattener {
  public:
-  Flattened run(const NodePtr& root) {
-    out_.graph.nodes.reserve(16);
-    out_.arrays.reserve(8);
-    out_.graph.inputs.reserve(8);
-    by_node_.reserve(16);
-    visit(root);
-    return std::move(out_);
+  using Seen = std::vector<std::pair<const ExprNode*, int>>;
+  Flattener(Flattened& out, Seen& by_node) : out_(out), by_node_(by_node) {
+    out_.graph.nodes.clear();
+    out_.graph.inputs.clear();
+    out_.graph.scalars.clear();
+    out_.graph.outputs.clear();
+    out_.arrays.clear();
+    out_.scalars.clear();
+    out_.input_args.clear();
+    out_.scalar_args.clear();
+    by_node_.clear();
   }
 
+  void run(const NodePtr& root) { visit(root); }
+
   // Several roots (a traced function's results): out0, out1, ... in order.
-  Flattened run(const std::vector<NodePtr>& roots) {
+  void run(const std::vector<NodePtr>& roots) {
     for (const NodePtr& r : roots) out_.graph.outputs.push_back(visit(r));
     if (roots.size() == 1 &&
         out_.graph.outputs[0] + 1 == static_cast<int>(out_.graph.nodes.size())) {
       out_.graph.outputs.clear();  // one result at the end: the plain form (and name)
     }
-    return std::move(out_);
   }
 
  private:
@@ -123,8 +129,25 @@ class Flattener {
     return static_cast<int>(out_.scalars.size() - 1);
   }
 
-  Flattened out_;
-  std::vector<std::pair<const ExprNode*, int>> by_node_;
+  Flattened& out_;
+  Seen& by_node_;
+};
+
+// The flattened form of `roots` in fresh storage (traces, reductions, definitions).
+template <class Roots>
+Flattened flatten(const Roots& roots) {
+  Flattened out;
+  Flattener::Seen seen;
+  Flattener(out, seen).run(roots);
+  return out;
+}
+
+// evaluate()'s per-thread storage, and whether an evaluation on this thread is using it (an
+// evaluation inside another, should one ever happen, takes fresh storage).
+struct Scratch {
+  Flattened flat;
+  Flattener::Seen seen;
+  bool busy = false;
 };
 
 bool same_graph(const ExprGraph& a, const ExprGraph& b) {
@@ -217,7 +240,7 @@ std::vector<Arg> arguments(const Flattened& f) {
 }  // namespace
 
 TracedKernel traced_kernel(const std::vector<NodePtr>& roots) {
-  Flattened f = Flattener().run(roots);
+  Flattened f = flatten(roots);
   TracedKernel t;
   t.kernel = kernel_for(f.graph);
   t.graph = std::move(f.graph);
@@ -231,7 +254,16 @@ TracedKernel traced_kernel(const std::vector<NodePtr>& roots) {
 
 // Runs `root` into a new array (out == nullptr) or into *out.
 Array evaluate(const NodePtr& root, const Array* out, const LaunchOptions& options) {
-  const Flattened f = Flattener().run(root);
+  thread_local Scratch scratch;
+  Scratch fresh;
+  Scratch& storage = scratch.busy ? fresh : scratch;
+  storage.busy = true;
+  struct Release {
+    Scratch& s;
+    ~Release() { s.busy = false; }
+  } release{storage};
+  Flattener(storage.flat, storage.seen).run(root);
+  const Flattened& f = storage.flat;
   if (f.arrays.empty() && out == nullptr) {
     throw ArgumentError(
         "cujit: eval: the expression has no array to take its shape and device "
@@ -249,7 +281,7 @@ Array evaluate(const NodePtr& root, const Array* out, const LaunchOptions& optio
 // Reduces `root`'s values with `op` over reduce's axes into a new array.
 Array evaluate_reduction(const NodePtr& root, ExprReduce op, const ReduceOptions& reduce,
                          const LaunchOptions& options) {
-  const Flattened f = Flattener().run(root);
+  const Flattened f = flatten(root);
   if (f.arrays.empty()) {
     throw ArgumentError(std::string("cujit: ") + expr_reduce_name(op) +
                         ": the expression has no array to take its shape and device from "
@@ -269,7 +301,7 @@ NodePtr root_of(const Expr& e, const char* what) {
 }
 
 ExprDefinition expression_definition(const NodePtr& root) {
-  return generate_expression(Flattener().run(root).graph);
+  return generate_expression(flatten(root).graph);
 }
 
 }  // namespace cujit::detail

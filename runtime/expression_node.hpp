@@ -36,7 +36,7 @@ struct ExprNode {
   std::optional<Array> array;     ///< ExprOp::Input
   std::optional<Scalar> scalar;   ///< ExprOp::Scalar with a dtype
   std::optional<WeakValue> weak;  ///< ExprOp::Scalar without one yet
-  std::vector<std::shared_ptr<const ExprNode>> args;
+  ExprOperands<std::shared_ptr<const ExprNode>> args;
   /// A traced function's argument this leaf stands for (cujit::fuse): an Input without an
   /// array (shape ()), or a Scalar without a value (typed, or weak with WeakValue's kind only);
   /// -1 for leaves that hold their array or value.
