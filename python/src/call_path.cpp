@@ -242,7 +242,37 @@ const char* library_name(Library library) {
 
 namespace {
 
+// CuPy's current stream through its Cython C API: cupy_backends.cuda.stream exports
+// get_current_stream_ptr in __pyx_capi__ as a capsule named by its C signature. Taken only
+// under exactly that signature ("intptr_t (void)", CuPy 13 and 14), so that a CuPy that
+// changes it falls back to the Python path; null then.
+using CurrentStreamPtr = std::intptr_t (*)();
+
+CurrentStreamPtr cupy_stream_function() {
+  static const CurrentStreamPtr function = []() -> CurrentStreamPtr {
+    constexpr const char* kSignature = "intptr_t (void)";
+    try {
+      const nb::object capi = nb::module_::import_("cupy_backends.cuda.stream").attr("__pyx_capi__");
+      PyObject* capsule = PyDict_GetItemString(capi.ptr(), "get_current_stream_ptr");  // borrowed
+      if (capsule == nullptr || !PyCapsule_IsValid(capsule, kSignature)) return nullptr;
+      void* pointer = PyCapsule_GetPointer(capsule, kSignature);
+      CurrentStreamPtr f = nullptr;
+      static_assert(sizeof f == sizeof pointer);
+      std::memcpy(&f, &pointer, sizeof f);
+      return f;
+    } catch (const nb::python_error&) {
+      return nullptr;  // no cupy_backends, or no __pyx_capi__: the Python path
+    }
+  }();
+  return function;
+}
+
 std::uintptr_t cupy_current_stream() {
+  if (const CurrentStreamPtr f = cupy_stream_function()) {
+    const std::intptr_t handle = f();  // a C call: no Stream object made and read
+    if (PyErr_Occurred() != nullptr) throw nb::python_error();
+    return static_cast<std::uintptr_t>(handle);
+  }
   static PyObject* current = forever(nb::module_::import_("cupy.cuda").attr("get_current_stream"));
   return nb::cast<std::uintptr_t>(attr(nb::handle(current)(), names().ptr));
 }
