@@ -12,26 +12,12 @@ Usage (GPU host, the module built by scripts/gpu_run.sh python):
   PYTHONPATH=/tmp/cujit-pybuild python3 bench/experiments/python_cupy_stream.py [ROUNDS]
 """
 
+import os
 import statistics
 import subprocess
 import sys
-import time
 
-
-def host_us(call, calls=20000, rounds=7):
-    import cupy as cp
-
-    for _ in range(500):
-        call()
-    cp.cuda.Device().synchronize()
-    results = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        results.append((time.perf_counter() - start) * 1e6 / calls)
-        cp.cuda.Device().synchronize()
-    return statistics.median(results)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 def child(mode):
@@ -42,6 +28,7 @@ def child(mode):
     if mode == "python":
         sys.modules["cupy_backends.cuda.stream"] = types.ModuleType("cupy_backends.cuda.stream")
     import cujit
+    from python_calls import host_us  # bench/python_calls.py's timing, the same method
 
     add = "z = x + y"
     ours = cujit.ElementwiseKernel("float32 x, float32 y", "float32 z", add, "py_stream_add")
