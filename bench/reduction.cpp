@@ -222,6 +222,41 @@ void axis_cases(RedBench& b, const ReductionKernel& sum, std::int64_t m) {
   }
 }
 
+// Issue 35's shapes: rows of 16 to about 1,000 elements that are not powers of two, a few long
+// rows, and columns of a few to a few hundred (sum over axis 0 of a tall matrix), each over
+// the whole 2^28-element buffer. Only with --only shapes.
+void shape_sweep(RedBench& b, const ReductionKernel& sum) {
+  struct Shape2 {
+    std::int64_t rows, cols;
+    int axis;
+  };
+  std::vector<Shape2> shapes;
+  for (std::int64_t cols : {17, 24, 48, 100, 129, 250, 500, 1000, 1023}) {
+    shapes.push_back({b.n / cols, cols, 1});
+  }
+  for (std::int64_t rows : {2, 3, 8, 33}) shapes.push_back({rows, b.n / rows, 1});
+  for (std::int64_t cols : {2, 3, 8, 33, 100, 300}) shapes.push_back({b.n / cols, cols, 0});
+  for (const Shape2& c : shapes) {
+    Array a = b.x.slice(0, 0, c.rows * c.cols).reshape({c.rows, c.cols});
+    const std::int64_t n_out = c.axis == 0 ? c.cols : c.rows;
+    Array out = Array::empty({n_out}, DType::Float32, b.device);
+    const Stats st = b.timer.run([&](int) { sum(a, out, cujit::axis{c.axis}); }, b.repeats);
+    const std::vector<float> got = sum(a, cujit::axis{c.axis}).to_host<float>();
+    bool ok = true;
+    for (std::int64_t k = 0; ok && k < 16; ++k) {
+      const std::int64_t o = k * (n_out - 1) / 15;
+      const double want = c.axis == 0 ? host_sum(b.xh.data() + o, c.rows, c.cols)
+                                      : host_sum(b.xh.data() + o * c.cols, c.cols);
+      ok = std::abs(got[o] - want) <= 1e-5 * (c.axis == 0 ? c.rows : c.cols) * 2.0;
+    }
+    Record r = make_record(kBench, "sum_shape", c.rows * c.cols, "float32",
+                           4.0 * (c.rows * c.cols + n_out), st);
+    r.shape =
+        std::to_string(c.rows) + "x" + std::to_string(c.cols) + " axis " + std::to_string(c.axis);
+    b.add_row(r, "cujit", r.shape, verdict(ok));
+  }
+}
+
 // The maximum of each row of a (4096, 50257) matrix: vocabulary-sized rows whose length is not
 // a multiple of the vector width (logits of a language model).
 void vocabulary_rows(RedBench& b) {
@@ -284,6 +319,7 @@ int run(const Options& options, const Device& device) {
     axis_cases(b, sum, options.quick ? 4096 : 16384);
     if (b.n >= 4096LL * 50257) vocabulary_rows(b);
   }
+  if (options.only == "shapes") shape_sweep(b, sum);
   if (options.wants("host")) host_per_call(b, raw_tiny, sum, options.quick);
   // First calls in fresh processes: cold (empty cache) against NVRTC alone, then warm (a disk
   // hit); medians over several rounds, each in new processes.
@@ -311,6 +347,6 @@ int main(int argc, char** argv) {
   return cujit::bench::bench_main(
       argc, argv, "reduction",
       "ReductionKernel throughput, launch overhead and cold start. Groups "
-      "for --only: full, axes, host, first.",
+      "for --only: full, axes, host, first, and shapes (issue 35's sweep; only when named).",
       cujit::bench::run);
 }

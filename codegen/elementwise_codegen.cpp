@@ -224,13 +224,17 @@ class EwSource {
   void rows2d_scalar() {
     constexpr int kBatch = 4;
     const std::string U = std::to_string(kBatch);
-    w_ << "  const int _cj_C = _cj_L.shape[1], _cj_nv = _cj_L.shape[0] * _cj_C;\n";
-    w_ << "  for (int _cj_v = _cj_tid; _cj_v < _cj_nv; _cj_v += " + U + " * _cj_stride_all) {\n";
+    // Unsigned: n < 2^31 leaves headroom for one grid stride only, and a thread steps four.
+    w_ << "  const int _cj_C = _cj_L.shape[1];\n";
+    w_ << "  const unsigned _cj_nv = (unsigned)(_cj_L.shape[0] * _cj_C), _cj_su = "
+          "(unsigned)_cj_stride_all;\n";
+    w_ << "  for (unsigned _cj_v = (unsigned)_cj_tid; _cj_v < _cj_nv; _cj_v += " + U +
+              "u * _cj_su) {\n";
     w_ << "    int _cj_r[" + U + "], _cj_c[" + U + "];\n";
     w_ << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + U + "; ++_cj_k) {\n";
-    w_ << "      const int _cj_e = min(_cj_v + _cj_k * _cj_stride_all, _cj_nv - 1);\n";
-    w_ << "      _cj_r[_cj_k] = (int)_cj_div((unsigned)_cj_e, _cj_L.magic[1], _cj_L.shift[1]);\n";
-    w_ << "      _cj_c[_cj_k] = _cj_e - _cj_r[_cj_k] * _cj_C;\n    }\n";
+    w_ << "      const unsigned _cj_e = min(_cj_v + _cj_k * _cj_su, _cj_nv - 1u);\n";
+    w_ << "      _cj_r[_cj_k] = (int)_cj_div(_cj_e, _cj_L.magic[1], _cj_L.shift[1]);\n";
+    w_ << "      _cj_c[_cj_k] = (int)_cj_e - _cj_r[_cj_k] * _cj_C;\n    }\n";
     auto address = [&](std::size_t a, int k, const std::string& T, bool broadcast) {
       const std::string id = std::to_string(k), slot = std::to_string(a);
       return "(_cj_p" + id + " + _cj_r[_cj_k] * _cj_L.strides[" + slot + "][0]" +
@@ -249,7 +253,7 @@ class EwSource {
                 address(a, k, T, e.row_broadcast) + ";\n";
     }
     w_ << "#pragma unroll\n    for (int _cj_k = 0; _cj_k < " + U + "; ++_cj_k) {\n";
-    w_ << "      if (_cj_v + _cj_k * _cj_stride_all >= _cj_nv) break;\n";
+    w_ << "      if (_cj_v + _cj_k * _cj_su >= _cj_nv) break;\n";
     w_ << "      const int i = _cj_r[_cj_k] * _cj_C + _cj_c[_cj_k];\n      (void)i;\n";
     element_body("      ", [&](int k, const std::string&) {
       return "_cj_v" + std::to_string(k) + "[_cj_k]";

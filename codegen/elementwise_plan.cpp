@@ -153,7 +153,9 @@ void plan_grid(const EwTuning& tuning, const DeviceLimits& device, EwPlan& plan)
     plan.block_y = 8;
   } else {
     const bool vectors = plan.layout == EwLayout::Vectorized || plan.layout == EwLayout::Rows2D;
-    const std::int64_t work = vectors ? plan.n / plan.vec : plan.n;
+    // Rows2D element by element: four elements per thread and pass.
+    const bool scalar_rows = plan.layout == EwLayout::Rows2D && plan.vec == 1;
+    const std::int64_t work = scalar_rows ? (plan.n + 3) / 4 : vectors ? plan.n / plan.vec : plan.n;
     wanted = (work + plan.block_size - 1) / plan.block_size;
     plan.block_x = static_cast<unsigned>(plan.block_size);
     plan.block_y = 1;

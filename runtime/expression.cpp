@@ -93,7 +93,7 @@ void set_shape(ExprNode& n, ExprOp op, const Operands& operands) {
     if (widest < 0) widest = static_cast<int>(k);
   }
   if (widest >= 0) {
-    n.shape_from = widest;
+    n.shape_ref = &operands[static_cast<std::size_t>(widest)]->shape();
   }  // else every operand is rank 0: so is the result (result_shape stays empty)
 }
 
@@ -152,7 +152,10 @@ bool is_comparison(ExprOp op) {
 // NumPy 2 answers it, by comparing in a dtype that holds both.
 DType comparable(const Operands& operands, DType common) {
   for (const NodePtr& n : operands) {
-    if (is_weak(n) && n->weak->kind == WeakKind::Int && !integer_fits(n->weak->i, common)) {
+    // A traced function's integer argument has no value yet: compared in a dtype that holds
+    // any value it may have, so that the call answers as NumPy does.
+    if (is_weak(n) && n->weak->kind == WeakKind::Int &&
+        ((n->arg >= 0 && kind_rank(common) < 2) || !integer_fits(n->weak->i, common))) {
       common = promote_types(common, DType::Int64);
     }
   }
@@ -280,7 +283,7 @@ NodePtr unary_node(ExprOp op, const NodePtr& x) {
   const bool keeps = op == ExprOp::Neg || op == ExprOp::Abs || op == ExprOp::Floor;
   n.dtype = n.operand_dtype = keeps ? x->dtype : float_function_type(x->dtype);
   n.args = {x};
-  n.shape_from = 0;
+  n.shape_ref = &x->shape();
   return make(std::move(n));
 }
 
@@ -329,7 +332,7 @@ NodePtr cast_node(const NodePtr& x, DType dtype) {
   n.op = ExprOp::Cast;
   n.dtype = n.operand_dtype = dtype;
   n.args = {x};
-  n.shape_from = 0;
+  n.shape_ref = &x->shape();
   return make(std::move(n));
 }
 

@@ -35,7 +35,10 @@ struct Flattened {
 class Flattener {
  public:
   using Seen = std::vector<std::pair<const ExprNode*, int>>;
-  Flattener(Flattened& out, Seen& by_node) : out_(out), by_node_(by_node) {
+  /// `traced`: the walk may meet a traced function's symbolic arguments (traced_kernel); an
+  /// evaluation may not (ArgumentError: an expression of them has no values yet).
+  Flattener(Flattened& out, Seen& by_node, bool traced = false)
+      : out_(out), by_node_(by_node), traced_(traced) {
     out_.graph.nodes.clear();
     out_.graph.inputs.clear();
     out_.graph.scalars.clear();
@@ -69,6 +72,12 @@ class Flattener {
     g.operand_dtype = node->operand_dtype;
     g.args.reserve(node->args.size());
     for (const NodePtr& a : node->args) g.args.push_back(visit(a));
+    if (node->arg >= 0 && !traced_) {
+      throw ArgumentError(
+          "cujit: fuse: an expression of a fused function's arguments is evaluated while the "
+          "function is traced (eval, conversion to Array, or a reduction such as max); return "
+          "it instead, or reduce outside the fused function");
+    }
     if (node->op == ExprOp::Input) {
       g.index = node->arg >= 0 ? argument_slot(node->arg, node->dtype) : array_slot(*node->array);
     }
@@ -95,6 +104,7 @@ class Flattener {
 
   int array_slot(const Array& a) {
     for (std::size_t i = 0; i < out_.arrays.size(); ++i) {
+      if (out_.arrays[i] == nullptr) continue;  // a traced argument's slot
       const Array& b = *out_.arrays[i];
       if (b.data() == a.data() && b.dtype() == a.dtype() && b.shape() == a.shape() &&
           b.strides() == a.strides() && b.device_id() == a.device_id()) {
@@ -131,14 +141,15 @@ class Flattener {
 
   Flattened& out_;
   Seen& by_node_;
+  bool traced_ = false;
 };
 
 // The flattened form of `roots` in fresh storage (traces, reductions, definitions).
 template <class Roots>
-Flattened flatten(const Roots& roots) {
+Flattened flatten(const Roots& roots, bool traced = false) {
   Flattened out;
   Flattener::Seen seen;
-  Flattener(out, seen).run(roots);
+  Flattener(out, seen, traced).run(roots);
   return out;
 }
 
@@ -240,7 +251,7 @@ std::vector<Arg> arguments(const Flattened& f) {
 }  // namespace
 
 TracedKernel traced_kernel(const std::vector<NodePtr>& roots) {
-  Flattened f = flatten(roots);
+  Flattened f = flatten(roots, true);
   TracedKernel t;
   t.kernel = kernel_for(f.graph);
   t.graph = std::move(f.graph);
@@ -333,6 +344,7 @@ bool overlaps_differently(const detail::NodePtr& root, const Array& out,
   if (std::find(seen.begin(), seen.end(), root.get()) != seen.end()) return false;
   seen.push_back(root.get());
   if (root->op == detail::ExprOp::Input) {
+    if (!root->array) return false;  // a traced argument: evaluate() refuses it
     const Array& in = *root->array;
     if (same_view(in, out) || in.device_id() != out.device_id()) return false;
     const auto a = span_of(in);

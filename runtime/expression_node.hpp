@@ -30,9 +30,11 @@ struct ExprNode {
   DType dtype = DType::Float32;
   DType operand_dtype = DType::Float32;
   Shape result_shape;  ///< operations' broadcast shape (inputs: their array's; scalars: ())
-  /// An operation whose shape is operand `shape_from`'s (the usual case: operands alike, or a
-  /// scalar against an array) keeps no copy of it; -1: result_shape.
-  int shape_from = -1;
+  /// An operation whose shape is an operand's (the usual case: operands alike, or a scalar
+  /// against an array) points at the Shape that operand's shape() returns, held by a node this
+  /// one keeps alive through `args` (never at itself, so moving the node keeps it valid);
+  /// null: result_shape.
+  const Shape* shape_ref = nullptr;
   std::optional<Array> array;     ///< ExprOp::Input
   std::optional<Scalar> scalar;   ///< ExprOp::Scalar with a dtype
   std::optional<WeakValue> weak;  ///< ExprOp::Scalar without one yet
@@ -44,9 +46,7 @@ struct ExprNode {
 
   /// The node's shape, without a copy of an input array's.
   const Shape& shape() const noexcept {
-    return array             ? array->shape()
-           : shape_from >= 0 ? args[static_cast<std::size_t>(shape_from)]->shape()
-                             : result_shape;
+    return array ? array->shape() : shape_ref != nullptr ? *shape_ref : result_shape;
   }
 };
 

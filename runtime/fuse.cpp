@@ -75,7 +75,15 @@ TracedKernel trace(const std::string& name, const FusedKernel::Trace& function,
     roots.push_back(n);
   }
   if (roots.empty()) throw ArgumentError("cujit: fused kernel '" + name + "': no result");
-  return detail::traced_kernel(roots);
+  TracedKernel t = detail::traced_kernel(roots);
+  for (int a : t.input_args) {
+    if (a < 0) {
+      throw ArgumentError("cujit: fused kernel '" + name +
+                          "': the function uses an array it was not given (captured, or made "
+                          "inside it); pass that array as an argument");
+    }
+  }
+  return t;
 }
 
 // The value of a number argument for a scalar parameter of `dtype`: NumPy 2 refuses a

@@ -141,6 +141,25 @@ TEST(Elementwise, RowsOfAnyLengthAgainstAColumn) {
   }
 }
 
+// Rows2D element by element just under the 32-bit index limit, with the largest blocks (the
+// widest grid stride): a thread's four lanes step past 2^31 there, which a signed loop index
+// wrapped into wild addresses (found by review). int8 (2^24 - 2^16, 127) minus a column.
+TEST(Elementwise, RowsOfAnyLengthNearTheIndexLimit) {
+  CUJIT_REQUIRE_GPU();
+  const std::int64_t R = (std::int64_t{1} << 24) - (std::int64_t{1} << 16), C = 127;
+  ElementwiseKernel sub("T x, T m", "T z", "z = x - m", "rows_limit_sub");
+  const Array x = Array::full({R, C}, 5, DType::Int8);
+  const Array m = Array::full({R, 1}, 2, DType::Int8);
+  Array z = Array::full({R, C}, 0, DType::Int8);
+  sub(x, m, z, cujit::block_size(1024));
+  const Array tail = z.slice(0, R - 64, R);
+  const auto th = tail.copy().to_host<std::int8_t>();
+  for (std::size_t i = 0; i < th.size(); ++i) ASSERT_EQ(th[i], 3) << i;
+  const auto head = z.slice(0, 0, 64).copy().to_host<std::int8_t>();
+  for (std::size_t i = 0; i < head.size(); ++i) ASSERT_EQ(head[i], 3) << i;
+  EXPECT_EQ(sum(astype(z, DType::Int64)).to_host<std::int64_t>()[0], 3 * R * C);
+}
+
 TEST(Elementwise, TransposedOutputsThroughTiles) {
   CUJIT_REQUIRE_GPU();
   const int R = 45, C = 70;

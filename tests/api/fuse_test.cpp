@@ -79,6 +79,36 @@ TEST(Fuse, ErrorsNameTheFusedKernel) {
   EXPECT_THROW((void)gelu.specialize({ArgSpec::array(DType::Complex64, {4})}, kSm90), TypeError);
 }
 
+// What a fused function may not do, found by review: use an array it was not given (it used
+// to crash while tracing), or evaluate an expression of its arguments inside the trace (it
+// used to read a null array).
+TEST(ExpressionStandin, FusedFunctionsRefuseCapturedArraysAndEvaluationInsideTheTrace) {
+  CUJIT_REQUIRE_DEVICE();
+  const Array w = Array::empty({4}, DType::Float32);
+  const auto captured = fuse("captured", [w](auto x) { return x * w; });
+  const auto captured_first = fuse("captured_first", [w](auto x) { return w * x; });
+  const std::vector<ArgSpec> one{ArgSpec::array(DType::Float32, {4})};
+  EXPECT_NE(error_of([&] {
+              (void)captured.specialize(one, kSm90);
+            }).find("fused kernel 'captured': the function uses an array it was not given"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              (void)captured_first.specialize(one, kSm90);
+            }).find("uses an array it was not given"),
+            std::string::npos);
+  const auto evaluates = fuse("evaluates", [](auto x) { return x - cujit::max(x); });
+  EXPECT_NE(error_of([&] {
+              (void)evaluates.specialize({ArgSpec::array(DType::Float32, {4})}, kSm90);
+            }).find("evaluated while the function is traced"),
+            std::string::npos);
+  const auto converts = fuse("converts", [](auto x) {
+    const Array t = x * 2.0;
+    return Expr(t) + 1.0;
+  });
+  EXPECT_THROW((void)converts.specialize({ArgSpec::array(DType::Float32, {4})}, kSm90),
+               ArgumentError);
+}
+
 TEST(ExpressionStandin, FusedCallsTraceOncePerSignature) {
   CUJIT_REQUIRE_DEVICE();
   const auto gelu = fuse("gelu", gelu_function());
@@ -109,6 +139,10 @@ TEST(ExpressionStandin, FusedCallsTraceOncePerSignature) {
             std::string::npos);
   EXPECT_THROW((void)scale(Array::zeros({2}, DType::Float32), Array::zeros({3}, DType::Float32)),
                ShapeError);
+  // A number compared with an array answers as NumPy 2 does even where it does not fit the
+  // array's dtype (uint8 < -1: false everywhere), not with an error.
+  const auto below = fuse("below", [](auto a, auto k) { return a < k; });
+  EXPECT_EQ(below(u8, -1).dtype(), DType::Bool);
   const auto twice = fuse("twice", [](auto k, auto x) { return x + k * 2; });
   EXPECT_NE(error_of([&] { (void)twice(3, x); }).find("of C++ numbers alone (argument 0)"),
             std::string::npos);
@@ -143,6 +177,11 @@ TEST(ExpressionGpu, FusedKernelsMatchTheHost) {
   EXPECT_EQ(axpb(ones, 2.0, b).to_host<float>(), (std::vector<float>{3, 4, 5}));
   EXPECT_EQ(axpb(ones, -1.0, b).to_host<float>(), (std::vector<float>{0, 1, 2}));
   EXPECT_EQ(axpb.traces(), 1u);
+  const auto below = fuse("below", [](auto a, auto k) { return a < k; });
+  const Array u8 = Array::from_host(std::vector<std::uint8_t>{0, 7, 255});
+  EXPECT_EQ(below(u8, -1).to_host<bool>(), (std::vector<bool>{false, false, false}));
+  EXPECT_EQ(below(u8, 300).to_host<bool>(), (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(below(u8, 7).to_host<bool>(), (std::vector<bool>{true, false, false}));
 }
 
 }  // namespace
