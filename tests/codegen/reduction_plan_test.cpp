@@ -107,6 +107,19 @@ TEST(ReductionPlan, VocabularyRowsTakeABlockEach) {
   EXPECT_NE(p.spec.key().find(";peel"), std::string::npos);
 }
 
+// A block per row has at least four loads per thread: rows of 1,023 floats (256 vectors after
+// the peeled head) take 64-thread blocks; vocabulary rows keep the full block.
+TEST(ReductionPlan, ABlockPerRowIsSizedToTheRow) {
+  PlanArgs pa;
+  const RedPlan p = plan_sum(pa, pa.array({262400, 1023}, DType::Float32), over({1}));
+  EXPECT_EQ(p.spec.strategy, RedStrategy::Rows);
+  EXPECT_TRUE(p.spec.peel);
+  EXPECT_EQ(p.spec.block_size, 64);
+  EXPECT_EQ(p.spec.group, 64);
+  PlanArgs pb;
+  EXPECT_EQ(plan_sum(pb, pb.array({4096, 50257}, DType::Float32), over({1})).spec.block_size, 256);
+}
+
 TEST(ReductionPlan, AlignedRowsAreNotPeeled) {
   PlanArgs pa;
   const RedPlan p = plan_sum(pa, pa.array({4096, 50256}, DType::Float32), over({1}));
