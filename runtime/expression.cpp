@@ -207,21 +207,22 @@ NodePtr weak_node(const WeakValue& value) {
 
 NodePtr scalar_node(const Scalar& value) { return scalar_node(value, value.dtype()); }
 
-NodePtr symbolic_array(int arg, DType dtype) {
+namespace {
+
+// A traced argument's leaf: no array or value, shape ().
+NodePtr symbolic_leaf(ExprOp op, int arg, DType dtype) {
   ExprNode n;
-  n.op = ExprOp::Input;
+  n.op = op;
   n.dtype = n.operand_dtype = dtype;
   n.arg = arg;
   return make(std::move(n));
 }
 
-NodePtr symbolic_scalar(int arg, DType dtype) {
-  ExprNode n;
-  n.op = ExprOp::Scalar;
-  n.dtype = n.operand_dtype = dtype;
-  n.arg = arg;
-  return make(std::move(n));
-}
+}  // namespace
+
+NodePtr symbolic_array(int arg, DType dtype) { return symbolic_leaf(ExprOp::Input, arg, dtype); }
+
+NodePtr symbolic_scalar(int arg, DType dtype) { return symbolic_leaf(ExprOp::Scalar, arg, dtype); }
 
 NodePtr symbolic_weak(int arg, WeakKind kind) {
   ExprNode n;

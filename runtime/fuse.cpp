@@ -30,17 +30,28 @@ struct CUJIT_HIDDEN FusedKernel::State {
 
 namespace {
 
-// What selects a trace: per argument its kind (array, Scalar, C++ bool, integer or floating
-// point number) and dtype.
+// What selects a trace: per argument its kind and dtype, one int each.
+enum ArgKind { kArray = 0, kScalar = 1, kWeak = 2 };  // kWeak + WeakKind: a C++ number
+
+int signature_entry(int kind, DType dtype) { return kind << 8 | static_cast<int>(dtype); }
+
 std::vector<int> signature(const FusedArg* args, std::size_t count) {
   std::vector<int> sig;
   sig.reserve(count);
   for (std::size_t k = 0; k < count; ++k) {
     const FusedArg& a = args[k];
-    const int kind = a.array != nullptr ? 0 : a.weak_kind < 0 ? 1 : 2 + a.weak_kind;
-    const DType dtype = a.array != nullptr ? a.array->dtype() : a.scalar.dtype();
-    sig.push_back(kind << 8 | static_cast<int>(dtype));
+    sig.push_back(
+        a.array != nullptr
+            ? signature_entry(kArray, a.array->dtype())
+            : signature_entry(a.weak_kind < 0 ? kScalar : kWeak + a.weak_kind, a.scalar.dtype()));
   }
+  return sig;
+}
+
+std::vector<int> signature(const std::vector<ArgSpec>& args) {
+  std::vector<int> sig;
+  for (const ArgSpec& a : args)
+    sig.push_back(signature_entry(a.is_array ? kArray : kScalar, a.dtype));
   return sig;
 }
 
@@ -51,9 +62,10 @@ std::vector<Expr> symbolic(const std::vector<int>& sig) {
     const int kind = sig[k] >> 8, arg = static_cast<int>(k);
     const auto dtype = static_cast<DType>(sig[k] & 0xff);
     leaves.push_back(detail::expr_of(
-        kind == 0   ? detail::symbolic_array(arg, dtype)
-        : kind == 1 ? detail::symbolic_scalar(arg, dtype)
-                    : detail::symbolic_weak(arg, static_cast<detail::WeakKind>(kind - 2))));
+        kind == kArray ? detail::symbolic_array(arg, dtype)
+        : kind == kScalar
+            ? detail::symbolic_scalar(arg, dtype)
+            : detail::symbolic_weak(arg, static_cast<detail::WeakKind>(kind - kWeak))));
   }
   return leaves;
 }
@@ -76,6 +88,10 @@ TracedKernel trace(const std::string& name, const FusedKernel::Trace& function,
   }
   if (roots.empty()) throw ArgumentError("cujit: fused kernel '" + name + "': no result");
   TracedKernel t = detail::traced_kernel(roots);
+  if (t.input_args.empty()) {
+    throw ArgumentError("cujit: fused kernel '" + name +
+                        "': its results use no array argument (nothing gives their shape)");
+  }
   for (int a : t.input_args) {
     if (a < 0) {
       throw ArgumentError("cujit: fused kernel '" + name +
@@ -133,10 +149,6 @@ std::vector<Array> FusedKernel::call(const Trace& function, const FusedArg* args
                                      const LaunchOptions& options) const {
   const TracedKernel& t =
       traced_for(state_->mutex, state_->traced, state_->name, function, signature(args, count));
-  if (t.input_args.empty()) {
-    throw ArgumentError("cujit: fused kernel '" + state_->name +
-                        "': its results use no array argument (nothing gives their shape)");
-  }
   std::vector<Arg> kernel_args;
   kernel_args.reserve(t.input_args.size() + t.scalar_args.size());
   for (int a : t.input_args) kernel_args.emplace_back(*args[a].array);
@@ -152,14 +164,8 @@ std::vector<Array> FusedKernel::call(const Trace& function, const FusedArg* args
 Specialization FusedKernel::specialize(const Trace& function, const std::vector<ArgSpec>& args,
                                        const Target& target,
                                        const SpecializeOptions& options) const {
-  std::vector<int> sig;
-  for (const ArgSpec& a : args)
-    sig.push_back((a.is_array ? 0 : 1) << 8 | static_cast<int>(a.dtype));
-  const TracedKernel& t = traced_for(state_->mutex, state_->traced, state_->name, function, sig);
-  if (t.input_args.empty()) {
-    throw ArgumentError("cujit: fused kernel '" + state_->name +
-                        "': its results use no array argument (nothing gives their shape)");
-  }
+  const TracedKernel& t =
+      traced_for(state_->mutex, state_->traced, state_->name, function, signature(args));
   std::vector<ArgSpec> kernel_args;
   for (int a : t.input_args) kernel_args.push_back(args[static_cast<std::size_t>(a)]);
   for (DType dtype : t.graph.scalars) kernel_args.push_back(ArgSpec::scalar(dtype));

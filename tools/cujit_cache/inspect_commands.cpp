@@ -25,6 +25,17 @@ using nlohmann::json;
 
 namespace {
 
+// An NVRTC identity as recorded ("13.0 (109338064 bytes, 1792100186)": version, library size
+// and time) for people: "13.0 (build 1a2b3c4d)", the size and time as one short label.
+std::string readable_nvrtc(const std::string& identity) {
+  const std::size_t open = identity.find(" (");
+  if (open == std::string::npos || identity.find(" bytes, ", open) == std::string::npos) {
+    return identity;
+  }
+  return identity.substr(0, open) + " (build " +
+         detail::to_hex(detail::sha256(identity.substr(open))).substr(0, 8) + ")";
+}
+
 json summary_json(const detail::RecordSummary& r) {
   return {{"key", r.content_key},
           {"content_key", r.content_key},
