@@ -37,6 +37,7 @@ import traceback
 
 import compare_expressions
 from compare_expressions import bench_expressions
+from compare_scan import bench_scans
 
 L2_ROTATION_FACTOR = 4
 MAX_SPIN_US = 10000.0
@@ -520,6 +521,7 @@ SECTIONS = [
     ("cold", "cold first call", bench_cold_call),
     ("expressions", "array expressions: GELU, squared differences per row, row softmax",
      bench_expressions),
+    ("scans", "scans: cumsum of 2^28, along rows, a user-operator recurrence", bench_scans),
 ]
 
 

@@ -60,38 +60,41 @@ ReductionDefinition make_reduction_definition(std::string in_params, std::string
                                               std::string post_map_expr, std::string identity,
                                               std::string name, std::string reduce_type,
                                               std::string preamble,
-                                              std::vector<std::string> options, bool reduce_dims) {
+                                              std::vector<std::string> options, bool reduce_dims,
+                                              const DefinitionWords& words) {
   if (!is_valid_kernel_name(name)) {
     throw ArgumentError("cujit: invalid kernel name '" + printable(name) +
                         "': expected a C identifier that is not reserved");
   }
   for (const auto& [label, text] :
        {std::pair<const char*, const std::string*>{"map_expr", &map_expr},
-        {"reduce_expr", &reduce_expr},
+        {words.combine, &reduce_expr},
         {"post_map_expr", &post_map_expr}}) {
     if (blank(*text)) {
-      throw ArgumentError("cujit: reduction kernel '" + name + "': " + label + " is empty");
+      throw ArgumentError(std::string("cujit: ") + words.family + " '" + name + "': " + label +
+                          " is empty");
     }
   }
-  check_compile_options(options, "cujit: reduction kernel '" + name + "'", "compile_options");
-  check_type_name(reduce_type, "cujit: reduction kernel '" + name + "'", "reduce_type");
+  const std::string who = std::string("cujit: ") + words.family + " '" + name + "'";
+  check_compile_options(options, who, "compile_options");
+  check_type_name(reduce_type, who, words.type);
   ReductionDefinition def;
   def.name = std::move(name);
-  const std::string who = "cujit: reduction kernel '" + def.name + "'";
   def.in = parse_signature(in_params, who, "in_params");
   def.out = parse_signature(out_params, who, "out_params");
   check_signatures(def.in, def.out, who);
-  check_param_count(def.in.size() + def.out.size(), "cujit: reduction kernel '" + def.name + "'");
+  check_param_count(def.in.size() + def.out.size(), who);
   if (def.out.empty()) {
-    throw ArgumentError("cujit: reduction kernel '" + def.name +
-                        "': out_params declares no output; a reduction needs at least one");
+    throw ArgumentError(who + ": out_params declares no output; a " + words.what +
+                        " needs at least one");
   }
   bool any_array_input = false;
   for (const Param& p : def.in) any_array_input = any_array_input || !p.raw;
   if (!any_array_input) {
-    throw ArgumentError("cujit: reduction kernel '" + def.name +
-                        "': in_params needs at least one non-raw input (it gives the shape "
-                        "that is reduced)");
+    throw ArgumentError(who +
+                        ": in_params needs at least one non-raw input (it gives the shape "
+                        "that is " +
+                        words.verb + ")");
   }
   def.in_signature = std::move(in_params);
   def.out_signature = std::move(out_params);

@@ -10,6 +10,15 @@
 
 namespace cujit::detail {
 
+/// How a definition's messages name the family and its parts (a scan shares the fields).
+struct DefinitionWords {
+  const char* family = "reduction kernel";
+  const char* what = "reduction";
+  const char* verb = "reduced";
+  const char* combine = "reduce_expr";
+  const char* type = "reduce_type";
+};
+
 /// Parses and checks the constructor arguments of a ReductionKernel. Throws SignatureError
 /// for bad signatures, ArgumentError for an invalid kernel name, no output, an empty
 /// map_expr, reduce_expr or post_map_expr, a compile option that is not one NVRTC option, or
@@ -19,7 +28,8 @@ ReductionDefinition make_reduction_definition(std::string in_params, std::string
                                               std::string post_map_expr, std::string identity,
                                               std::string name, std::string reduce_type,
                                               std::string preamble,
-                                              std::vector<std::string> options, bool reduce_dims);
+                                              std::vector<std::string> options, bool reduce_dims,
+                                              const DefinitionWords& words = {});
 
 /// The manifest entry: JSON with sorted keys, so equal kernels give equal text (it doubles as
 /// the cache's request spec).

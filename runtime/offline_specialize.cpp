@@ -8,6 +8,7 @@
 #include "runtime/elementwise_family.hpp"
 #include "runtime/family.hpp"
 #include "runtime/reduction_family.hpp"
+#include "runtime/scan_family.hpp"
 
 #include <utility>
 
@@ -60,6 +61,13 @@ FamilyBuild offline_reduction_build(std::shared_ptr<const ReductionDefinition> d
                                         options);
 }
 
+FamilyBuild offline_scan_build(std::shared_ptr<const ScanDefinition> def,
+                               const std::vector<ArgSpec>& args, const ReduceOptions& scan,
+                               const Target& target, const SpecializeOptions& options) {
+  return offline_build<ScanFamily>(std::move(def), args, {&scan, options.block_size}, target,
+                                   options);
+}
+
 Specialization compile_offline(const FamilyBuild& build) {
   CacheOutcome outcome = CacheOutcome::Compiled;
   const std::shared_ptr<const CompiledProgram> program = compile_family(build, &outcome);
@@ -82,6 +90,12 @@ Specialization specialize_reduction(std::shared_ptr<const ReductionDefinition> d
                                     const std::vector<ArgSpec>& args, const ReduceOptions& reduce,
                                     const Target& target, const SpecializeOptions& options) {
   return compile_offline(offline_reduction_build(std::move(def), args, reduce, target, options));
+}
+
+Specialization specialize_scan(std::shared_ptr<const ScanDefinition> def,
+                               const std::vector<ArgSpec>& args, const ReduceOptions& scan,
+                               const Target& target, const SpecializeOptions& options) {
+  return compile_offline(offline_scan_build(std::move(def), args, scan, target, options));
 }
 
 }  // namespace cujit::detail

@@ -10,6 +10,7 @@
 
 #include "codegen/elementwise_codegen.hpp"
 #include "codegen/reduction_codegen.hpp"
+#include "codegen/scan_spec.hpp"
 #include "runtime/launcher.hpp"
 
 #include <memory>
@@ -27,6 +28,11 @@ FamilyBuild offline_reduction_build(std::shared_ptr<const ReductionDefinition> d
                                     const std::vector<ArgSpec>& args, const ReduceOptions& reduce,
                                     const Target& target, const SpecializeOptions& options);
 
+/// What ScanKernel::specialize compiles for `args` and `scan` (the axis); throws as it does.
+FamilyBuild offline_scan_build(std::shared_ptr<const ScanDefinition> def,
+                               const std::vector<ArgSpec>& args, const ReduceOptions& scan,
+                               const Target& target, const SpecializeOptions& options);
+
 /// Compiles `build` through the process-wide kernel cache and describes the result.
 Specialization compile_offline(const FamilyBuild& build);
 
@@ -37,5 +43,10 @@ Specialization specialize_elementwise(std::shared_ptr<const ElementwiseDefinitio
 Specialization specialize_reduction(std::shared_ptr<const ReductionDefinition> def,
                                     const std::vector<ArgSpec>& args, const ReduceOptions& reduce,
                                     const Target& target, const SpecializeOptions& options);
+
+/// ScanKernel::specialize.
+Specialization specialize_scan(std::shared_ptr<const ScanDefinition> def,
+                               const std::vector<ArgSpec>& args, const ReduceOptions& scan,
+                               const Target& target, const SpecializeOptions& options);
 
 }  // namespace cujit::detail

@@ -61,27 +61,6 @@ struct KnownCall {
 // Plans kept per kernel object before the cache starts over.
 constexpr std::size_t kMaxPlans = 1024;
 
-// Everything about a call that decides its plan (strategy, grid, layout, output shape):
-// each argument's look (put_argument_look), the block size, the axes and keepdims. Returns
-// the device of the first array (-1 when there is none).
-int call_signature(std::string& key, const Arg* args, std::size_t count,
-                   const LaunchOptions& options, const ReduceOptions& reduce) {
-  key.clear();
-  int device = -1;
-  put_bytes(key, static_cast<std::uint32_t>(count));
-  for (std::size_t k = 0; k < count; ++k) {
-    const int on = put_argument_look(key, args[k]);
-    if (device < 0) device = on;
-  }
-  put_bytes(key, options.block_size);
-  key.push_back(reduce.axes ? 'x' : '-');
-  key.push_back(reduce.keepdims ? 'k' : '-');
-  if (reduce.axes) {
-    for (int a : *reduce.axes) put_bytes(key, a);
-  }
-  return device;
-}
-
 // CUJIT_RED_DEBUG=1 reports each new plan (strategy, vector width, grids) to the log sink.
 void debug_plan(const std::string& kernel, const RedPlan& plan, int blocks_per_sm) {
   static const bool enabled = std::getenv("CUJIT_RED_DEBUG") != nullptr;
@@ -107,6 +86,28 @@ DeviceLimits limits_of(int device) {
 }
 
 }  // namespace
+
+// Everything about a call that decides its plan (strategy, grid, layout, output shape):
+// each argument's look (put_argument_look), the block size, the axes and keepdims. Returns
+// the device of the first array (-1 when there is none).
+int reduce_call_signature(std::string& key, const Arg* args, std::size_t count,
+                          const LaunchOptions& options, const ReduceOptions& reduce) {
+  key.clear();
+  int device = -1;
+  put_bytes(key, static_cast<std::uint32_t>(count));
+  for (std::size_t k = 0; k < count; ++k) {
+    const int on = put_argument_look(key, args[k]);
+    if (device < 0) device = on;
+  }
+  put_bytes(key, options.block_size);
+  key.push_back(reduce.axes ? 'x' : '-');
+  key.push_back(reduce.keepdims ? 'k' : '-');
+  if (reduce.axes) {
+    for (int a : *reduce.axes) put_bytes(key, a);
+  }
+  return device;
+}
+
 }  // namespace detail
 
 // CUJIT_HIDDEN: a public class's nested type is exported with it unless marked.
@@ -259,7 +260,8 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
   std::string own_key;
   std::string& call_key = detail::PerThread<std::string, detail::CallKeyBuffer>::get(own_key);
   int device = detail::call_device(
-      who, detail::call_signature(call_key, args, count, options, reduce), options.stream_device);
+      who, detail::reduce_call_signature(call_key, args, count, options, reduce),
+      options.stream_device);
   // The whole call in the arrays' device's context; the caller's current context is restored
   // after it (the device rule, runtime/context.hpp). Without arrays or a stream's device, the
   // current device's, once plan_call has resolved it.

@@ -26,6 +26,12 @@ const RedTuning& reduction_tuning();
 /// name, a placeholder or a C++ type), else the first output's type.
 std::string resolve_reduce_ctype(const ReductionDefinition& def, const ResolvedTypes& types);
 
+/// Writes into `key` everything about a reduction or scan call that decides its plan: each
+/// argument's look (put_argument_look), the block size, the axes and keepdims. Returns the
+/// device of the first array (-1 when there is none).
+int reduce_call_signature(std::string& key, const Arg* args, std::size_t count,
+                          const LaunchOptions& options, const ReduceOptions& reduce);
+
 struct ReductionFamily {
   using Definition = ReductionDefinition;
   using Specialization = RedSpecialization;

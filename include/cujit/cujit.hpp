@@ -22,6 +22,7 @@
 #include <cujit/program.hpp>
 #include <cujit/raw_module.hpp>
 #include <cujit/reduction.hpp>
+#include <cujit/scan.hpp>
 #include <cujit/shape.hpp>
 #include <cujit/specialize.hpp>
 #include <cujit/version.hpp>

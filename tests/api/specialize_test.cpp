@@ -1,5 +1,5 @@
 // Specialising kernels without a GPU (ElementwiseKernel::specialize,
-// ReductionKernel::specialize): compiled, then found in memory, then in a new process on
+// ReductionKernel::specialize, ScanKernel::specialize): compiled, then found in memory, then in a new process on
 // disk with no NVRTC compilation; snippet errors with line, column and caret; and, with a
 // GPU, a first call finding the kernel specialised offline.
 
@@ -223,6 +223,36 @@ TEST_F(Specialize, OutOfRangeValuesAreTypedErrorsNamingTheArgument) {
 }
 
 // With a GPU: kernels specialised offline for this GPU are what its first calls find.
+const ScanKernel& row_cumsum() {
+  static const ScanKernel kernel("T x", "T y", "x", "a + b", "y = a", "0", "row_cumsum");
+  return kernel;
+}
+
+TEST_F(Specialize, ScansCompileThenHitMemoryAndDescribeErrors) {
+  const std::vector<ArgSpec> args = {ArgSpec::array(DType::Float32, {4096, 1000})};
+  const Specialization first = row_cumsum().specialize(args, axis1(), kSm90);
+  EXPECT_EQ(first.origin, CacheOrigin::Compiled);
+  EXPECT_EQ(first.kernel, "row_cumsum");
+  const Specialization again = row_cumsum().specialize(args, axis1(), kSm90);
+  EXPECT_EQ(again.origin, CacheOrigin::Memory);
+  EXPECT_EQ(again.request_key, first.request_key);
+  // Every element in C order is another specialisation (one sequence, not rows).
+  EXPECT_NE(row_cumsum().specialize(args, {}, kSm90).request_key, first.request_key);
+  EXPECT_THROW(row_cumsum().specialize({ArgSpec::array(DType::Float32, {0, 5})}, axis1(), kSm90),
+               ArgumentError);
+  ReduceOptions two;
+  two.axes = Axes{0, 1};
+  EXPECT_THROW(row_cumsum().specialize(args, two, kSm90), ShapeError);
+  const ScanKernel typo("T x", "T y", "x", "a + c", "y = a", "0", "typo_scan");
+  try {
+    typo.specialize(args, axis1(), kSm90);
+    FAIL() << "a scan_expr naming an undeclared 'c' compiled";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("scan_expr line 1, column 5"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(Specialize, FirstCallsOnAGpuFindTheOfflineKernelsOnDisk) {
   CUJIT_REQUIRE_GPU();
   const Device device = Device::get(0);
@@ -233,6 +263,8 @@ TEST_F(Specialize, FirstCallsOnAGpuFindTheOfflineKernelsOnDisk) {
   EXPECT_EQ(squared_diff().specialize(readme_args(), target, options).origin,
             CacheOrigin::Compiled);
   EXPECT_EQ(row_sum().specialize(sum_args, axis1(), target, options).origin, CacheOrigin::Compiled);
+  EXPECT_EQ(row_cumsum().specialize(sum_args, axis1(), target, options).origin,
+            CacheOrigin::Compiled);
   detail::KernelCache::global().clear_memory();
   reset_cache_stats();
   const std::uint64_t compiled_before = nvrtc_compile_count();
@@ -245,14 +277,17 @@ TEST_F(Specialize, FirstCallsOnAGpuFindTheOfflineKernelsOnDisk) {
   const Array z = diff(x, y);
   const Array big = Array::zeros({512, 50257}, DType::Float32);
   const Array rows = sum(big, axis{1});
+  const ScanKernel scan("T x", "T y", "x", "a + b", "y = a", "0", "row_cumsum");
+  const Array running = scan(big, axis{1});
   EXPECT_EQ(nvrtc_compile_count(), compiled_before);
   const CacheStats stats = cache_stats();
-  EXPECT_EQ(stats.disk_hits, 2u);
+  EXPECT_EQ(stats.disk_hits, 3u);
   EXPECT_EQ(stats.misses, 0u);
   const std::vector<float> xs = x.to_host<float>(), ys = y.to_host<float>();
   const std::vector<float> zs = z.to_host<float>();
   EXPECT_FLOAT_EQ(zs[1025], (xs[1025] - ys[1]) * (xs[1025] - ys[1]));
   EXPECT_EQ(rows.to_host<float>()[511], 0.0f);
+  EXPECT_EQ(running.to_host<float>()[512 * 50257 - 1], 0.0f);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "cache_test_util.hpp"
 #include "codegen/elementwise_manifest.hpp"
 #include "codegen/reduction_manifest.hpp"
+#include "codegen/scan_manifest.hpp"
 #include "codegen/snippet_corpus.hpp"
 
 #include <gtest/gtest.h>
@@ -157,6 +158,18 @@ std::vector<std::string> written_entries() {
     s.peel = true;
     def.link = {LinkInput{LinkInput::Kind::LtoIr, "helpers.ltoir", std::string("\xff\x00ir", 4)}};
     entries.push_back(reduction_manifest_entry(def, s));
+  }
+  for (bool exclusive : {false, true}) {
+    ScanDefinition def = make_scan_definition("T x", "T y", "x", "a + b", "y = a", "0", "k_scan",
+                                              "", exclusive, "", {"-O3"});
+    ScanSpecialization s;
+    s.params.resize(2);
+    s.scan_ctype = "float";
+    s.min_blocks = exclusive ? 4 : 0;
+    if (exclusive) {
+      def.link = {LinkInput{LinkInput::Kind::LtoIr, "helpers.ltoir", std::string("\xff\x00ir", 4)}};
+    }
+    entries.push_back(scan_manifest_entry(def, s));
   }
   SourceProgram raw;
   raw.source = "extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n";

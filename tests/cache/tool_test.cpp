@@ -13,6 +13,7 @@
 
 #include <cujit/elementwise.hpp>
 #include <cujit/reduction.hpp>
+#include <cujit/scan.hpp>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -175,6 +176,7 @@ TEST(Tool, OfflineSpecialisationsRecordPrecompileAndServeFromDeployment) {
   const CacheConfig previous = cache_config();
   const ElementwiseKernel diff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
   const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "row_sum");
+  const ScanKernel running("T x", "T y", "x", "a + b", "y = a", "0", "row_cumsum");
   const Target sm90 = Target::parse("sm_90");
   const std::vector<ArgSpec> diff_args = {ArgSpec::array(DType::Float32, {1024, 1024}),
                                           ArgSpec::array(DType::Float32, {1024})};
@@ -183,7 +185,8 @@ TEST(Tool, OfflineSpecialisationsRecordPrecompileAndServeFromDeployment) {
   rows.axes = axis{1};
   auto specialize_both = [&] {
     return std::vector<Specialization>{diff.specialize(diff_args, sm90),
-                                       sum.specialize(sum_args, rows, sm90)};
+                                       sum.specialize(sum_args, rows, sm90),
+                                       running.specialize(sum_args, rows, sm90)};
   };
   const std::string manifest = dir.file("kernels.jsonl");
   CacheConfig record;
@@ -195,8 +198,9 @@ TEST(Tool, OfflineSpecialisationsRecordPrecompileAndServeFromDeployment) {
   ToolRun pre =
       tool("precompile " + manifest + " --arch sm_90 -o " + dir.file("app.db") + " --json");
   EXPECT_EQ(pre.status, 0) << pre.out;
-  // The two recorded kernels, and each one's generic specialisation (issue 32).
-  EXPECT_EQ(pre.parsed()["compiled"], 4) << pre.out;
+  // The three recorded kernels, and the elementwise and reduction ones' generic
+  // specialisations (issue 32; scans have none yet).
+  EXPECT_EQ(pre.parsed()["compiled"], 5) << pre.out;
   EXPECT_EQ(pre.parsed()["generic"], 2) << pre.out;
 
   CacheConfig deployed;

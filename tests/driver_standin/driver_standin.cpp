@@ -66,7 +66,23 @@ Context* primary(int device) {
   return &contexts[device];
 }
 
-thread_local std::vector<CUcontext> context_stack;
+// A thread's context stack. Trivially destructible: objects destroyed after the thread's
+// thread_local ones (a static kernel at exit unloading its modules) still find it.
+class ContextStack {
+ public:
+  bool empty() const { return depth_ == 0; }
+  CUcontext& back() { return entries_[depth_ - 1]; }
+  void push_back(CUcontext c) {
+    if (depth_ < kMax) entries_[depth_++] = c;
+  }
+  void pop_back() { --depth_; }
+
+ private:
+  static constexpr int kMax = 256;
+  CUcontext entries_[kMax];
+  int depth_;
+};
+thread_local ContextStack context_stack;
 
 CUcontext current() { return context_stack.empty() ? nullptr : context_stack.back(); }
 

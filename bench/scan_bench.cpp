@@ -1,0 +1,200 @@
+// ScanKernel (include/cujit/scan.hpp) side by side in one run with the physical ceiling
+// (device-to-device copy): the inclusive sum scan of 2^28 float32, scans along axis 1 of
+// (16384, 16384) and of (2^20, 64), an exclusive scan, a user-operator scan no peer runs (a
+// linear recurrence h = m * h + c over float pairs), and the first call of a new scan in a
+// fresh process (cold and warm cache). bench/compare_scan.py measures cupy.cumsum and
+// torch.cumsum on the same cases.
+#include <cujit/cujit.hpp>
+
+#include "bench/bench_process.hpp"
+#include "bench/bench_util.hpp"
+#include "codegen/scan_codegen.hpp"
+#include "codegen/scan_manifest.hpp"
+#include "runtime/driver.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace cujit::bench {
+namespace {
+
+constexpr const char* kBench = "cujit_scan";
+
+const ScanKernel& cumsum() {
+  static const ScanKernel k("T x", "T y", "x", "a + b", "y = a", "0", "bench_cumsum");
+  return k;
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Child: the first call of a scan in a fresh process.
+int cold_cujit() {
+  const Device device = Device::get(0);
+  Array x = Array::full({1 << 20}, 1.0, DType::Float32, device);
+  device.synchronize();
+  const auto start = std::chrono::steady_clock::now();
+  const ScanKernel k("T x", "T y", "x * x", "a + b", "y = a", "0", "first_scan");
+  const auto call = std::chrono::steady_clock::now();
+  const Array y = k(x);
+  const double call_ms = ms_since(call);
+  device.synchronize();
+  std::printf("%.3f %.3f\n", ms_since(start), call_ms);
+  return 0;
+}
+
+// Child: NVRTC alone on the source the cold call generates (a flat float32 scan).
+int cold_nvrtc() {
+  const Device device = Device::get(0);
+  const detail::ScanDefinition def = detail::make_scan_definition(
+      "T x", "T y", "x * x", "a + b", "y = a", "0", "first_scan", "", false, "", {});
+  detail::ScanSpecialization s;
+  s.params.resize(2);
+  s.scan_ctype = "float";
+  const SourceProgram program = detail::generate_scan(def, s);
+  const Target target = target_for_arch(device.compute_capability());
+  const auto start = std::chrono::steady_clock::now();
+  compile(program, target);
+  std::printf("%.3f\n", ms_since(start));
+  return 0;
+}
+
+// What the cases share: the device, the timing, the report and the copy ceiling.
+struct ScanBench {
+  const Device& device;
+  Timer& timer;
+  int repeats;
+  JsonLines& json;
+  Table& table;
+  const Kernels& kernels;
+  double copy_gbps = 0;
+
+  Array random(const Shape& shape, unsigned seed) const {
+    Array a = Array::empty(shape, DType::Float32, device);
+    kernels.fill_random_f32(a.data(), static_cast<std::uint64_t>(a.size()), seed);
+    return a;
+  }
+  void add_row(Record r, const std::string& impl, const std::string& size,
+               const std::string& check) {
+    r.ratio = r.gbps / copy_gbps;
+    json.write(r);
+    table.add({r.case_name, size, impl, fixed(r.gbps), fixed(r.us, 1),
+               fixed(r.ratio, 3) + " of copy", check});
+  }
+};
+
+std::string verdict(bool ok) { return ok ? "ok" : "WRONG"; }
+
+void copy_ceiling(ScanBench& b, std::int64_t n) {
+  Array src = b.random({n}, 3), dst = Array::empty({n}, DType::Float32, b.device);
+  const Stats st = b.timer.run(
+      [&](int) {
+        detail::check(detail::driver().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr),
+                      "copy");
+      },
+      b.repeats);
+  b.copy_gbps = report_copy_ceiling(kBench, 4 * n, st, b.json, b.table);
+}
+
+// Whether rows of `y` (rows, cols) are the running sums of `x`'s at a few rows, within float
+// rounding of a float64 host sum.
+bool check_rows(const Array& x, const Array& y, std::int64_t rows, std::int64_t cols) {
+  const std::vector<float> xh = x.to_host<float>(), yh = y.to_host<float>();
+  for (std::int64_t row : {std::int64_t{0}, rows / 2, rows - 1}) {
+    double acc = 0, scale = 0;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      acc += xh[row * cols + c];
+      scale += std::abs(xh[row * cols + c]);
+      if (std::abs(yh[row * cols + c] - acc) > 1e-5 * scale + 1e-4) return false;
+    }
+  }
+  return true;
+}
+
+// cumsum of `shape` along `axis` (-1: every element): read once, written once.
+void sum_case(ScanBench& b, const Shape& shape, int axis, const char* case_name) {
+  const Array x = b.random(shape, 11);
+  Array y = Array::empty(shape, DType::Float32, b.device);
+  const std::int64_t n = x.size();
+  auto call = [&] { axis < 0 ? (void)cumsum()(x, y) : (void)cumsum()(x, y, cujit::axis{axis}); };
+  const Stats st = b.timer.run([&](int) { call(); }, b.repeats);
+  call();
+  const std::int64_t cols = axis < 0 ? n : shape.back();
+  const bool ok = check_rows(x, y, n / cols, cols);
+  std::string size = std::to_string(shape[0]);
+  for (std::size_t d = 1; d < shape.size(); ++d) size += "x" + std::to_string(shape[d]);
+  if (axis >= 0) size += " axis " + std::to_string(axis);
+  Record r = make_record(kBench, case_name, n, "float32", 8.0 * n, st);
+  r.shape = size;
+  r.note = "inclusive sum scan; GB/s of one read and one write";
+  b.add_row(r, "ScanKernel", size, verdict(ok));
+}
+
+// h_i = m_i * h_{i-1} + c_i over 2^k pairs: a scan of affine maps (not commutative).
+void recurrence_case(ScanBench& b, std::int64_t n) {
+  ScanOptions options;
+  options.scan_type = "Lin";
+  options.preamble = "struct Lin { float m, c; };";
+  const ScanKernel recurrence("T m, T c", "T h", "Lin{m, c}", "Lin{a.m * b.m, a.c * b.m + b.c}",
+                              "h = a.c", "Lin{1.f, 0.f}", "bench_recurrence", options);
+  const Array m = Array::full({n}, 0.5, DType::Float32, b.device);
+  const Array c = b.random({n}, 21);
+  Array h = Array::empty({n}, DType::Float32, b.device);
+  const Stats st = b.timer.run([&](int) { recurrence(m, c, h); }, b.repeats);
+  const std::vector<float> ch = c.to_host<float>(), hh = h.to_host<float>();
+  double state = 0;
+  bool ok = true;
+  for (std::int64_t i = 0; i < 100000; ++i) {
+    state = 0.5 * state + ch[i];
+    ok = ok && std::abs(hh[i] - state) < 1e-4 * (1 + std::abs(state));
+  }
+  Record r = make_record(kBench, "scan_recurrence", n, "float32", 12.0 * n, st);
+  r.note = "h = m * h + c as a scan of (m, c) pairs; GB/s of two reads and one write";
+  b.add_row(r, "ScanKernel (struct)", std::to_string(n), verdict(ok));
+}
+
+int run(const Options& options, const Device& device) {
+  device.make_current();
+  JsonLines json(options.json_path, device.name());
+  Table table({"case", "size", "impl", "GB/s", "median us", "ratio", "check"});
+  Timer timer(device);
+  ScanBench b{device, timer, options.quick ? 20 : std::min(options.repeats, 100),
+              json,   table, Kernels::get(device)};
+  const std::int64_t n = std::int64_t{1} << (options.quick ? 24 : 28);
+  copy_ceiling(b, n);
+  if (options.wants("flat")) sum_case(b, {n}, -1, "scan_sum");
+  if (options.wants("rows")) {
+    const std::int64_t m = options.quick ? 4096 : 16384;
+    sum_case(b, {m, m}, 1, "scan_sum_rows");
+    sum_case(b, {n / 64, 64}, 1, "scan_sum_short_rows");
+  }
+  if (options.wants("struct")) recurrence_case(b, n / 4);
+  if (options.wants("first")) {
+    report_first_calls(kBench, options.quick ? 2 : 5,
+                       "first call incl. definition, codegen, NVRTC, load, launch",
+                       "first call (definition, lookup, load, launch)", 0, json, table);
+  }
+  std::cout << "\n";
+  table.print();
+  std::cout << "\nGB/s = 1e9 bytes read + written per second of device time (CUDA events, "
+               "median of "
+            << b.repeats << " calls after warm-up); ratios are to the device-to-device copy's.\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace cujit::bench
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
+  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
+  return cujit::bench::bench_main(
+      argc, argv, "scan_bench",
+      "ScanKernel: throughput against copy; a user-operator scan; first calls. Groups for "
+      "--only: flat, rows, struct, first.",
+      cujit::bench::run);
+}

@@ -1,0 +1,99 @@
+#include "codegen/scan_manifest.hpp"
+
+#include <cujit/error.hpp>
+
+#include "codegen/manifest_json.hpp"
+#include "codegen/reduction_manifest.hpp"
+#include "codegen/spec_json.hpp"
+#include "codegen/validation.hpp"
+#include "support/json_text.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace cujit::detail {
+
+ScanDefinition make_scan_definition(std::string in_params, std::string out_params,
+                                    std::string map_expr, std::string scan_expr,
+                                    std::string post_map_expr, std::string identity,
+                                    std::string name, std::string scan_type, bool exclusive,
+                                    std::string preamble, std::vector<std::string> options) {
+  const DefinitionWords words{"scan kernel", "scan", "scanned", "scan_expr", "scan_type"};
+  ScanDefinition def;
+  static_cast<ReductionDefinition&>(def) = make_reduction_definition(
+      std::move(in_params), std::move(out_params), std::move(map_expr), std::move(scan_expr),
+      std::move(post_map_expr), std::move(identity), std::move(name), std::move(scan_type),
+      std::move(preamble), std::move(options), true, words);
+  def.exclusive = exclusive;
+  const std::string who = "cujit: scan kernel '" + def.name + "'";
+  if (def.identity.empty()) {
+    throw ArgumentError(who +
+                        ": identity is empty; a scan needs the neutral element of its "
+                        "scan_expr (\"0\" for a sum)");
+  }
+  for (const auto* params : {&def.in, &def.out}) {
+    for (const Param& p : *params) {
+      if (p.raw) {
+        throw ArgumentError(who + ": parameter '" + p.name +
+                            "' is raw; a scan kernel takes element parameters only");
+      }
+    }
+  }
+  return def;
+}
+
+std::string scan_manifest_entry(const ScanDefinition& def, const ScanSpecialization& s) {
+  nlohmann::json entry = {
+      {"kind", "scan"},
+      {"name", text_json(def.name)},
+      {"in_params", text_json(def.in_signature)},
+      {"out_params", text_json(def.out_signature)},
+      {"map_expr", text_json(def.map_expr)},
+      {"scan_expr", text_json(def.reduce_expr)},
+      {"post_map_expr", text_json(def.post_map_expr)},
+      {"identity", text_json(def.identity)},
+      {"preamble", text_json(def.preamble)},
+      {"scan_type", text_json(def.reduce_type)},
+      {"exclusive", def.exclusive},
+      {"options", text_json(def.compile_options)},
+      {"specialization", spec_json(s)},
+  };
+  if (!def.link.empty()) entry["link"] = link_json(def.link);
+  return dump_json(entry);
+}
+
+std::pair<ScanDefinition, ScanSpecialization> scan_from_manifest(const std::string& entry) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(entry);
+    if (j.at("kind") != "scan") {
+      throw ArgumentError("cujit: manifest entry is not a scan: " + j.at("kind").dump());
+    }
+    auto text = [&](const char* field) {
+      return require_text(j.at(field), std::string("manifest entry: \"") + field + "\"");
+    };
+    if (!j.at("exclusive").is_boolean()) {
+      throw ArgumentError("cujit: manifest entry: \"exclusive\" must be true or false");
+    }
+    ScanDefinition def = make_scan_definition(
+        text("in_params"), text("out_params"), text("map_expr"), text("scan_expr"),
+        text("post_map_expr"), text("identity"), text("name"), text("scan_type"),
+        j.at("exclusive").get<bool>(), text("preamble"),
+        require_texts(j.at("options"), "manifest entry: \"options\""));
+    if (j.contains("link")) def.link = require_link(j.at("link"), "manifest entry: \"link\"");
+    ScanSpecialization s;
+    read_spec_json(j.at("specialization"), s);
+    // The scan type is pasted into the generated source: a type name, never code.
+    check_type_name(s.scan_ctype, "cujit: manifest entry for scan '" + def.name + "'",
+                    "scan_ctype");
+    if (s.params.size() != def.in.size() + def.out.size() || s.kept_ndim < 1 || s.kept_ndim > 64 ||
+        s.scan_ndim < 1 || s.scan_ndim > 64 || s.items < 1 || s.items > 32 || s.block_size < 32 ||
+        s.block_size > 960 || s.block_size % 32 != 0 || s.min_blocks < 0 || s.min_blocks > 32 ||
+        s.scan_ctype.empty()) {
+      throw ArgumentError("cujit: manifest entry for scan '" + def.name + "' is inconsistent");
+    }
+    return {std::move(def), std::move(s)};
+  } catch (const nlohmann::json::exception& e) {
+    throw ArgumentError("cujit: malformed scan manifest entry: " + json_error_text(e));
+  }
+}
+
+}  // namespace cujit::detail
