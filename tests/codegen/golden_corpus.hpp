@@ -9,6 +9,8 @@
 #include "codegen/expression_codegen.hpp"
 #include "codegen/reduction_codegen.hpp"
 #include "codegen/reduction_manifest.hpp"
+#include "codegen/scan_codegen.hpp"
+#include "codegen/scan_manifest.hpp"
 
 #include <string>
 #include <vector>
@@ -18,7 +20,7 @@ namespace cujit::detail {
 struct GoldenCase {
   std::string name;
   std::string golden;  ///< spec, options and source: what the fingerprint covers
-  std::string kind;    ///< "elementwise", "reduction"
+  std::string kind;    ///< "elementwise", "reduction", "scan"
   std::string spec;    ///< the request spec (manifest entry)
   SourceProgram program;
 };
@@ -235,11 +237,52 @@ inline void add_expression_cases(std::vector<GoldenCase>& out) {
   }
 }
 
+inline void add_scan(std::vector<GoldenCase>& out, const std::string& name,
+                     const ScanDefinition& def, const ScanSpecialization& s) {
+  const std::string spec = scan_manifest_entry(def, s);
+  const SourceProgram program = portable(generate_scan(def, s));
+  out.push_back({name, golden_text(spec, program), "scan", spec, program});
+}
+
+// Scans: flat with packed statuses, rows exclusive, strided columns with slot statuses, and a
+// struct scan type.
+inline void add_scan_cases(std::vector<GoldenCase>& out) {
+  auto spec_of = [](DType t, int n_params) {
+    ScanSpecialization s;
+    s.scan_ctype = std::string(dtype_cuda_type(t));
+    s.params.resize(static_cast<std::size_t>(n_params));
+    for (ScanParam& p : s.params) p.dtype = t;
+    s.items = 128 / static_cast<int>(dtype_size(t));
+    return s;
+  };
+  const ScanDefinition sum =
+      make_scan_definition("T x", "T y", "x", "a + b", "y = a", "0", "cumsum", "", false, "", {});
+  add_scan(out, "scan_flat_f32", sum, spec_of(DType::Float32, 2));
+  const ScanDefinition excl = make_scan_definition("T x", "T y", "x", "a + b", "y = a", "0",
+                                                   "excl_cumsum", "", true, "", {});
+  ScanSpecialization rows = spec_of(DType::Float32, 2);
+  rows.segmented = true;
+  add_scan(out, "scan_rows_exclusive_f32", excl, rows);
+  ScanSpecialization columns = spec_of(DType::Int64, 2);
+  columns.segmented = true;
+  columns.flat = false;
+  columns.index64 = true;
+  add_scan(out, "scan_columns_i64", sum, columns);
+  const ScanDefinition lin = make_scan_definition(
+      "T m, T c", "T h", "Lin{m, c}", "Lin{a.m * b.m, a.c * b.m + b.c}", "h = a.c", "Lin{1.f, 0.f}",
+      "recurrence", "Lin", false, "struct Lin { float m, c; };", {});
+  ScanSpecialization pair = spec_of(DType::Float32, 3);
+  pair.scan_ctype = "Lin";
+  pair.items = 8;
+  add_scan(out, "scan_struct_recurrence", lin, pair);
+}
+
 inline std::vector<GoldenCase> golden_corpus() {
   std::vector<GoldenCase> out;
   add_elementwise_cases(out);
   add_reduction_cases(out);
   add_expression_cases(out);
+  add_scan_cases(out);
   return out;
 }
 
