@@ -5,7 +5,7 @@ scan of 2^28 float32, scans along axis 1 of (16384, 16384) and of (2^22, 64), an
 peer equivalent of the user-operator scan (a linear recurrence, which neither library scans:
 CuPy's nearest is cumprod and cumsum of the rescaled terms, two scans and three elementwise
 kernels). Records use the C++ bench's case names (scan_sum, scan_sum_rows, scan_sum_short_rows,
-scan_recurrence) with bench "cupy" (cupy.cumsum) and "torch" (torch.cumsum).
+scan_recurrence, select_positive: x[x > 0] with about half kept) with bench "cupy" and "torch".
 """
 
 from compare_expressions import _time_all
@@ -55,6 +55,23 @@ def _recurrence_case(b, n):
     _time_all(b, "scan_recurrence", n, 12 * n, "", impls, lambda _: True)
 
 
+def _select_case(b, n):
+    """x[x > 0]: boolean-mask selection (about half kept); GB/s of the input and the output."""
+    cp = b.cp
+    x = b.random(n, 31)
+    kept = int(cp.count_nonzero(x > 0))
+
+    def right(y):
+        return int(y.shape[0]) == kept
+
+    impls = [("cupy", "x[x > 0] (cupy)", lambda: x[x > 0])]
+    if b.torch is not None:
+        b.check_torch_stream()
+        tx = b.as_torch(x)
+        impls.append(("torch", "x[x > 0] (torch)", lambda: tx[tx > 0]))
+    _time_all(b, "select_positive", n, 4 * n + 4 * kept, "", impls, right)
+
+
 def bench_scans(b):
     """The scan cases, each freeing its arrays before the next."""
     n = 1 << (24 if b.args.quick else 28)
@@ -64,4 +81,6 @@ def bench_scans(b):
         _sum_case(b, case, shape, axis)
         b.free()
     _recurrence_case(b, n // 4)
+    b.free()
+    _select_case(b, n)
     b.free()

@@ -1,7 +1,8 @@
 // ScanKernel (include/cujit/scan.hpp) side by side in one run with the physical ceiling
 // (device-to-device copy): the inclusive sum scan of 2^28 float32, scans along axis 1 of
 // (16384, 16384) and of (2^20, 64), an exclusive scan, a user-operator scan no peer runs (a
-// linear recurrence h = m * h + c over float pairs), and the first call of a new scan in a
+// linear recurrence h = m * h + c over float pairs), SelectKernel keeping x > 0 of 2^28 float32,
+// and the first call of a new scan in a
 // fresh process (cold and warm cache). bench/compare_scan.py measures cupy.cumsum and
 // torch.cumsum on the same cases.
 #include <cujit/cujit.hpp>
@@ -157,6 +158,27 @@ void recurrence_case(ScanBench& b, std::int64_t n) {
   b.add_row(r, "ScanKernel (struct)", std::to_string(n), verdict(ok));
 }
 
+// Keeps x > 0 of n float32 (random signs: about half kept): GB/s of the input read and the kept
+// values written, the count left on the device.
+void select_case(ScanBench& b, std::int64_t n) {
+  const SelectKernel positive("T x", "x > 0", "bench_select");
+  const Array x = b.random({n}, 31);
+  const Stats st = b.timer.run([&](int) { (void)positive(x); }, b.repeats);
+  const Selection s = positive(x);
+  const std::vector<float> xh = x.to_host<float>();
+  std::int64_t kept = 0;
+  for (float v : xh) kept += v > 0;
+  bool ok = s.size() == kept;
+  const std::vector<float> got = s.compacted().to_host<float>();
+  std::int64_t k = 0;
+  for (std::int64_t i = 0; ok && i < n && k < 100000; ++i) {
+    if (xh[i] > 0) ok = got[k++] == xh[i];
+  }
+  Record r = make_record(kBench, "select_positive", n, "float32", 4.0 * n + 4.0 * kept, st);
+  r.note = "x > 0, " + std::to_string(kept) + " kept; GB/s of the input and the kept values";
+  b.add_row(r, "SelectKernel", std::to_string(n), verdict(ok));
+}
+
 int run(const Options& options, const Device& device) {
   device.make_current();
   JsonLines json(options.json_path, device.name());
@@ -173,6 +195,7 @@ int run(const Options& options, const Device& device) {
     sum_case(b, {n / 64, 64}, 1, "scan_sum_short_rows");
   }
   if (options.wants("struct")) recurrence_case(b, n / 4);
+  if (options.wants("select")) select_case(b, n);
   if (options.wants("first")) {
     report_first_calls(kBench, options.quick ? 2 : 5,
                        "first call incl. definition, codegen, NVRTC, load, launch",
@@ -195,6 +218,6 @@ int main(int argc, char** argv) {
   return cujit::bench::bench_main(
       argc, argv, "scan_bench",
       "ScanKernel: throughput against copy; a user-operator scan; first calls. Groups for "
-      "--only: flat, rows, struct, first.",
+      "--only: flat, rows, struct, select, first.",
       cujit::bench::run);
 }

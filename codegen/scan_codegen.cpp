@@ -211,6 +211,8 @@ class ScanSource {
     return -1;
   }
   std::string element(int k) const;
+  std::string map_args() const;
+  void select_post(const std::string& ind);
   void offsets(const std::string& ind);
   void load_map(const std::string& ind, bool guarded);
   void block_scan();
@@ -281,15 +283,28 @@ void ScanSource::functions() {
   }
   const std::string indexers =
       "const _cj_Indexer<" + I + "> _in_ind, const _cj_Indexer<" + I + "> _out_ind";
-  w << "__device__ __forceinline__ _cj_T _cj_map(" + map_params + "const " + I + " _J, " +
-           indexers + ") {\n  return (\n";
-  w.snippet("map_expr", def.map_expr, "");
-  w << "  );\n}\n";
-  std::string post_params = "const _cj_T& a, ";
-  for (int k = n_in; k < total; ++k) post_params += T_of(k) + "& " + param(k).name + ", ";
-  w << "__device__ __forceinline__ void _cj_post(" + post_params + indexers + ") {\n";
-  w.snippet("post_map_expr", def.post_map_expr, ";");
-  w << "}\n";
+  const std::string map_head = "(" + map_params + "const " + I + " _J, " + indexers + ")";
+  if (def.select != SelectWhat::None) {
+    // The predicate, and the map that counts the elements it keeps.
+    std::string forward;
+    for (int k = 0; k < n_in; ++k) {
+      if (s.params[k].used) forward += param(k).name + ", ";
+    }
+    w << "__device__ __forceinline__ bool _cj_pred" + map_head + " {\n  return (\n";
+    w.snippet("predicate", def.map_expr, "");
+    w << "  );\n}\n";
+    w << "__device__ __forceinline__ _cj_T _cj_map" + map_head + " {\n  return _cj_pred(" +
+             forward + "_J, _in_ind, _out_ind) ? _cj_T(1) : _cj_T(0);\n}\n";
+  } else {
+    w << "__device__ __forceinline__ _cj_T _cj_map" + map_head + " {\n  return (\n";
+    w.snippet("map_expr", def.map_expr, "");
+    w << "  );\n}\n";
+    std::string post_params = "const _cj_T& a, ";
+    for (int k = n_in; k < total; ++k) post_params += T_of(k) + "& " + param(k).name + ", ";
+    w << "__device__ __forceinline__ void _cj_post(" + post_params + indexers + ") {\n";
+    w.snippet("post_map_expr", def.post_map_expr, ";");
+    w << "}\n";
+  }
   w << kWarpSupport;
   w << (scan_packed(s) ? kPackedStatus : kSlotStatus);
   w << kLookBack;
@@ -332,6 +347,18 @@ void ScanSource::offsets(const std::string& ind) {
   w << ind + I + " _cj_o[" + NA + "];\n" + ind + "_cj_offsets(L, _cj_e, _cj_o);\n";
 }
 
+// The map's (and the predicate's) arguments for element _cj_e.
+std::string ScanSource::map_args() const {
+  std::string args;
+  for (int k = 0; k < n_in; ++k) {
+    if (!s.params[k].used) continue;
+    args += (s.params[k].scalar ? "_cj_s" + id(k) : element(k)) + ", ";
+  }
+  std::string j = "0";
+  if (uses_j) j = s.segmented || !s.flat ? "_cj_e % L.row_len" : "_cj_e";
+  return args + "(" + I + ")(" + j + "), _in_ind, _out_ind";
+}
+
 // Striped: element base + i * B + t of the tile, mapped, into shared memory.
 void ScanSource::load_map(const std::string& ind, bool guarded) {
   w << ind + "#pragma unroll\n" + ind + "for (int i = 0; i < _CJ_N; ++i) {\n";
@@ -343,15 +370,7 @@ void ScanSource::load_map(const std::string& ind, bool guarded) {
              ind + "  } else {\n";
   }
   offsets(in);
-  std::string args;
-  for (int k = 0; k < n_in; ++k) {
-    if (!s.params[k].used) continue;
-    args += (s.params[k].scalar ? "_cj_s" + id(k) : element(k)) + ", ";
-  }
-  std::string j = "0";
-  if (uses_j) j = s.segmented || !s.flat ? "_cj_e % L.row_len" : "_cj_e";
-  w << in + "_cj_sm[k + (k >> 5)] = _cj_map(" + args + "(" + I + ")(" + j +
-           "), _in_ind, _out_ind);\n";
+  w << in + "_cj_sm[k + (k >> 5)] = _cj_map(" + map_args() + ");\n";
   if (guarded) w << ind + "  }\n";
   w << ind + "}\n";
 }
@@ -465,12 +484,29 @@ void ScanSource::store_post(const std::string& ind) {
   w << ind + "  const " + I + " _cj_e = _cj_base + k;\n";
   w << ind + "  if (_cj_e < L.n) {\n";
   offsets(ind + "    ");
+  if (def.select != SelectWhat::None) {
+    select_post(ind + "    ");
+    w << ind + "  }\n" + ind + "}\n";
+    return;
+  }
   std::string args = "_cj_sm[k + (k >> 5)], ";
   for (int k = n_in; k < total; ++k) args += element(k) + ", ";
   w << ind + "    _cj_post(" + args + "_in_ind, _out_ind);\n" + ind + "  }\n" + ind + "}\n";
 }
 
 // The kernel: _CJ_B compute threads and two look-back warps per block, one tile per block.
+// A select kernel's post stage for element _cj_e, whose inclusive count is in shared memory:
+// a kept element goes to its count - 1; the last element writes the count.
+void ScanSource::select_post(const std::string& ind) {
+  const std::string kept = cuda_type(s.params[n_in].dtype);
+  const std::string value = def.select == SelectWhat::Indices ? "(long long)_cj_e" : element(0);
+  w << ind + "const _cj_T c = _cj_sm[k + (k >> 5)];\n";
+  w << ind + "if (_cj_pred(" + map_args() + ")) {\n" + ind + "  reinterpret_cast<" + kept +
+           "*>(_cj_p" + id(n_in) + ")[c - 1] = " + value + ";\n" + ind + "}\n";
+  w << ind + "if (_cj_e == L.n - 1) *reinterpret_cast<long long*>(_cj_p" + id(n_in + 1) +
+           ") = (long long)c;\n";
+}
+
 void ScanSource::kernel() {
   w << "#define _CJ_B " + std::to_string(s.block_size) + "\n#define _CJ_N " +
            std::to_string(s.items) + "\n";

@@ -41,7 +41,50 @@ ScanDefinition make_scan_definition(std::string in_params, std::string out_param
   return def;
 }
 
+ScanDefinition make_select_definition(std::string in_params, std::string predicate,
+                                      std::string name, bool indices, std::string preamble,
+                                      std::vector<std::string> options) {
+  const std::string who = "cujit: select kernel '" + name + "'";
+  // The kept values have the first input's type, written as it is (a placeholder or a dtype).
+  std::string kept_type = "int64";
+  if (!indices) {
+    const std::vector<Param> in = parse_signature(in_params, who, "in_params");
+    if (in.empty()) throw ArgumentError(who + ": in_params declares no input");
+    kept_type = in[0].is_generic ? in[0].placeholder : std::string(dtype_name(in[0].dtype));
+  }
+  const DefinitionWords words{"select kernel", "select", "selected", "scan_expr", "scan_type"};
+  ScanDefinition def;
+  static_cast<ReductionDefinition&>(def) =
+      make_reduction_definition(std::move(in_params), kept_type + " cujit_kept, int64 cujit_count",
+                                std::move(predicate), "a + b", "(void)0", "0", std::move(name), "",
+                                std::move(preamble), std::move(options), true, words);
+  def.post_map_expr.clear();
+  def.select = indices ? SelectWhat::Indices : SelectWhat::Values;
+  for (const Param& p : def.in) {
+    if (p.raw) {
+      throw ArgumentError(who + ": parameter '" + p.name +
+                          "' is raw; a select kernel takes element parameters only");
+    }
+  }
+  if (def.select == SelectWhat::Values) def.use.used[0] = 1;  // its values are written
+  return def;
+}
+
 std::string scan_manifest_entry(const ScanDefinition& def, const ScanSpecialization& s) {
+  if (def.select != SelectWhat::None) {
+    nlohmann::json entry = {
+        {"kind", "select"},
+        {"name", text_json(def.name)},
+        {"in_params", text_json(def.in_signature)},
+        {"predicate", text_json(def.map_expr)},
+        {"indices", def.select == SelectWhat::Indices},
+        {"preamble", text_json(def.preamble)},
+        {"options", text_json(def.compile_options)},
+        {"specialization", spec_json(s)},
+    };
+    if (!def.link.empty()) entry["link"] = link_json(def.link);
+    return dump_json(entry);
+  }
   nlohmann::json entry = {
       {"kind", "scan"},
       {"name", text_json(def.name)},
@@ -61,23 +104,41 @@ std::string scan_manifest_entry(const ScanDefinition& def, const ScanSpecializat
   return dump_json(entry);
 }
 
+namespace {
+
+// The definition of a manifest entry of kind "scan" or "select".
+ScanDefinition definition_of(const nlohmann::json& j) {
+  auto text = [&](const char* field) {
+    return require_text(j.at(field), std::string("manifest entry: \"") + field + "\"");
+  };
+  auto flag = [&](const char* field) {
+    if (!j.at(field).is_boolean()) {
+      throw ArgumentError(std::string("cujit: manifest entry: \"") + field +
+                          "\" must be true or false");
+    }
+    return j.at(field).get<bool>();
+  };
+  const std::vector<std::string> options =
+      require_texts(j.at("options"), "manifest entry: \"options\"");
+  if (j.at("kind") == "select") {
+    return make_select_definition(text("in_params"), text("predicate"), text("name"),
+                                  flag("indices"), text("preamble"), options);
+  }
+  if (j.at("kind") != "scan") {
+    throw ArgumentError("cujit: manifest entry is not a scan: " + j.at("kind").dump());
+  }
+  return make_scan_definition(text("in_params"), text("out_params"), text("map_expr"),
+                              text("scan_expr"), text("post_map_expr"), text("identity"),
+                              text("name"), text("scan_type"), flag("exclusive"), text("preamble"),
+                              options);
+}
+
+}  // namespace
+
 std::pair<ScanDefinition, ScanSpecialization> scan_from_manifest(const std::string& entry) {
   try {
     const nlohmann::json j = nlohmann::json::parse(entry);
-    if (j.at("kind") != "scan") {
-      throw ArgumentError("cujit: manifest entry is not a scan: " + j.at("kind").dump());
-    }
-    auto text = [&](const char* field) {
-      return require_text(j.at(field), std::string("manifest entry: \"") + field + "\"");
-    };
-    if (!j.at("exclusive").is_boolean()) {
-      throw ArgumentError("cujit: manifest entry: \"exclusive\" must be true or false");
-    }
-    ScanDefinition def = make_scan_definition(
-        text("in_params"), text("out_params"), text("map_expr"), text("scan_expr"),
-        text("post_map_expr"), text("identity"), text("name"), text("scan_type"),
-        j.at("exclusive").get<bool>(), text("preamble"),
-        require_texts(j.at("options"), "manifest entry: \"options\""));
+    ScanDefinition def = definition_of(j);
     if (j.contains("link")) def.link = require_link(j.at("link"), "manifest entry: \"link\"");
     ScanSpecialization s;
     read_spec_json(j.at("specialization"), s);

@@ -19,10 +19,19 @@ ScanDefinition make_scan_definition(std::string in_params, std::string out_param
                                     std::string name, std::string scan_type, bool exclusive,
                                     std::string preamble, std::vector<std::string> options);
 
-/// The manifest entry: JSON with sorted keys (it doubles as the cache's request spec).
+/// Parses and checks the constructor arguments of a SelectKernel: the inputs, the predicate
+/// (an expression over them), whether it keeps indices rather than the first input's values.
+/// Its outputs are the kept values (the first input's type) or indices (int64), and the count
+/// (int64). Throws as make_scan_definition, naming a "select kernel".
+ScanDefinition make_select_definition(std::string in_params, std::string predicate,
+                                      std::string name, bool indices, std::string preamble,
+                                      std::vector<std::string> options);
+
+/// The manifest entry: JSON with sorted keys (it doubles as the cache's request spec); kind
+/// "select" for a select kernel.
 std::string scan_manifest_entry(const ScanDefinition& def, const ScanSpecialization& s);
 
-/// The inverse of scan_manifest_entry. Throws ArgumentError for a malformed entry.
+/// The inverse of scan_manifest_entry (either kind). Throws ArgumentError for a malformed entry.
 std::pair<ScanDefinition, ScanSpecialization> scan_from_manifest(const std::string& entry);
 
 }  // namespace cujit::detail

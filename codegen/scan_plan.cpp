@@ -124,6 +124,7 @@ ScanPlan plan_scan(const ScanDefinition& def, const ResolvedTypes& types,
   spec.block_size = block;
   spec.items = tuning.items > 0 ? tuning.items : items_for(spec);
   spec.min_blocks = tuning.min_blocks >= 0 ? tuning.min_blocks : 0;
+  plan.shape = axis.shape;
   plan.n = axis.n;
   plan.row_len = axis.row_len;
   spec.segmented = axis.row_len < axis.n;

@@ -30,6 +30,7 @@ ScanAxis scan_axis(const Who& who, const Shape& shape, const ReduceOptions& redu
 
 struct ScanPlan {
   ScanSpecialization spec;
+  Shape shape;  ///< the broadcast input shape
   std::int64_t n = 0, row_len = 0, n_tiles = 0;
   ScanScratch scratch;
   CollapsedLayout kept, scanned;  ///< strided layouts: strides of the layout parameters

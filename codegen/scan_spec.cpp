@@ -54,7 +54,9 @@ ScanScratch scan_scratch(const ScanSpecialization& s, std::int64_t n_tiles) {
   return out;
 }
 
-std::string scan_symbol(const ScanDefinition& def) { return "cujit_scan_" + def.name; }
+std::string scan_symbol(const ScanDefinition& def) {
+  return (def.select == SelectWhat::None ? "cujit_scan_" : "cujit_select_") + def.name;
+}
 
 std::vector<int> scan_layout_params(const ScanDefinition& def, const ScanSpecialization& s) {
   std::vector<int> result;
@@ -62,6 +64,7 @@ std::vector<int> scan_layout_params(const ScanDefinition& def, const ScanSpecial
   for (int k = 0; k < n_in; ++k) {
     if (!s.params[k].scalar) result.push_back(k);
   }
+  if (def.select != SelectWhat::None) return result;  // outputs written by position
   for (int j = 0; j < static_cast<int>(def.out.size()); ++j) result.push_back(n_in + j);
   return result;
 }

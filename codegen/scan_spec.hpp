@@ -17,8 +17,19 @@ namespace cujit::detail {
 /// What the user wrote. The fields shared with a reduction mean the same, with reduce_expr the
 /// scan expression over `a` (earlier elements) and `b` (later ones), reduce_type the scan
 /// type and identity the scan's neutral element (required).
+/// What a select kernel keeps (SelectKernel): a scan of its predicate's 0/1 counts whose
+/// post stage writes each kept element at its count.
+enum class SelectWhat : unsigned char {
+  None,     ///< a scan
+  Values,   ///< the first input's values where the predicate holds
+  Indices,  ///< their flat C-order indices (int64)
+};
+
 struct ScanDefinition : ReductionDefinition {
   bool exclusive = false;  ///< each output sees the elements before it, not up to it
+  /// A select kernel: map_expr is the predicate, the outputs are the kept values or indices
+  /// (1-d, written at their position) and the count (0-d int64); there is no post-map.
+  SelectWhat select = SelectWhat::None;
 };
 
 /// The per-parameter facts are a reduction's (dtype, scalar, used; raw parameters are refused).
@@ -90,11 +101,12 @@ struct ScanScratch {
 };
 ScanScratch scan_scratch(const ScanSpecialization& s, std::int64_t n_tiles);
 
-/// Kernel symbol: "cujit_scan_<name>".
+/// Kernel symbol: "cujit_scan_<name>", or "cujit_select_<name>" for a select kernel.
 std::string scan_symbol(const ScanDefinition& def);
 
 /// Inputs (indices into in) and outputs (indices into out, shifted by in.size()) that take part
-/// in the layout: array inputs, and every output.
+/// in the layout: array inputs, and every output of a scan (a select kernel's are written by
+/// position).
 std::vector<int> scan_layout_params(const ScanDefinition& def, const ScanSpecialization& s);
 
 }  // namespace cujit::detail

@@ -20,13 +20,18 @@ SnippetSet snippet_set(const ScanDefinition& def, const ScanSpecialization& s) {
   SnippetSet set =
       reduction_snippet_set(def.name, def.in, def.out, types, s.scan_ctype, def.map_expr,
                             def.reduce_expr, def.post_map_expr, def.identity, def.preamble);
+  const bool select = def.select != SelectWhat::None;
   for (Snippet& snippet : set.snippets) {
     if (snippet.label == "reduce_expr") snippet.label = "scan_expr";
+    if (select && snippet.label == "map_expr") snippet.label = "predicate";
   }
   return set;
 }
 
 const bool kReplayRegistered = register_replay<ScanFamily>();
+const bool kSelectReplayRegistered = register_replay<SelectFamily>();
+
+}  // namespace
 
 // CUJIT_SCAN_BLOCK (a multiple of 32 up to 960), CUJIT_SCAN_ITEMS (1 to 32) and
 // CUJIT_SCAN_MIN_BLOCKS (0 to 32: __launch_bounds__' second argument), read once:
@@ -51,13 +56,12 @@ const ScanTuning& scan_tuning() {
   return value;
 }
 
-}  // namespace
-
 ScanFamily::Resolved ScanFamily::resolve(const Definition& def, const ArgDesc* args,
                                          std::size_t count) {
   Resolved resolved;
-  resolved.types = resolve_call_types({kWho, def.name}, ParamList(def.in, def.out), def.in, def.out,
-                                      args, count);
+  const char* who = def.select == SelectWhat::None ? kWho : SelectFamily::kWho;
+  resolved.types =
+      resolve_call_types({who, def.name}, ParamList(def.in, def.out), def.in, def.out, args, count);
   resolved.scan_ctype = resolve_reduce_ctype(def, resolved.types);
   return resolved;
 }
@@ -78,16 +82,34 @@ ScanPlan ScanFamily::plan(const Definition& def, const Resolved& resolved, const
 
 FamilyBuild ScanFamily::build(std::shared_ptr<const Definition> def,
                               std::shared_ptr<const Specialization> spec, const Target& target) {
-  FamilyBuild build = family_build(kKind, def->name, manifest_entry(*def, *spec), target,
-                                   {{"preamble", def->preamble},
-                                    {"identity", def->identity},
-                                    {"map_expr", def->map_expr},
-                                    {"scan_expr", def->reduce_expr},
-                                    {"post_map_expr", def->post_map_expr}},
-                                   def->compile_options);
+  const bool select = def->select != SelectWhat::None;
+  std::vector<std::pair<std::string, std::string>> snippets = {{"preamble", def->preamble}};
+  if (select) {
+    snippets.push_back({"predicate", def->map_expr});
+  } else {
+    snippets.insert(snippets.end(), {{"identity", def->identity},
+                                     {"map_expr", def->map_expr},
+                                     {"scan_expr", def->reduce_expr},
+                                     {"post_map_expr", def->post_map_expr}});
+  }
+  FamilyBuild build =
+      family_build(select ? SelectFamily::kKind : kKind, def->name, manifest_entry(*def, *spec),
+                   target, snippets, def->compile_options);
   build.snippets = [def, spec] { return snippet_set(*def, *spec); };
   build.generate = [def, spec] { return generate_scan(*def, *spec); };
   return build;
+}
+
+void SelectFamily::geometry(const Who& who, const ArrayScan& scan, const Call&, Geometry& g) {
+  ScanFamily::geometry(who, scan, ScanFamily::Call{&kEveryElement, 0}, g);
+  g.kept_shape = Shape{g.axis.n};
+}
+
+ScanPlan SelectFamily::plan(const Definition& def, const Resolved& resolved, const ArgDesc* args,
+                            std::size_t, const Geometry& g, const Call& call, const DeviceLimits&) {
+  // Counts fit an int below 2^31 elements: packed statuses.
+  const char* counter = g.axis.n < kInt32IndexLimit ? "int" : "long long";
+  return plan_scan(def, resolved.types, counter, args, g.axis, call.block_size, scan_tuning());
 }
 
 std::string ScanFamily::manifest_entry(const Definition& def, const Specialization& spec) {

@@ -35,10 +35,12 @@ struct ScanFamily {
     const ReduceOptions* reduce = nullptr;  ///< the axis (none: every element)
     int block_size = 0;                     ///< 0 chooses
   };
-  /// The broadcast input shape and the scanned axis; outputs have that shape.
+  /// The broadcast input shape and the scanned axis; outputs have that shape (a select
+  /// kernel's: `kept_shape`).
   struct Geometry {
     ScanAxis axis;
-    const Shape& out_shape() const { return axis.shape; }
+    Shape kept_shape;
+    const Shape& out_shape() const { return kept_shape.empty() ? axis.shape : kept_shape; }
     bool empty() const { return axis.n == 0; }
     static constexpr const char* kOutputs = "the scan gives";  ///< given outputs must match
     static constexpr const char* kWhat = "the shape";
@@ -63,6 +65,27 @@ struct ScanFamily {
   static std::pair<Definition, Specialization> from_manifest(const std::string& entry);
   /// Scans have no generic specialisation yet: every layout is recorded as its own.
   static std::optional<Specialization> generic(const Specialization&) { return std::nullopt; }
+};
+
+/// CUJIT_SCAN_BLOCK, CUJIT_SCAN_ITEMS and CUJIT_SCAN_MIN_BLOCKS, read once.
+const ScanTuning& scan_tuning();
+
+/// Select kernels: a scan of the predicate's counts over every element in C order, whose
+/// outputs (the kept values or indices, and the count) are written by position.
+struct SelectFamily : ScanFamily {
+  static constexpr const char* kKind = "select";
+  static constexpr const char* kWho = "select kernel";
+  inline static const ReduceOptions kEveryElement{};
+  /// What besides the arguments decides a call's plan.
+  struct Call {
+    int block_size = 0;  ///< 0 chooses
+  };
+  /// Fills `g` for every element; the kept values are 1-d with as many elements.
+  static void geometry(const Who& who, const ArrayScan& scan, const Call& call, Geometry& g);
+  /// The scan's plan with an int (or, past 2^31 elements, long long) count.
+  static Plan plan(const Definition& def, const Resolved& resolved, const ArgDesc* args,
+                   std::size_t given, const Geometry& g, const Call& call,
+                   const DeviceLimits& device);
 };
 
 }  // namespace cujit::detail

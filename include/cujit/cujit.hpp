@@ -23,6 +23,7 @@
 #include <cujit/raw_module.hpp>
 #include <cujit/reduction.hpp>
 #include <cujit/scan.hpp>
+#include <cujit/select.hpp>
 #include <cujit/shape.hpp>
 #include <cujit/specialize.hpp>
 #include <cujit/version.hpp>

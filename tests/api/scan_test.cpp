@@ -1,7 +1,8 @@
 // ScanKernel on a GPU: inclusive and exclusive scans over every element and along each axis
 // (flat, segmented and strided layouts), partial tiles, struct scan types (a linear recurrence
 // and a running maximum with its index), scalars, broadcasting, determinism, empty arrays,
-// errors and more than 2^31 elements, against host references.
+// errors and more than 2^31 elements, against host references; SelectKernel's values and
+// indices.
 #include <cujit/cujit.hpp>
 
 #include <gtest/gtest.h>
@@ -192,6 +193,23 @@ TEST(ScanStandin, BadCallsNameTheKernel) {
 
 // The launch path of every layout (NVRTC, load, launch), without checking results: runs on the
 // driver stand-in in CI (ctest scan_standin).
+TEST(ScanStandin, SelectKernelsLaunchAndRefuseBadCalls) {
+  CUJIT_REQUIRE_DEVICE();
+  const SelectKernel above("T x, T t", "x > t", "standin_above");
+  const Array x = Array::zeros({40, 50}, DType::Float32);
+  const Selection s = above(x, 0.5f);
+  EXPECT_EQ(s.values.shape(), (Shape{2000}));
+  EXPECT_EQ(s.values.dtype(), DType::Float32);
+  EXPECT_EQ(s.count.dtype(), DType::Int64);
+  EXPECT_EQ(s.count.ndim(), 0);
+  EXPECT_THROW((void)above(x, 0.5f, axis{0}), ArgumentError);
+  EXPECT_THROW((void)above(x), ArgumentError);
+  const Specialization spec =
+      above.specialize({ArgSpec::array(DType::Float32, {1 << 20}), ArgSpec::scalar(DType::Float32)},
+                       Target::parse("sm_90"));
+  EXPECT_EQ(spec.kernel, "standin_above");
+}
+
 TEST(ScanStandin, EveryLayoutCompilesAndLaunches) {
   CUJIT_REQUIRE_DEVICE();
   const Array rows = Array::zeros({300, 70}, DType::Float32);
@@ -209,6 +227,46 @@ TEST(ScanStandin, EveryLayoutCompilesAndLaunches) {
   const ScanKernel best("T x", "int32 at", "P{(double)x, (int)_J}", "b.v > a.v ? b : a", "at = a.i",
                         "P{-1e300, -1}", "standin_best", pair);
   EXPECT_EQ(best(rows, axis{1}).dtype(), DType::Int32);
+}
+
+TEST(SelectKernelTest, KeepsValuesAndIndicesInOrderWithTheCountOnTheDevice) {
+  CUJIT_REQUIRE_GPU();
+  const SelectKernel above("T x, T t", "x > t && !isnan(x)", "keep_above");
+  SelectOptions where_options;
+  where_options.indices = true;
+  const SelectKernel where("T x", "x > 0", "where_positive", where_options);
+  for (std::size_t n :
+       {std::size_t{1}, std::size_t{1000}, std::size_t{8192}, (std::size_t{1} << 22) + 5}) {
+    std::vector<float> data = test::random_vector<float>(n, -1.0, 1.0, 5);
+    if (n > 10) data[7] = std::nanf("");
+    const Array x = Array::from_host(data);
+    const Selection s = above(x, 0.25f);
+    std::vector<float> want;
+    for (float v : data) {
+      if (v > 0.25f) want.push_back(v);
+    }
+    EXPECT_EQ(s.size(), static_cast<std::int64_t>(want.size())) << n;
+    EXPECT_EQ(s.values.shape(), (Shape{static_cast<std::int64_t>(n)}));
+    EXPECT_EQ(s.compacted().to_host<float>(), want) << n;
+    std::vector<std::int64_t> idx;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (data[i] > 0) idx.push_back(static_cast<std::int64_t>(i));
+    }
+    EXPECT_EQ(where(x).compacted().to_host<std::int64_t>(), idx) << n;
+  }
+  // Broadcast inputs over a transposed array: C order of the broadcast shape.
+  const std::vector<std::int32_t> m = small_ints(30 * 20, 4);
+  const Array t = Array::from_host(m, {30, 20}).transpose();  // (20, 30)
+  const Array row = Array::from_host(small_ints(30, 6), {30});
+  const SelectKernel greater("int32 a, int32 b", "a > b", "greater");
+  const std::vector<std::int32_t> th = t.to_host<std::int32_t>(), rh = row.to_host<std::int32_t>();
+  std::vector<std::int32_t> expect;
+  for (std::size_t i = 0; i < th.size(); ++i) {
+    if (th[i] > rh[i % 30]) expect.push_back(th[i]);
+  }
+  EXPECT_EQ(greater(t, row).compacted().to_host<std::int32_t>(), expect);
+  const Selection none = above(Array::empty({0}, DType::Float32), 0.0f);
+  EXPECT_EQ(none.size(), 0);
 }
 
 TEST(ScanKernelTest, MoreThanTwoToTheThirtyOneElements) {

@@ -170,6 +170,8 @@ std::vector<std::string> written_entries() {
       def.link = {LinkInput{LinkInput::Kind::LtoIr, "helpers.ltoir", std::string("\xff\x00ir", 4)}};
     }
     entries.push_back(scan_manifest_entry(def, s));
+    entries.push_back(scan_manifest_entry(
+        make_select_definition("T x, T t", "x > t", "k_select", exclusive, "", {}), s));
   }
   SourceProgram raw;
   raw.source = "extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n";

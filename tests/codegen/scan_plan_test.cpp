@@ -226,5 +226,45 @@ TEST(ScanCodegenTest, NvrtcAcceptsEveryLayout) {
   }
 }
 
+TEST(SelectDefinitionTest, OutputsFollowTheFirstInputOrAreIndices) {
+  const ScanDefinition values =
+      make_select_definition("T x, float32 t", "x > t", "keep", false, "", {});
+  ASSERT_EQ(values.out.size(), 2u);
+  EXPECT_TRUE(values.out[0].is_generic);
+  EXPECT_EQ(values.out[0].placeholder, "T");
+  EXPECT_EQ(values.out[1].dtype, DType::Int64);
+  EXPECT_EQ(values.select, SelectWhat::Values);
+  const ScanDefinition where =
+      make_select_definition("float64 y, int32 m", "m != 0", "where", true, "", {});
+  EXPECT_EQ(where.out[0].dtype, DType::Int64);
+  EXPECT_EQ(where.use.used[0], 0);  // indices: y is not read
+  EXPECT_THROW(make_select_definition("T x", " ", "s", false, "", {}), ArgumentError);
+  EXPECT_THROW(make_select_definition("raw T x, T y", "y > 0", "s", false, "", {}), ArgumentError);
+  // Manifest entries of kind "select" round-trip.
+  PlanArgs pa;
+  const ArgDesc x = pa.array({1000}, DType::Float32);
+  const Who who{"select kernel", values.name};
+  const ScanAxis axis = scan_axis(who, *x.shape, {});
+  const std::vector<ArgDesc> args = {x, PlanArgs::scalar(DType::Float32)};
+  ResolvedTypes types;
+  types.in = {DType::Float32, DType::Float32};
+  types.out = {DType::Float32, DType::Int64};
+  types.placeholders.emplace("T", DType::Float32);
+  const ScanPlan plan = plan_scan(values, types, "int", args.data(), axis, 0);
+  EXPECT_TRUE(plan.spec.flat);
+  const std::string entry = scan_manifest_entry(values, plan.spec);
+  EXPECT_NE(entry.find("\"kind\":\"select\""), std::string::npos) << entry;
+  const auto [back, spec] = scan_from_manifest(entry);
+  EXPECT_EQ(back.select, SelectWhat::Values);
+  EXPECT_EQ(scan_manifest_entry(back, spec), entry);
+  for (const ScanDefinition* def : {&values, &where}) {
+    try {
+      compile(generate_scan(*def, plan.spec), Target::parse("sm_80"));
+    } catch (const CompileError& e) {
+      ADD_FAILURE() << def->name << ":\n" << e.log();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cujit::detail
