@@ -212,6 +212,7 @@ class ScanSource {
   }
   std::string element(int k) const;
   std::string map_args() const;
+  std::string tile_storage() const;
   void select_post(const std::string& ind);
   void offsets(const std::string& ind);
   void load_map(const std::string& ind, bool guarded);
@@ -494,6 +495,16 @@ void ScanSource::store_post(const std::string& ind) {
   w << ind + "    _cj_post(" + args + "_in_ind, _out_ind);\n" + ind + "  }\n" + ind + "}\n";
 }
 
+// The tile's values in shared memory: dynamic (sized by the launch, scan_dynamic_shared) for a
+// dtype scan value, whose tile may pass the 48 KiB of static shared memory; static otherwise.
+std::string ScanSource::tile_storage() const {
+  if (scan_value_bytes(s) > 0) {
+    return "  extern __shared__ __align__(16) unsigned char _cj_tile_raw[];\n";
+  }
+  return "  __shared__ __align__(16) unsigned char _cj_tile_raw[(_CJ_TILE + _CJ_TILE / 32) * "
+         "sizeof(_cj_T)];\n";
+}
+
 // The kernel: _CJ_B compute threads and two look-back warps per block, one tile per block.
 // A select kernel's post stage for element _cj_e, whose inclusive count is in shared memory:
 // a kept element goes to its count - 1; the last element writes the count.
@@ -523,12 +534,11 @@ void ScanSource::kernel() {
            "  const _cj_Indexer<" +
            I +
            "> _out_ind{L.n};\n"
-           "  constexpr int _CJ_TILE = _CJ_B * _CJ_N;\n"
-           "  __shared__ __align__(16) unsigned char _cj_sm_raw[(_CJ_TILE + _CJ_TILE / 32) * "
-           "sizeof(_cj_T)];\n"
+           "  constexpr int _CJ_TILE = _CJ_B * _CJ_N;\n" +
+           tile_storage() +
            "  __shared__ __align__(16) unsigned char _cj_ws_raw[_CJ_B / 32 * sizeof(_cj_V)];\n"
            "  __shared__ __align__(16) unsigned char _cj_hv_raw[2 * sizeof(_cj_V)];\n"
-           "  _cj_T* const _cj_sm = reinterpret_cast<_cj_T*>(_cj_sm_raw);\n"
+           "  _cj_T* const _cj_sm = reinterpret_cast<_cj_T*>(_cj_tile_raw);\n"
            "  _cj_V* const _cj_wsum = reinterpret_cast<_cj_V*>(_cj_ws_raw);\n"
            "  _cj_V* const _cj_halves = reinterpret_cast<_cj_V*>(_cj_hv_raw);\n"
            "  const int _cj_t = threadIdx.x, _cj_lane = _cj_t & 31, _cj_warp = _cj_t >> 5;\n"

@@ -14,6 +14,11 @@ std::size_t scan_value_bytes(const ScanSpecialization& s) {
   return 0;
 }
 
+std::size_t scan_dynamic_shared(const ScanSpecialization& s) {
+  const auto tile = static_cast<std::size_t>(scan_tile(s));
+  return (tile + tile / 32) * scan_value_bytes(s);
+}
+
 bool scan_packed(const ScanSpecialization& s) {
   const std::size_t bytes = scan_value_bytes(s);
   return bytes > 0 && bytes <= 4;

@@ -46,7 +46,7 @@ struct ScanSpecialization {
   bool flat = true;
   int kept_ndim = 1;     ///< not flat: kept dimensions after collapsing (>= 1)
   int scan_ndim = 1;     ///< not flat: scanned dimensions after collapsing (>= 1)
-  int items = 16;        ///< consecutive elements per thread; a tile is block_size * items
+  int items = 16;  ///< consecutive elements per thread (1 to 32: heads are a 32-bit mask)
   int block_size = 256;  ///< compute threads per block (a multiple of 32 up to 960)
   int min_blocks = 0;    ///< resident blocks per SM asked of the compiler (0: none)
   bool index64 = false;
@@ -85,6 +85,10 @@ inline constexpr std::size_t kMaxScanValueBytes = 16;
 /// Whether statuses are packed 64-bit words (a value of at most 4 bytes) rather than a flag and
 /// a value slot published after a fence.
 bool scan_packed(const ScanSpecialization& s);
+
+/// Bytes of dynamic shared memory a block takes (the tile's values, padded): for a dtype scan
+/// value; 0 for another type, whose tile is static shared memory of the kernel.
+std::size_t scan_dynamic_shared(const ScanSpecialization& s);
 
 /// 32-bit words of one tile status value (the scanned value, plus a head flag when segmented).
 int scan_slot_words(const ScanSpecialization& s);

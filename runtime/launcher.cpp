@@ -256,13 +256,14 @@ void launch_function(CUfunction function, const LaunchShape& shape, CUstream str
     config.blockDimX = shape.block_x;
     config.blockDimY = shape.block_y;
     config.blockDimZ = 1;
+    config.sharedMemBytes = shape.shared_bytes;
     config.hStream = stream;
     config.attrs = &attribute;
     config.numAttrs = 1;
     result = drv.cuLaunchKernelEx(&config, function, params, nullptr);
   } else {
     result = drv.cuLaunchKernel(function, shape.grid_x, shape.grid_y, 1, shape.block_x,
-                                shape.block_y, 1, 0, stream, params, nullptr);
+                                shape.block_y, 1, shape.shared_bytes, stream, params, nullptr);
   }
   if (result != CUDA_SUCCESS) {
     throw_cuda_error(result, dependent ? "cuLaunchKernelEx" : "cuLaunchKernel",

@@ -142,6 +142,7 @@ CUfunction kernel_function(const LoadedModule& module, const std::string& symbol
 struct LaunchShape {
   unsigned grid_x = 1, grid_y = 1;
   unsigned block_x = 1, block_y = 1;
+  unsigned shared_bytes = 0;  ///< dynamic shared memory per block
 };
 
 /// Launches `function` on `stream` of `device` (whose context it makes current). `dependent`:

@@ -20,7 +20,8 @@ void debug_scan(const std::string& kernel, const ScanSpecialization& spec, CUfun
   if (!enabled) return;
   int regs = 0, active = 0;
   driver().cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
-  driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&active, f, scan_threads(spec), 0);
+  driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&active, f, scan_threads(spec),
+                                                       scan_dynamic_shared(spec));
   log_always(LogLevel::Info, "scan '" + kernel + "': " + spec.key() + "; " + std::to_string(regs) +
                                  " registers, " + std::to_string(active) + " blocks/SM");
 }
@@ -49,6 +50,13 @@ std::shared_ptr<const ScanLoaded> ScanRunner::load(const ScanSpecialization& spe
   });
   made->parameters = scan_parameters(*def_, spec);
   made->function = kernel_function(*made->module, scan_symbol(*def_), def_->name);
+  made->shared_bytes = static_cast<unsigned>(scan_dynamic_shared(spec));
+  if (made->shared_bytes > 48 * 1024) {
+    check(driver().cuFuncSetAttribute(made->function,
+                                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      static_cast<int>(made->shared_bytes)),
+          "cuFuncSetAttribute", "scan kernel '" + def_->name + "'");
+  }
   debug_scan(def_->name, spec, made->function);
   return loaded_.insert(key, std::move(made));
 }
@@ -76,7 +84,8 @@ void ScanRunner::execute(const ScanCall& call, const Arg* args, const Array* con
                   {args, arrays, 0, const_cast<unsigned char*>(call.layout.data()), &scratch},
                   packed);
   const LaunchShape shape{static_cast<unsigned>(plan.n_tiles), 1,
-                          static_cast<unsigned>(scan_threads(plan.spec)), 1};
+                          static_cast<unsigned>(scan_threads(plan.spec)), 1,
+                          call.loaded->shared_bytes};
   launch_function(call.loaded->function, shape, stream, packed.data(), device, false,
                   def_->select == SelectWhat::None ? "the launch of scan kernel"
                                                    : "the launch of select kernel",

@@ -24,6 +24,7 @@ struct ScanLoaded {
   std::shared_ptr<const LoadedModule> module;
   std::vector<AbiParam> parameters;
   CUfunction function = nullptr;
+  unsigned shared_bytes = 0;  ///< dynamic shared memory per block (scan_dynamic_shared)
 };
 
 /// What a call signature needs besides addresses and scalar values.
