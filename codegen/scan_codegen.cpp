@@ -495,14 +495,10 @@ void ScanSource::store_post(const std::string& ind) {
   w << ind + "    _cj_post(" + args + "_in_ind, _out_ind);\n" + ind + "  }\n" + ind + "}\n";
 }
 
-// The tile's values in shared memory: dynamic (sized by the launch, scan_dynamic_shared) for a
-// dtype scan value, whose tile may pass the 48 KiB of static shared memory; static otherwise.
+// The tile's values in dynamic shared memory (sized by the launch: scan_dynamic_shared), which
+// may pass the 48 KiB of static shared memory.
 std::string ScanSource::tile_storage() const {
-  if (scan_value_bytes(s) > 0) {
-    return "  extern __shared__ __align__(16) unsigned char _cj_tile_raw[];\n";
-  }
-  return "  __shared__ __align__(16) unsigned char _cj_tile_raw[(_CJ_TILE + _CJ_TILE / 32) * "
-         "sizeof(_cj_T)];\n";
+  return "  extern __shared__ __align__(16) unsigned char _cj_tile_raw[];\n";
 }
 
 // The kernel: _CJ_B compute threads and two look-back warps per block, one tile per block.

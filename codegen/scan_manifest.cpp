@@ -143,13 +143,15 @@ std::pair<ScanDefinition, ScanSpecialization> scan_from_manifest(const std::stri
     ScanSpecialization s;
     read_spec_json(j.at("specialization"), s);
     // The scan type is pasted into the generated source: a type name, never code.
-    check_type_name(s.scan_ctype, "cujit: manifest entry for scan '" + def.name + "'",
-                    "scan_ctype");
+    const std::string who = std::string("cujit: manifest entry for ") +
+                            (def.select == SelectWhat::None ? "scan" : "select") + " '" + def.name +
+                            "'";
+    check_type_name(s.scan_ctype, who, "scan_ctype");
     if (s.params.size() != def.in.size() + def.out.size() || s.kept_ndim < 1 || s.kept_ndim > 64 ||
         s.scan_ndim < 1 || s.scan_ndim > 64 || s.items < 1 || s.items > 32 || s.block_size < 32 ||
         s.block_size > 960 || s.block_size % 32 != 0 || s.min_blocks < 0 || s.min_blocks > 32 ||
         s.scan_ctype.empty()) {
-      throw ArgumentError("cujit: manifest entry for scan '" + def.name + "' is inconsistent");
+      throw ArgumentError(who + " is inconsistent");
     }
     return {std::move(def), std::move(s)};
   } catch (const nlohmann::json::exception& e) {

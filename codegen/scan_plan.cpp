@@ -106,7 +106,8 @@ ScanPlan plan_scan(const ScanDefinition& def, const ResolvedTypes& types,
                     : tuning.block_size > 0 ? tuning.block_size
                                             : 256;
   if (block_option < 0 || block > 960 || block % 32 != 0) {
-    throw ArgumentError(Who{"scan kernel", def.name}.text() + ": block size " +
+    const char* family = def.select == SelectWhat::None ? "scan kernel" : "select kernel";
+    throw ArgumentError(Who{family, def.name}.text() + ": block size " +
                         std::to_string(block_option) +
                         " is not a multiple of 32 up to 960 (a scan adds two warps of its own)");
   }

@@ -16,7 +16,8 @@ std::size_t scan_value_bytes(const ScanSpecialization& s) {
 
 std::size_t scan_dynamic_shared(const ScanSpecialization& s) {
   const auto tile = static_cast<std::size_t>(scan_tile(s));
-  return (tile + tile / 32) * scan_value_bytes(s);
+  const std::size_t value = scan_value_bytes(s);
+  return (tile + tile / 32) * (value > 0 ? value : kMaxScanValueBytes);
 }
 
 bool scan_packed(const ScanSpecialization& s) {

@@ -86,8 +86,8 @@ inline constexpr std::size_t kMaxScanValueBytes = 16;
 /// a value slot published after a fence.
 bool scan_packed(const ScanSpecialization& s);
 
-/// Bytes of dynamic shared memory a block takes (the tile's values, padded): for a dtype scan
-/// value; 0 for another type, whose tile is static shared memory of the kernel.
+/// Bytes of dynamic shared memory a block takes: the tile's values, padded (a type other than
+/// a dtype's counts kMaxScanValueBytes per value, its bound).
 std::size_t scan_dynamic_shared(const ScanSpecialization& s);
 
 /// 32-bit words of one tile status value (the scanned value, plus a head flag when segmented).

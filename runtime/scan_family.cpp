@@ -107,6 +107,11 @@ void SelectFamily::geometry(const Who& who, const ArrayScan& scan, const Call&, 
 
 ScanPlan SelectFamily::plan(const Definition& def, const Resolved& resolved, const ArgDesc* args,
                             std::size_t, const Geometry& g, const Call& call, const DeviceLimits&) {
+  if (def.select == SelectWhat::Values && !args[0].is_array) {
+    throw ArgumentError(Who{kWho, def.name}.text() + ": input '" + def.in[0].name +
+                        "' is a scalar, but the kept values are the first input's elements: it "
+                        "must be an array (or keep indices)");
+  }
   // Counts fit an int below 2^31 elements: packed statuses.
   const char* counter = g.axis.n < kInt32IndexLimit ? "int" : "long long";
   return plan_scan(def, resolved.types, counter, args, g.axis, call.block_size, scan_tuning());

@@ -28,6 +28,32 @@ void debug_scan(const std::string& kernel, const ScanSpecialization& spec, CUfun
 
 }  // namespace
 
+// Lets `loaded`'s kernel take its dynamic shared memory, which may pass the 48 KiB a kernel
+// gets without asking; ArgumentError naming the kernel when the block needs more than the
+// device has.
+void ScanRunner::allow_shared(const ScanLoaded& loaded, int device) const {
+  int fixed = 0, limit = 0;
+  CUdevice handle = 0;
+  check(driver().cuFuncGetAttribute(&fixed, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, loaded.function),
+        "cuFuncGetAttribute");
+  check(driver().cuDeviceGet(&handle, device), "cuDeviceGet");
+  check(driver().cuDeviceGetAttribute(&limit, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                      handle),
+        "cuDeviceGetAttribute");
+  const std::size_t needed = loaded.shared_bytes + static_cast<std::size_t>(fixed);
+  if (needed > static_cast<std::size_t>(limit)) {
+    const char* family = def_->select == SelectWhat::None ? "scan kernel" : "select kernel";
+    throw ArgumentError(std::string("cujit: ") + family + " '" + def_->name + "': a block of " +
+                        "this tile needs " + std::to_string(needed) +
+                        " bytes of shared memory, more than device " + std::to_string(device) +
+                        "'s " + std::to_string(limit) + "; use a smaller cujit::block_size");
+  }
+  check(
+      driver().cuFuncSetAttribute(loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  static_cast<int>(loaded.shared_bytes)),
+      "cuFuncSetAttribute", "scan kernel '" + def_->name + "'");
+}
+
 std::shared_ptr<const ScanFamily::Resolved> ScanRunner::resolve(const Arg* args,
                                                                 const ArgDesc* descs,
                                                                 std::size_t count) {
@@ -51,12 +77,7 @@ std::shared_ptr<const ScanLoaded> ScanRunner::load(const ScanSpecialization& spe
   made->parameters = scan_parameters(*def_, spec);
   made->function = kernel_function(*made->module, scan_symbol(*def_), def_->name);
   made->shared_bytes = static_cast<unsigned>(scan_dynamic_shared(spec));
-  if (made->shared_bytes > 48 * 1024) {
-    check(driver().cuFuncSetAttribute(made->function,
-                                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      static_cast<int>(made->shared_bytes)),
-          "cuFuncSetAttribute", "scan kernel '" + def_->name + "'");
-  }
+  allow_shared(*made, device);
   debug_scan(def_->name, spec, made->function);
   return loaded_.insert(key, std::move(made));
 }

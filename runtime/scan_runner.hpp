@@ -56,6 +56,8 @@ class ScanRunner {
   SharedCache<std::string, ScanCall>& calls() { return calls_; }
 
  private:
+  void allow_shared(const ScanLoaded& loaded, int device) const;
+
   std::shared_ptr<const ScanDefinition> def_;
   SharedCache<std::string, ScanFamily::Resolved> resolved_;
   SharedCache<std::string, ScanLoaded> loaded_;     ///< by memo_key (spec bytes and device)

@@ -103,6 +103,18 @@ TEST(ScanKernelTest, StridedInputsAndGivenOutputs) {
   EXPECT_EQ(out.to_host<std::int32_t>(), host_scan(t_host, {200, 300}, 1, false));
 }
 
+TEST(ScanKernelTest, EveryBlockSizeGivesTheSameIntegers) {
+  CUJIT_REQUIRE_GPU();
+  const std::vector<std::int32_t> data = small_ints(3000 * 70, 9);
+  const Array x = Array::from_host(data, {3000, 70});
+  const std::vector<std::int32_t> rows = host_scan(data, {3000, 70}, 1, false);
+  const std::vector<std::int32_t> flat = host_scan(data, {3000, 70}, -1, false);
+  for (int block : {32, 64, 96, 384, 768, 960}) {
+    EXPECT_EQ(cumsum()(x, axis{1}, block_size(block)).to_host<std::int32_t>(), rows) << block;
+    EXPECT_EQ(cumsum()(x, block_size(block)).to_host<std::int32_t>(), flat) << block;
+  }
+}
+
 TEST(ScanKernelTest, FloatScansAreCloseToTheHostAndTheSameBitsEveryRun) {
   CUJIT_REQUIRE_GPU();
   const std::size_t n = (std::size_t{1} << 24) + 77;
@@ -204,6 +216,13 @@ TEST(ScanStandin, SelectKernelsLaunchAndRefuseBadCalls) {
   EXPECT_EQ(s.count.ndim(), 0);
   EXPECT_THROW((void)above(x, 0.5f, axis{0}), ArgumentError);
   EXPECT_THROW((void)above(x), ArgumentError);
+  // The kept values are the first input's elements: a scalar there is refused, not compiled.
+  const SelectKernel flipped("T t, T x", "x > t", "standin_flipped");
+  EXPECT_THROW((void)flipped(0.5f, x), ArgumentError);
+  SelectOptions where;
+  where.indices = true;
+  const SelectKernel flipped_where("T t, T x", "x > t", "standin_flipped_where", where);
+  EXPECT_EQ(flipped_where(0.5f, x).values.dtype(), DType::Int64);
   const Specialization spec =
       above.specialize({ArgSpec::array(DType::Float32, {1 << 20}), ArgSpec::scalar(DType::Float32)},
                        Target::parse("sm_90"));
@@ -227,6 +246,9 @@ TEST(ScanStandin, EveryLayoutCompilesAndLaunches) {
   const ScanKernel best("T x", "int32 at", "P{(double)x, (int)_J}", "b.v > a.v ? b : a", "at = a.i",
                         "P{-1e300, -1}", "standin_best", pair);
   EXPECT_EQ(best(rows, axis{1}).dtype(), DType::Int32);
+  // Blocks whose tile passes 48 KiB of shared memory (struct values count 16 bytes each).
+  EXPECT_EQ(best(rows, axis{1}, block_size(768)).shape(), (Shape{300, 70}));
+  EXPECT_EQ(cumsum()(rows, block_size(960)).shape(), (Shape{300, 70}));
 }
 
 TEST(SelectKernelTest, KeepsValuesAndIndicesInOrderWithTheCountOnTheDevice) {
