@@ -1,6 +1,7 @@
 #pragma once
 /// \file Everything cujit offers, in one include: arrays, devices and streams, dtypes and the
-/// 16-bit float types, pinned host buffers, ElementwiseKernel, ReductionKernel, RawModule, launch
+/// 16-bit float types, pinned host buffers, ElementwiseKernel, ReductionKernel, ScanKernel,
+/// SelectKernel, array expressions and fused functions, RawModule, launch
 /// configurations, specialisation without a GPU, the kernel cache's API, errors and the version.
 /// (tests/api/one_include_test.cpp keeps this list complete.)
 
