@@ -9,6 +9,7 @@
 
 #include "bench/bench_process.hpp"
 #include "bench/bench_util.hpp"
+#include "bench/ratio_bench.hpp"
 #include "codegen/elementwise_codegen.hpp"
 #include "codegen/elementwise_manifest.hpp"
 #include "runtime/driver.hpp"
@@ -92,42 +93,7 @@ int cold_nvrtc() {
   return 0;
 }
 
-// What the cases share: the device, the timing, the report and the copy ceiling.
-struct ExprBench {
-  const Device& device;
-  Timer& timer;
-  int repeats;
-  JsonLines& json;
-  Table& table;
-  const Kernels& kernels;
-  double copy_gbps = 0;
-
-  Array random(const Shape& shape, unsigned seed) const {
-    Array a = Array::empty(shape, DType::Float32, device);
-    kernels.fill_random_f32(a.data(), static_cast<std::uint64_t>(a.size()), seed);
-    return a;
-  }
-  void add_row(Record r, const std::string& impl, const std::string& size,
-               const std::string& check) {
-    r.ratio = r.gbps / copy_gbps;
-    json.write(r);
-    table.add({r.case_name, size, impl, fixed(r.gbps), fixed(r.us, 1),
-               fixed(r.ratio, 3) + " of copy", check});
-  }
-};
-
-std::string verdict(bool ok) { return ok ? "ok" : "WRONG"; }
-
-void copy_ceiling(ExprBench& b, std::int64_t n) {
-  Array src = b.random({n}, 3), dst = Array::empty({n}, DType::Float32, b.device);
-  const Stats st = b.timer.run(
-      [&](int) {
-        detail::check(detail::driver().cuMemcpyDtoDAsync(dst.data(), src.data(), 4 * n, nullptr),
-                      "copy");
-      },
-      b.repeats);
-  b.copy_gbps = report_copy_ceiling(kBench, 4 * n, st, b.json, b.table);
-}
+using ExprBench = RatioBench;
 
 // The largest difference between `got` and the host GELU of `x` at 4096 spread elements.
 float gelu_error(const std::vector<float>& x, const std::vector<float>& got) {
@@ -332,7 +298,7 @@ int run(const Options& options, const Device& device) {
   ExprBench b{device, timer, options.quick ? 20 : std::min(options.repeats, 100),
               json,   table, Kernels::get(device)};
   const std::int64_t n = std::int64_t{1} << (options.quick ? 24 : 28);
-  copy_ceiling(b, n);
+  b.measure_copy(kBench, n);
   if (options.wants("gelu")) gelu_case(b, n);
   if (options.wants("rows")) {
     sqdiff_rows_case(b, options.quick ? 2048 : 8192);
