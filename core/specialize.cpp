@@ -27,6 +27,15 @@ ArgSpec ArgSpec::scalar(DType dtype) {
   return a;
 }
 
+ArgSpec ArgSpec::weak_number(Weak kind) {
+  ArgSpec a;
+  a.weak = kind;
+  a.dtype = kind == Weak::Bool      ? DType::Bool
+            : kind == Weak::Integer ? DType::Int64
+                                    : DType::Float64;
+  return a;
+}
+
 const char* to_string(CacheOrigin origin) noexcept {
   switch (origin) {
     case CacheOrigin::Memory:

@@ -48,10 +48,19 @@ std::vector<int> signature(const FusedArg* args, std::size_t count) {
   return sig;
 }
 
+// The signature a call with such arguments has: a weak number's kind is the FusedArg's
+// (0 bool, 1 integer, 2 floating point), and its dtype the Scalar it holds.
 std::vector<int> signature(const std::vector<ArgSpec>& args) {
   std::vector<int> sig;
-  for (const ArgSpec& a : args)
-    sig.push_back(signature_entry(a.is_array ? kArray : kScalar, a.dtype));
+  for (const ArgSpec& a : args) {
+    if (a.is_array || a.weak == ArgSpec::Weak::None) {
+      sig.push_back(signature_entry(a.is_array ? kArray : kScalar, a.dtype));
+      continue;
+    }
+    const int kind = static_cast<int>(a.weak) - static_cast<int>(ArgSpec::Weak::Bool);
+    const DType held = kind == 0 ? DType::Bool : kind == 1 ? DType::Int64 : DType::Float64;
+    sig.push_back(signature_entry(kWeak + kind, held));
+  }
   return sig;
 }
 

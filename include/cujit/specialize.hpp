@@ -39,6 +39,10 @@ enum class ArrayLayout : std::uint8_t {
 /// alignment of its data pointer) or a host scalar (dtype only: its value does not change the
 /// kernel). A plain value.
 struct CUJIT_EXPORT ArgSpec {
+  /// A plain C++ number passed to a fused function (cujit::fuse), weak as Python numbers are
+  /// in NumPy 2 (`x * 2.0` stays float32): which kind. None for arrays and typed scalars.
+  enum class Weak : unsigned char { None, Bool, Integer, Floating };
+
   /// An array (else a host scalar).
   bool is_array = false;
   /// The element or scalar type.
@@ -59,8 +63,16 @@ struct CUJIT_EXPORT ArgSpec {
   /// An array with the given byte `strides`.
   static ArgSpec strided(DType dtype, Shape shape, Shape strides,
                          std::uint64_t alignment = kArrayAlignment);
+  /// Scalars: a plain C++ number of a fused call (weak_number()); None for a typed one.
+  Weak weak = Weak::None;
+
   /// A host scalar of `dtype` (2.0f is float32, 2 int32, as in calls).
   static ArgSpec scalar(DType dtype);
+  /// A plain C++ number of `kind` passed to a fused function (bool; an integer such as 2,
+  /// described as int64; a floating-point number such as 2.0, as float64): its type follows
+  /// the arrays it meets, as in a call with that number. Kernels other than fused ones see a
+  /// scalar of the dtype given here.
+  static ArgSpec weak_number(Weak kind);
 };
 
 /// What specialisation assumes of the GPU besides its architecture (the target's). An

@@ -55,6 +55,17 @@ TEST(Fuse, SpecializesWithoutAGpuOncePerSignature) {
   const Specialization b = both.specialize(
       {ArgSpec::array(DType::Float32, {8, 8}), ArgSpec::scalar(DType::Float32)}, kSm90);
   EXPECT_EQ(b.kernel.rfind("expr_", 0), 0u);
+  // Plain C++ numbers are weak: x * 2.0 stays float32, unlike x * Scalar(2.0).
+  const auto scale = fuse("scale_offline", [](auto x, auto k) { return x * k; });
+  const ArgSpec x32 = ArgSpec::array(DType::Float32, {64});
+  const Specialization weak =
+      scale.specialize({x32, ArgSpec::weak_number(ArgSpec::Weak::Floating)}, kSm90);
+  const Specialization typed = scale.specialize({x32, ArgSpec::scalar(DType::Float64)}, kSm90);
+  EXPECT_EQ(scale.traces(), 2u);
+  EXPECT_NE(weak.request_key, typed.request_key);
+  (void)scale.specialize({x32, ArgSpec::weak_number(ArgSpec::Weak::Integer)}, kSm90);
+  (void)scale.specialize({x32, ArgSpec::weak_number(ArgSpec::Weak::Bool)}, kSm90);
+  EXPECT_EQ(scale.traces(), 4u);
 }
 
 TEST(Fuse, ErrorsNameTheFusedKernel) {
@@ -131,6 +142,12 @@ TEST(ExpressionStandin, FusedCallsTraceOncePerSignature) {
   const auto scale = fuse("scale", [](auto x, auto k) { return x * k; });
   EXPECT_EQ(scale(x, 2).dtype(), DType::Float32);            // weak int
   EXPECT_EQ(scale(x, Scalar(2.0)).dtype(), DType::Float64);  // typed float64
+  // specialize() describes the weak number as the call had it: the call's own request.
+  const Specialization same = scale.specialize(
+      {ArgSpec::array(DType::Float32, {4, 8}), ArgSpec::weak_number(ArgSpec::Weak::Integer)},
+      Target{Device::get(0).compute_capability()});
+  EXPECT_EQ(same.origin, CacheOrigin::Memory);
+  EXPECT_EQ(scale.traces(), 2u);
   const Array u8 = Array::zeros({4}, DType::UInt8);
   EXPECT_EQ(scale(u8, 3).dtype(), DType::UInt8);
   EXPECT_NE(error_of([&] {
