@@ -2,23 +2,14 @@
 
 #include <cujit/error.hpp>
 
-#include "codegen/scan_abi.hpp"
 #include "codegen/scan_manifest.hpp"
-#include "codegen/scan_plan.hpp"
 #include "runtime/context.hpp"
-#include "runtime/driver.hpp"
 #include "runtime/family.hpp"
-#include "runtime/kernel_params.hpp"
-#include "runtime/launcher.hpp"
-#include "runtime/memory.hpp"
 #include "runtime/offline_specialize.hpp"
 #include "runtime/reduction_family.hpp"
 #include "runtime/scan_family.hpp"
 #include "runtime/scan_runner.hpp"
-#include "support/log.hpp"
 
-#include <cstdlib>
-#include <limits>
 #include <optional>
 #include <string>
 

@@ -41,7 +41,8 @@ class CUJIT_EXPORT Selection {
   Stream stream;
 
   /// The count, read to the host: one synchronisation of `stream` on the first call, then
-  /// remembered. Throws CudaError when the copy fails.
+  /// remembered (so not for two threads at once on one Selection). Throws CudaError when the
+  /// copy fails.
   std::int64_t size() const;
   /// `values` viewed as its first size() elements (one synchronisation, as size()).
   [[nodiscard]] Array compacted() const;
