@@ -57,9 +57,9 @@ std::vector<int> signature(const std::vector<ArgSpec>& args) {
       sig.push_back(signature_entry(a.is_array ? kArray : kScalar, a.dtype));
       continue;
     }
+    // The dtype weak_number() gives, whatever the description's own says.
     const int kind = static_cast<int>(a.weak) - static_cast<int>(ArgSpec::Weak::Bool);
-    const DType held = kind == 0 ? DType::Bool : kind == 1 ? DType::Int64 : DType::Float64;
-    sig.push_back(signature_entry(kWeak + kind, held));
+    sig.push_back(signature_entry(kWeak + kind, ArgSpec::weak_number(a.weak).dtype));
   }
   return sig;
 }
