@@ -13,6 +13,13 @@ std::vector<AbiParam> reduction_parameters(const ReductionDefinition& def,
     list.push_back(abi_argument(static_cast<int>(k), params[k].raw, e.scalar, e.dtype,
                                 k < params.n_in() ? "const char* __restrict__" : "char*"));
   }
+  if (s.segmented) {
+    // The segments' begin and end offsets: raw arrays after the definition's parameters.
+    const DType offsets = s.segments64 ? DType::Int64 : DType::Int32;
+    for (int k = 0; k < 2; ++k) {
+      list.push_back(abi_argument(static_cast<int>(params.size()) + k, true, false, offsets, ""));
+    }
+  }
   AbiParam layout;
   layout.kind = AbiParam::Kind::Struct;
   layout.declaration = "const _cj_RL _cj_L";

@@ -10,7 +10,9 @@
 namespace cujit::detail {
 
 /// The parameter list both passes take: per parameter (in, then out) a raw array, a scalar
-/// input or an array address; then the layout struct; then the partials' scratch pointer.
+/// input or an array address; for a segmented specialisation the segments' begin and end
+/// offsets as raw arrays (parameters n and n + 1 of n); then the layout struct; then the
+/// partials' scratch pointer.
 std::vector<AbiParam> reduction_parameters(const ReductionDefinition& def,
                                            const RedSpecialization& s);
 

@@ -81,6 +81,7 @@ class ReductionSource {
         NA(std::max<int>(1, static_cast<int>(lin.size()))),
         NB(std::max<int>(1, static_cast<int>(lout.size()))),
         V(std::to_string(s.vec)),
+        len_(s.segmented ? "_cj_sl" : "L.n_red"),
         w(file) {
     for (int k : lin) {
       if (s.params[k].used) loaded.push_back(k);
@@ -127,6 +128,7 @@ class ReductionSource {
   void post(const std::string& indent, const std::string& o, const std::string& acc);
   std::string map_call(const std::function<std::string(int)>& element, const std::string& j) const;
   void bases(const std::string& indent, const std::string& o);
+  void segment_range(const std::string& indent, const std::string& o);
   void loop(const std::string& indent, const std::string& first, const std::string& end,
             const std::string& step, bool vec, bool unrolled);
   void loop_body(const std::string& ind, int unroll, bool guarded, bool vec);
@@ -161,6 +163,7 @@ class ReductionSource {
   const std::string V;          // elements per vector
   std::vector<int> loaded;      // inputs that are loaded: used, non-raw, non-scalar
   std::string head_;            // peeled rows: the head's length, where vectors start (else empty)
+  const std::string len_;       // a row's (segment's) length where bases() was written
   SourceWriter w;
 };
 
@@ -285,6 +288,20 @@ void ReductionSource::layout_helpers() {
            "; ++a) ro[a] += c * L.in_red[a][d];\n    j = q;\n  }\n";
   w << "#pragma unroll\n  for (int a = 0; a < " + std::to_string(NA) +
            "; ++a) ro[a] += j * L.in_red[a][0];\n}\n";
+  if (s.segmented) {
+    // Segment o's begin and length, the offsets clamped to the input [0, n): no offset reads
+    // outside it, and an end before its begin gives an empty segment.
+    w << "template <class OT> __device__ __forceinline__ void _cj_seg_range(" + I + " o, " + I +
+             " n, const OT* b, long long bs, const OT* e, long long es, " + I + "& sb, " + I +
+             "& sl) {\n";
+    w << "  long long lo = *reinterpret_cast<const OT*>(reinterpret_cast<const char*>(b) + "
+         "(long long)o * bs);\n";
+    w << "  long long hi = *reinterpret_cast<const OT*>(reinterpret_cast<const char*>(e) + "
+         "(long long)o * es);\n";
+    w << "  lo = lo < 0 ? 0 : (lo > (long long)n ? (long long)n : lo);\n";
+    w << "  hi = hi < lo ? lo : (hi > (long long)n ? (long long)n : hi);\n";
+    w << "  sb = (" + I + ")lo;\n  sl = (" + I + ")(hi - lo);\n}\n";
+  }
 }
 
 // Kernel parameters (both passes take the same list).
@@ -295,7 +312,10 @@ std::string ReductionSource::kernel_params() const {
 // Declarations every kernel starts with.
 void ReductionSource::prologue() {
   w << "  const _cj_RL& L = _cj_L;\n  (void)L;\n";
-  w << "  const _cj_Indexer<" + I + "> _in_ind{L.n_out * L.n_red};\n";
+  // Segmented: set per segment (segment_range) to its length times the segments, so that
+  // CuPy's `_in_ind.size() / _out_ind.size()` is the segment's length.
+  w << std::string(s.segmented ? "  " : "  const ") + "_cj_Indexer<" + I +
+           "> _in_ind{L.n_out * L.n_red};\n  (void)_in_ind;\n";
   w << "  const _cj_Indexer<" + I + "> _out_ind{L.n_out};\n";
   for (int k = 0; k < total; ++k) {
     const Param& p = param(k);
@@ -360,6 +380,20 @@ void ReductionSource::bases(const std::string& indent, const std::string& o) {
            "];\n";
   w << indent + "_cj_out_offsets(L, " + o + ", _cj_base, _cj_unused);\n";
   w << indent + "(void)_cj_base;\n";
+  if (s.segmented) {
+    segment_range(indent, o);
+    w << indent + "#pragma unroll\n" + indent + "for (int a = 0; a < " + std::to_string(NA) +
+             "; ++a) _cj_base[a] += _cj_sb * L.in_red[a][0];\n";
+  }
+}
+
+// Segmented: segment o's begin and length into _cj_sb and _cj_sl, and _in_ind for it.
+void ReductionSource::segment_range(const std::string& indent, const std::string& o) {
+  const std::string b = std::to_string(total), e = std::to_string(total + 1);
+  w << indent + I + " _cj_sb, _cj_sl;\n";
+  w << indent + "_cj_seg_range(" + o + ", L.n_red, _cj_p" + b + ", _cj_stride" + b + ", _cj_p" +
+           e + ", _cj_stride" + e + ", _cj_sb, _cj_sl);\n";
+  w << indent + "_in_ind.n = _cj_sl * L.n_out;\n";
 }
 
 // Accumulates elements first, first + step, ... < end into `acc`; with `vec`, the indices
@@ -476,16 +510,16 @@ void ReductionSource::peeled_row(const std::string& indent, const std::string& t
   const int k = loaded.front();
   const std::string in = indent + "  ";
   w << indent + "{\n" + in + "const " + I + " _cj_h = (" + I +
-           ")min((unsigned long long)L.n_red, ((16ull - (reinterpret_cast<unsigned long "
+           ")min((unsigned long long)" + len_ + ", ((16ull - (reinterpret_cast<unsigned long "
            "long>(_cj_p" +
            id(k) + " + _cj_base[" + std::to_string(in_slot(k)) + "]) & 15ull)) & 15ull) / sizeof(" +
            T_of(k) + "));\n";
   loop(in, t, "_cj_h", threads, false, false);
-  w << in + "const " + I + " _cj_ve = (L.n_red - _cj_h) / " + V + ";\n";
+  w << in + "const " + I + " _cj_ve = (" + len_ + " - _cj_h) / " + V + ";\n";
   head_ = "_cj_h";
   loop(in, t, "_cj_ve", threads, true, true);
   head_.clear();
-  loop(in, "_cj_h + _cj_ve * " + V + " + " + t, "L.n_red", threads, false, false);
+  loop(in, "_cj_h + _cj_ve * " + V + " + " + t, len_, threads, false, false);
   w << indent + "}\n";
 }
 
@@ -526,8 +560,17 @@ void ReductionSource::first_pass() {
 void ReductionSource::segments_pass() {
   w << "  for (" + I + " o = blockIdx.y; o < L.n_out; o += gridDim.y) {\n";
   bases("    ", "o");
-  w << "    const " + I + " _cj_cb = (" + I + ")blockIdx.x * L.chunk;\n";
-  w << "    const " + I + " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
+  std::string chunk = "L.chunk";
+  if (s.segmented) {
+    // Each segment's chunks: whole tiles, as many as the segment needs over L.nsplit blocks.
+    const std::string tile = std::to_string(reduction_tile(s));
+    w << "    const " + I + " _cj_chunk = ((" + len_ + " + L.nsplit - 1) / L.nsplit + " + tile +
+             " - 1) / " + tile + " * " + tile + ";\n";
+    chunk = "_cj_chunk";
+  }
+  w << "    const " + I + " _cj_cb = (" + I + ")blockIdx.x * " + chunk + ";\n";
+  w << "    const " + I + " _cj_ce = _cj_cb + " + chunk + " < " + len_ + " ? _cj_cb + " + chunk +
+           " : " + len_ + ";\n";
   w << "    _cj_Acc acc;\n    acc.init();\n";
   segment("    ", "_cj_cb", "_cj_ce", "(" + I + ")threadIdx.x", "(" + I + ")blockDim.x");
   w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
@@ -548,7 +591,7 @@ void ReductionSource::rows_block_pass() {
   if (s.peel && !loaded.empty()) {
     peeled_row("    ", t, threads);
   } else {
-    segment("    ", "(" + I + ")0", "L.n_red", t, threads);
+    segment("    ", "(" + I + ")0", len_, t, threads);
   }
   w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
   post("      ", "o", "acc");
@@ -666,7 +709,7 @@ void ReductionSource::rows_group_pass() {
   w << "    const " + I + " o = _cj_w0 + (threadIdx.x & 31u) / " + G + ";\n";
   w << "    _cj_Acc acc;\n    acc.init();\n    if (o < L.n_out) {\n";
   bases("      ", "o");
-  segment("      ", "(" + I + ")0", "L.n_red", "(" + I + ")_cj_lane", "(" + I + ")" + G);
+  segment("      ", "(" + I + ")0", len_, "(" + I + ")_cj_lane", "(" + I + ")" + G);
   w << "    }\n    _cj_group_reduce<" + G + ">(acc);\n";
   w << "    if (o < L.n_out && _cj_lane == 0) {\n";
   post("      ", "o", "acc");
@@ -829,6 +872,7 @@ void ReductionSource::second_pass_blocks() {
   w << "#pragma unroll\n      for (int u = 0; u < 8; ++u)\n"
        "        if (c + u * cs < L.nsplit) acc.merge(t[u]);\n    }\n";
   w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";
+  if (s.segmented) segment_range("      ", "o");
   post("      ", "o", "acc");
   w << "    }\n  }\n";
 }

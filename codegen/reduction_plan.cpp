@@ -12,6 +12,9 @@ namespace {
 // per block, so its loads of up to kMaxSegmentSplit partials go out in three rounds at most.
 constexpr std::int64_t kMaxSegmentSplit = 24576;
 constexpr int kSegmentPass2Block = 1024;
+// Segmented calls whose segments average at most this many elements take a group of lanes
+// (at most a warp) per segment.
+constexpr std::int64_t kSegmentGroupMax = 1024;
 
 std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -49,7 +52,8 @@ Layouts layouts(const ReductionDefinition& def, const ArgDesc* args, const Shape
   const ParamList params(def.in, def.out);
   const Who who{"reduction kernel", def.name};
   Layouts l;
-  l.max_span = axes.n_out * std::max<std::int64_t>(axes.n_red, 1);
+  l.max_span = axes.segmented ? std::max(axes.n_out, axes.n_red)
+                              : axes.n_out * std::max<std::int64_t>(axes.n_red, 1);
   for (std::size_t k = 0; k < params.size(); ++k) {
     const ArgDesc& a = args[k];
     if (spec.params[k].scalar) continue;
@@ -74,6 +78,7 @@ Layouts layouts(const ReductionDefinition& def, const ArgDesc* args, const Shape
     const Shape full = broadcast_strides(*a.shape, *a.strides, shape);
     Shape kept, reduced;
     for (int d : axes.kept_axes) kept.push_back(full[d]);
+    if (axes.segmented) kept.push_back(0);  // a segment's start comes from its offsets
     for (int d : axes.red_axes) reduced.push_back(full[d]);
     l.kept.push_back(std::move(kept));
     l.reduced.push_back(std::move(reduced));
@@ -223,9 +228,48 @@ void fit_block_to_row(RedPlan& plan) {
   spec.block_size = spec.group = block;
 }
 
-void choose_strategy(RedPlan& plan, const ArgDesc* args, const std::vector<int>& inputs,
-                     const DeviceLimits& device) {
+// Segmented calls: the host knows the segments' mean length only (the input's length over
+// their count), so that decides. Short segments take a group of lanes each, sized so that a
+// lane loads about `lane_loads` elements; long ones a block each (aligned vectors after a
+// head of scalars, as peeled rows) when there are enough to fill the GPU, else every segment
+// is split over several blocks in two passes.
+void choose_segmented(RedPlan& plan, const ArgDesc* args, const std::vector<int>& inputs,
+                      const RedTuning& tuning, const DeviceLimits& device) {
   RedSpecialization& spec = plan.spec;
+  std::size_t max_item = 0;
+  int primary = 0;
+  bool red_contiguous = false;
+  choose_vector(plan, args, inputs, max_item, primary, red_contiguous);
+  spec.red_contiguous = red_contiguous;
+  spec.vec = 1;
+  const int B = spec.block_size;
+  const std::int64_t resident =
+      std::int64_t{device.sm_count} * std::max(1, device.max_threads_per_sm / B);
+  const std::int64_t n_out = std::max<std::int64_t>(plan.n_out, 1);
+  const std::int64_t mean = (plan.n_red + n_out - 1) / n_out;
+  spec.strategy = RedStrategy::Rows;
+  if (mean <= kSegmentGroupMax) {
+    const std::int64_t lanes = (mean + tuning.segment_lane_loads - 1) / tuning.segment_lane_loads;
+    spec.group = std::min(32, next_pow2(std::max<std::int64_t>(lanes, 1)));
+  } else if (plan.n_out * 2 >= resident) {
+    spec.group = B;
+    if (red_contiguous) spec.vec = peel_vector(plan, args, inputs);
+    spec.peel = spec.vec > 1;
+    int block = B;
+    while (block > 64 && (mean + spec.vec - 1) / spec.vec < std::int64_t{block} * 4) block /= 2;
+    spec.block_size = spec.group = block;
+  } else {
+    spec.strategy = RedStrategy::Segments;
+  }
+}
+
+void choose_strategy(RedPlan& plan, const ArgDesc* args, const std::vector<int>& inputs,
+                     const RedTuning& tuning, const DeviceLimits& device) {
+  RedSpecialization& spec = plan.spec;
+  if (spec.segmented) {
+    choose_segmented(plan, args, inputs, tuning, device);
+    return;
+  }
   std::size_t max_item = 0;
   int primary = 0;
   bool red_contiguous = false;
@@ -273,6 +317,23 @@ void settle(RedPlan& plan, int split, std::int64_t wanted, std::int64_t max_spli
   if (split == 2 && plan.nsplit < 2) plan.nsplit = 2;  // an empty second block keeps two passes
 }
 
+// Segmented calls split over several blocks: the blocks per segment from the mean length
+// (each block's chunk of its segment is computed on the device from the offsets).
+void split_segments(RedPlan& plan, std::int64_t resident, int split, const RedTuning& tuning) {
+  const std::int64_t n_out = std::max<std::int64_t>(plan.n_out, 1);
+  const std::int64_t mean = (plan.n_red + n_out - 1) / n_out;
+  const std::int64_t most = std::min(mean / reduction_tile(plan.spec), kMaxSegmentSplit);
+  std::int64_t nsplit = std::clamp<std::int64_t>((resident * tuning.segment_waves + n_out - 1) / n_out,
+                                                 1, std::max<std::int64_t>(1, most));
+  if (split == 1) nsplit = 1;
+  if (split == 2) nsplit = std::max<std::int64_t>(nsplit, 2);
+  plan.nsplit = std::min<std::int64_t>(nsplit, 65535);
+  plan.chunk = 0;
+  plan.grid_x = plan.nsplit;
+  plan.grid_y = std::min<std::int64_t>(plan.n_out, 65535);
+  plan.grid2 = std::min(plan.n_out, resident * 4);
+}
+
 // Grid sizes for `resident` blocks resident on the whole device.
 void plan_grid(RedPlan& plan, std::int64_t resident, int split, const RedTuning& tuning) {
   const RedSpecialization& spec = plan.spec;
@@ -310,6 +371,10 @@ void plan_grid(RedPlan& plan, std::int64_t resident, int split, const RedTuning&
     }
     case RedStrategy::Segments: {
       const std::int64_t tile = reduction_tile(spec);
+      if (spec.segmented) {
+        split_segments(plan, resident, split, tuning);
+        break;
+      }
       settle(plan, split, (resident * tuning.segment_waves + n_out - 1) / n_out,
              std::min(n_red / tile, kMaxSegmentSplit), tile);
       plan.grid_x = plan.nsplit;
@@ -329,7 +394,41 @@ void size_scratch(RedPlan& plan) {
 
 }  // namespace
 
+namespace {
+
+// The axes of a segmented call: the 1-d input reduced in segments.
+RedAxes segment_axes(const Who& who, const Shape& shape, const ReduceOptions& reduce) {
+  const Segments& seg = *reduce.segments;
+  if (reduce.axes || reduce.keepdims) {
+    throw ArgumentError(who.text() + ": cujit::segments reduces the 1-d input in segments; it "
+                                     "takes no cujit::axis or cujit::keepdims");
+  }
+  if (!seg.problem().empty()) {
+    const std::string text = who.text() + ": " + seg.problem();
+    if (seg.problem().find("dtype") != std::string::npos) throw TypeError(text);
+    if (seg.problem().find("null") != std::string::npos) throw ArgumentError(text);
+    throw ShapeError(text);
+  }
+  if (shape.size() != 1) {
+    throw ShapeError(who.text() + ": cujit::segments reduces a 1-d input; the inputs broadcast "
+                                  "to the " +
+                     std::to_string(shape.size()) + "-d shape " + shape_text(shape));
+  }
+  RedAxes axes;
+  axes.segmented = true;
+  axes.segments64 = seg.dtype() == DType::Int64;
+  axes.out_shape = axes.kept_shape = {seg.count()};
+  axes.red_shape = shape;
+  axes.red_axes = {0};
+  axes.n_out = seg.count();
+  axes.n_red = shape[0];
+  return axes;
+}
+
+}  // namespace
+
 RedAxes reduction_axes(const Who& who, const Shape& shape, const ReduceOptions& reduce) {
+  if (reduce.segments) return segment_axes(who, shape, reduce);
   const int ndim = static_cast<int>(shape.size());
   if (ndim > 64) {
     throw ShapeError(who.text() + ": arrays with more than 64 dimensions are not supported");
@@ -375,10 +474,16 @@ RedPlan plan_layouts(const ReductionDefinition& def, const ResolvedTypes& types,
     throw ArgumentError(who.text() + ": zero-size reduction (input shape " + shape_text(shape) +
                         ") and the kernel has no identity");
   }
+  if (axes.segmented && def.identity.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw ArgumentError(who.text() +
+                        ": a segmented reduction needs an identity (an empty segment gives it)");
+  }
   RedPlan plan;
   RedSpecialization& spec = plan.spec;
   spec.reduce_ctype = reduce_ctype;
   spec.block_size = block_size;
+  spec.segmented = axes.segmented;
+  spec.segments64 = axes.segments64;
   plan.n_out = axes.n_out;
   plan.n_red = axes.n_red;
   describe_params(def, types, args, spec);
@@ -427,7 +532,7 @@ RedPlan plan_reduction(const ReductionDefinition& def, const ResolvedTypes& type
   RedPlan plan =
       plan_layouts(def, types, reduce_ctype, args, shape, axes, keepdims, block_size, inputs);
   RedSpecialization& spec = plan.spec;
-  choose_strategy(plan, args, inputs, device);
+  choose_strategy(plan, args, inputs, tuning, device);
   plan_grid(plan, resident_blocks(device, spec.block_size), 0, tuning);
   spec.two_pass = plan.nsplit > 1;
   if (spec.two_pass && spec.strategy == RedStrategy::Segments)
@@ -442,6 +547,7 @@ std::optional<RedPlan> plan_reduction_generic(const ReductionDefinition& def,
                                               const Shape& shape, const RedAxes& axes,
                                               bool keepdims, const RedTuning& tuning,
                                               const DeviceLimits& device) {
+  if (axes.segmented) return std::nullopt;
   std::vector<int> inputs;
   RedPlan plan =
       plan_layouts(def, types, reduce_ctype, args, shape, axes, keepdims, kGenericRedBlock, inputs);

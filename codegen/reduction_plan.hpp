@@ -17,11 +17,15 @@
 
 namespace cujit::detail {
 
-/// Run-time tuning knobs (CUJIT_RED_BLOCK, CUJIT_RED_WAVES, CUJIT_RED_SEG_WAVES).
+/// Run-time tuning knobs (CUJIT_RED_BLOCK, CUJIT_RED_WAVES, CUJIT_RED_SEG_WAVES,
+/// CUJIT_RED_SEG_LOADS).
 struct RedTuning {
   int block_size = 256;    ///< threads per block unless the call asks
   int waves = 2;           ///< waves of resident blocks for split columns
   int segment_waves = 32;  ///< blocks per resident block slot for split segments
+  /// Segmented calls with short segments: elements each lane of a segment's group loads, on
+  /// the segments' mean (CUJIT_RED_SEG_LOADS).
+  int segment_lane_loads = 8;
 };
 
 /// The reduced and kept axes of the broadcast input shape.
@@ -30,9 +34,15 @@ struct RedAxes {
   Shape kept_shape, red_shape;
   std::vector<int> kept_axes, red_axes;
   std::int64_t n_out = 1, n_red = 1;
+  /// cujit::segments: the 1-d input is reduced in n_out segments (kept_axes empty, red_axes
+  /// {0}, n_red the input's length), offsets of int64 with segments64.
+  bool segmented = false;
+  bool segments64 = false;
 };
 
-/// Normalises and checks `reduce`'s axes against `shape`; throws ShapeError naming `who`.
+/// Normalises and checks `reduce`'s axes (or segments) against `shape`; throws ShapeError
+/// naming `who` (TypeError for offsets that are not int32 or int64, ArgumentError for
+/// segments with axes or keepdims).
 RedAxes reduction_axes(const Who& who, const Shape& shape, const ReduceOptions& reduce);
 
 struct RedPlan {

@@ -80,6 +80,12 @@ struct RedSpecialization {
   /// head of scalars up to the first input's 16-byte boundary (every loaded input is
   /// misaligned alike), aligned vectors, and a tail of scalars.
   bool peel = false;
+  /// A segmented call (cujit::segments): output o reduces the reduced elements from the
+  /// begin to the end offset of segment o, read on the device from two extra raw int
+  /// parameters (int64 with segments64); Rows or Segments with one kept and one reduced
+  /// dimension, the inputs' kept strides 0.
+  bool segmented = false;
+  bool segments64 = false;
   bool two_pass = false;  ///< Segments/Columns: partials in scratch plus a second kernel
   bool index64 = false;   ///< 64-bit index arithmetic
   int block_size = 256;   ///< multiple of 32, <= 1024
@@ -118,6 +124,8 @@ enable_if_same_t<Spec, RedSpecialization> visit_fields(Spec& s, V& v) {
   v.number({"block_size", "block"}, s.block_size);
   v.number_or({"pass2_block", "b2"}, s.pass2_block, 0);  // older entries lack it
   v.marker({"peel", "peel"}, s.peel);  // absent when false: earlier keys are unchanged
+  v.marker({"segmented", "seg"}, s.segmented);
+  v.marker({"segments64", "seg64"}, s.segments64);
   v.params({"params", "params"}, s.params);
 }
 

@@ -80,6 +80,27 @@ void debug_plan(const std::string& kernel, const RedPlan& plan, int blocks_per_s
   detail::log_always(LogLevel::Info, "reduction '" + kernel + "': " + text);
 }
 
+}  // namespace
+
+// A call's segments are arrays on the call's device (a description is for specialize()).
+void check_segment_arrays(const Who& who, const Segments& segments, int device) {
+  if (!segments.problem().empty()) return;  // reduction_axes reports it
+  if (!segments.has_arrays()) {
+    throw ArgumentError(who.text() +
+                        ": cujit::segments in a call needs offset arrays (Segments(dtype, count) "
+                        "describes segments for specialize())");
+  }
+  for (const Array* a : {&segments.begin(), &segments.end()}) {
+    if (a->device_id() != device) {
+      throw DeviceError(who.text() + ": the segment offsets are on device " +
+                        std::to_string(a->device_id()) + "; the call runs on device " +
+                        std::to_string(device));
+    }
+  }
+}
+
+namespace {
+
 DeviceLimits limits_of(int device) {
   const DeviceProperties& p = device_properties(device);
   return {p.compute_capability, p.sm_count, p.max_threads_per_sm};
@@ -104,6 +125,16 @@ int reduce_call_signature(std::string& key, const Arg* args, std::size_t count,
   key.push_back(reduce.keepdims ? 'k' : '-');
   if (reduce.axes) {
     for (int a : *reduce.axes) put_bytes(key, a);
+  }
+  if (reduce.segments) {
+    // The offsets' look (their shapes hold the count), so that a plan is per segment count.
+    const Segments& seg = *reduce.segments;
+    key.push_back(seg.has_arrays() ? 'S' : 's');
+    put_bytes(key, seg.count());
+    if (seg.has_arrays()) {
+      put_argument_look(key, Arg(seg.begin()));
+      put_argument_look(key, Arg(seg.end()));
+    }
   }
   return device;
 }
@@ -130,7 +161,7 @@ struct CUJIT_HIDDEN ReductionKernel::Impl {
                                                      const ReduceOptions& reduce,
                                                      std::vector<Array>& outputs, int& device);
   void execute(const detail::KnownCall& call, const Arg* args, const std::vector<Array>& outputs,
-               CUstream stream, int device) const;
+               const ReduceOptions& reduce, CUstream stream, int device) const;
 };
 
 ReductionKernel::ReductionKernel(std::string in_params, std::string out_params,
@@ -218,6 +249,7 @@ std::shared_ptr<const detail::KnownCall> ReductionKernel::Impl::plan_call(
   const detail::RedAxes& axes = geometry.axes;
   device = detail::call_device(who, scan.device, options.stream_device);
   if (device < 0) device = Device::current().id();
+  if (reduce.segments) detail::check_segment_arrays(who, *reduce.segments, device);
   const detail::ScopedContext context(device);  // planning queries the compiled kernel
   auto call = std::make_shared<detail::KnownCall>();
   call->out_shape = axes.out_shape;
@@ -288,7 +320,7 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
     if (!call) return outputs;
     im.calls.insert(key, call);
   }
-  im.execute(*call, args, outputs, options.stream, device);
+  im.execute(*call, args, outputs, reduce, options.stream, device);
   return outputs;
 }
 
@@ -296,15 +328,19 @@ std::vector<Array> ReductionKernel::launch(const Arg* args, std::size_t count,
 // written from, and launches its plan: one kernel, or two with partials in stream-ordered
 // scratch memory. Runs in `device`'s context (launch() holds it).
 void ReductionKernel::Impl::execute(const detail::KnownCall& call, const Arg* args,
-                                    const std::vector<Array>& outputs, CUstream stream,
-                                    int device) const {
+                                    const std::vector<Array>& outputs, const ReduceOptions& reduce,
+                                    CUstream stream, int device) const {
   const detail::RedPlan& plan = call.plan;
   const detail::ParamList params(def->in, def->out);
-  const Array* arrays[detail::kMaxCallArgs];
+  const Array* arrays[detail::kMaxCallArgs + 2];
   for (std::size_t k = 0; k < params.size(); ++k) {
     arrays[k] = k >= params.n_in()   ? &outputs[k - params.n_in()]
                 : args[k].is_array() ? &args[k].array()
                                      : nullptr;
+  }
+  if (plan.spec.segmented) {  // the offsets follow the parameters (reduction_parameters)
+    arrays[params.size()] = &reduce.segments->begin();
+    arrays[params.size() + 1] = &reduce.segments->end();
   }
   std::uint64_t scratch = 0;
   detail::KernelParams packed;

@@ -40,6 +40,7 @@ const RedTuning& reduction_tuning() {
     if (block % 32 == 0 && block <= 1024) t.block_size = block;
     t.waves = env_int("CUJIT_RED_WAVES", t.waves);
     t.segment_waves = env_int("CUJIT_RED_SEG_WAVES", t.segment_waves);
+    t.segment_lane_loads = env_int("CUJIT_RED_SEG_LOADS", t.segment_lane_loads);
     return t;
   }();
   return value;
@@ -93,6 +94,7 @@ std::optional<RedPlan> ReductionFamily::plan_generic(const Definition& def,
 }
 
 std::optional<RedSpecialization> ReductionFamily::generic(const Specialization& own) {
+  if (own.segmented) return std::nullopt;  // segments are planned on their mean length
   if (own.out_ndim > kGenericNdim || own.red_ndim > kGenericNdim) return std::nullopt;
   return generic_reduction(own);
 }

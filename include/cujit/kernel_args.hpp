@@ -125,10 +125,56 @@ struct CUJIT_EXPORT KeepDims {};
 /// `norm(x, cujit::axis{1}, cujit::keepdims)`: keep reduced axes with extent 1.
 inline constexpr KeepDims keepdims{};
 
+/// The segments of a segmented reduction, written inline in a call:
+/// `sum(values, cujit::segments(offsets))` reduces values[offsets[k]:offsets[k + 1]] into
+/// element k of a 1-d output (CSR rows of any lengths), and `cujit::segments(begin, end)`
+/// reduces values[begin[k]:end[k]] (CUB's form: segments may overlap, leave gaps or come in
+/// any order). Offsets are 1-d int32 or int64 device arrays on the inputs' device (any
+/// stride); they stay on the device: a call reads them in the kernel, without a host round
+/// trip. Offsets past the input are clamped to it and an end before its begin gives an empty
+/// segment, so no offset reads outside the input. Holds views of the arrays (copies of the
+/// Array handles), so it may outlive them.
+class CUJIT_EXPORT Segments {
+ public:
+  /// CSR offsets: offsets.size() - 1 segments, segment k from offsets[k] to offsets[k + 1].
+  explicit Segments(const Array& offsets);
+  /// Segment k from begin[k] to end[k]; begin and end have one dtype and one length.
+  Segments(const Array& begin, const Array& end);
+  /// A description for specialize() (no arrays): `count` segments with offsets of `dtype`.
+  Segments(DType dtype, std::int64_t count);
+
+  /// Whether the segments are described by arrays (else by a dtype and a count).
+  bool has_arrays() const noexcept { return has_arrays_; }
+  /// The begin offsets' view (has_arrays(); for CSR offsets, all but the last).
+  const Array& begin() const noexcept { return begin_; }
+  /// The end offsets' view (has_arrays(); for CSR offsets, all but the first).
+  const Array& end() const noexcept { return end_; }
+  /// The offsets' dtype.
+  DType dtype() const noexcept { return dtype_; }
+  /// The number of segments; -1 when the arrays given cannot describe segments (calls
+  /// throw ShapeError or TypeError naming the kernel).
+  std::int64_t count() const noexcept { return count_; }
+  /// What is wrong with the arrays given, or empty.
+  const std::string& problem() const noexcept { return problem_; }
+
+ private:
+  Array begin_, end_;
+  DType dtype_ = DType::Int64;
+  std::int64_t count_ = -1;
+  bool has_arrays_ = false;
+  std::string problem_;
+};
+/// `sum(x, cujit::segments(offsets))`: CSR offsets (Segments).
+inline Segments segments(const Array& offsets) { return Segments(offsets); }
+/// `sum(x, cujit::segments(begin, end))`: begin and end offsets (Segments).
+inline Segments segments(const Array& begin, const Array& end) { return Segments(begin, end); }
+
 /// Call options of reductions (ReductionKernel).
 struct CUJIT_EXPORT ReduceOptions {
   std::optional<Axes> axes;  ///< the axes to reduce; none: every axis
   bool keepdims = false;     ///< keep reduced axes with extent 1
+  /// Reduce a 1-d input in segments (ReductionKernel only): one output element per segment.
+  std::optional<Segments> segments;
 };
 
 /// One positional argument: an array or a host scalar. Holds a pointer to the caller's Array,
@@ -179,14 +225,15 @@ class CallArgs {
   void add(const LaunchOptions& o) noexcept { options = o; }
   void add(const Axes& a) noexcept { reduce.axes = a; }
   void add(KeepDims) noexcept { reduce.keepdims = true; }
-  void add(const ReduceOptions& o) noexcept { reduce = o; }
+  void add(const ReduceOptions& o) { reduce = o; }
+  void add(const Segments& s) { reduce.segments = s; }
   /// Anything else: one readable error at compile time instead of a wall of candidates.
   template <class T, class = std::enable_if_t<!is_scalar_arg_v<std::decay_t<T>>>, class = void>
   void add(const T&) {
     static_assert(!std::is_same_v<T, T>,
                   "cujit: a kernel argument must be a cujit::Array, a scalar (an arithmetic type, "
                   "std::complex, cujit::float16/bfloat16, __half, ...) or an option tag "
-                  "(cujit::size, block_size, on, axes, keepdims)");
+                  "(cujit::size, block_size, on, axis, keepdims, segments)");
   }
 
   const Arg* data() const noexcept { return reinterpret_cast<const Arg*>(storage_); }
