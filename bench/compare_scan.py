@@ -5,8 +5,11 @@ scan of 2^28 float32, scans along axis 1 of (16384, 16384) and of (2^22, 64), an
 peer equivalent of the user-operator scan (a linear recurrence, which neither library scans:
 CuPy's nearest is cumprod and cumsum of the rescaled terms, two scans and three elementwise
 kernels). Records use the C++ bench's case names (scan_sum, scan_sum_rows, scan_sum_short_rows,
-scan_recurrence, select_positive: x[x > 0] with about half kept) with bench "cupy" and "torch".
+scan_recurrence, select_positive: x[x > 0] with about half kept; segsum_short, segsum_long,
+segsum_few: torch.segment_reduce and CuPy's nearest) with bench "cupy" and "torch".
 """
+
+import numpy
 
 from compare_expressions import _time_all
 
@@ -72,6 +75,39 @@ def _select_case(b, n):
     _time_all(b, "select_positive", n, 4 * n + 4 * kept, "", impls, right)
 
 
+def _segments_case(b, case, count, lo, hi):
+    """Segmented sums over CSR offsets with the C++ bench's lengths (numpy's Mersenne twister
+    differs from C++'s, so the lengths are drawn alike, not identical): torch.segment_reduce,
+    and CuPy's nearest (it has no segmented reduction): the differences of a cumsum at the
+    offsets, one scan and one gather."""
+    cp = b.cp
+    lengths = numpy.random.default_rng(5).integers(lo, hi + 1, size=count)
+    offsets = cp.asarray(numpy.concatenate([[0], numpy.cumsum(lengths)]))
+    n = int(offsets[-1])
+    x = b.random(n, 41)
+
+    def close(y):
+        y = cp.asarray(y).astype(cp.float64)
+        for k in (0, count // 2, count - 1):
+            seg = x[int(offsets[k]):int(offsets[k + 1])].astype(cp.float64)
+            if abs(float(y[k]) - float(seg.sum())) > 1e-5 * float(cp.abs(seg).sum()) + 1e-4:
+                return False
+        return True
+
+    def nearest():
+        cs = cp.concatenate([cp.zeros(1, dtype=cp.float64), cp.cumsum(x, dtype=cp.float64)])
+        return (cs[offsets[1:]] - cs[offsets[:-1]]).astype(cp.float32)
+
+    impls = [("cupy", "cupy cumsum at the offsets (nearest; a scan and a gather)", nearest)]
+    if b.torch is not None:
+        b.check_torch_stream()
+        tx = b.as_torch(x)
+        toff = b.as_torch(offsets.astype(cp.int64))
+        impls.append(("torch", "torch.segment_reduce(sum, offsets)",
+                      lambda: b.torch.segment_reduce(tx, "sum", offsets=toff)))
+    _time_all(b, case, n, 4 * n + 8 * count + 4, f"{count} segments of {lo}-{hi}", impls, close)
+
+
 def bench_scans(b):
     """The scan cases, each freeing its arrays before the next."""
     n = 1 << (24 if b.args.quick else 28)
@@ -84,3 +120,9 @@ def bench_scans(b):
     b.free()
     _select_case(b, n)
     b.free()
+    q = 16 if b.args.quick else 1
+    for case, count, lo, hi in (("segsum_short", (1 << 20) // q, 1, 64),
+                                ("segsum_long", 1024 // q, 3 << 16, 5 << 16),
+                                ("segsum_few", 16, (1 << 24) // q, (1 << 24) // q)):
+        _segments_case(b, case, count, lo, hi)
+        b.free()

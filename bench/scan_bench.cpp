@@ -2,9 +2,10 @@
 // (device-to-device copy): the inclusive sum scan of 2^28 float32, scans along axis 1 of
 // (16384, 16384) and of (2^20, 64), an exclusive scan, a user-operator scan no peer runs (a
 // linear recurrence h = m * h + c over float pairs), SelectKernel keeping x > 0 of 2^28 float32,
-// and the first call of a new scan in a
-// fresh process (cold and warm cache). bench/compare_scan.py measures cupy.cumsum and
-// torch.cumsum on the same cases.
+// segmented sums (ReductionKernel with cujit::segments: 2^20 segments of 1-64 elements, 1,024
+// of about 2^18, 16 of 2^24) and the first call of a new scan in a fresh process (cold and
+// warm cache). bench/compare_scan.py measures cupy.cumsum, torch.cumsum, boolean masks and
+// torch.segment_reduce on the same cases.
 #include <cujit/cujit.hpp>
 
 #include "bench/bench_process.hpp"
@@ -18,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 
 namespace cujit::bench {
 namespace {
@@ -145,6 +147,45 @@ void select_case(ScanBench& b, std::int64_t n) {
   b.add_row(r, "SelectKernel", std::to_string(n), verdict(ok));
 }
 
+// CSR offsets of `count` segments with lengths drawn uniformly from [lo, hi] (fixed seed).
+std::vector<std::int32_t> segment_offsets(std::int64_t count, std::int64_t lo, std::int64_t hi) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<std::int64_t> pick(lo, hi);
+  std::vector<std::int32_t> offsets{0};
+  for (std::int64_t k = 0; k < count; ++k) {
+    offsets.push_back(static_cast<std::int32_t>(offsets.back() + pick(rng)));
+  }
+  return offsets;
+}
+
+// Segmented sum of float32 over CSR offsets (int32): GB/s of the input, the offsets and the
+// output, checked against float64 host sums of a few segments.
+void segments_case(ScanBench& b, const char* case_name, std::int64_t count, std::int64_t lo,
+                   std::int64_t hi) {
+  static const ReductionKernel segsum("T x", "T y", "x", "a + b", "y = a", "0", "bench_segsum");
+  const std::vector<std::int32_t> offsets = segment_offsets(count, lo, hi);
+  const std::int64_t n = offsets.back();
+  const Array x = b.random({n}, 41);
+  const Array o = Array::from_host(offsets).to(b.device);
+  Array y = Array::empty({count}, DType::Float32, b.device);
+  const Stats st = b.timer.run([&](int) { segsum(x, y, segments(o)); }, b.repeats);
+  const std::vector<float> xh = x.to_host<float>(), yh = y.to_host<float>();
+  bool ok = true;
+  for (std::int64_t k : {std::int64_t{0}, count / 2, count - 1}) {
+    double acc = 0, scale = 0;
+    for (std::int32_t i = offsets[k]; i < offsets[k + 1]; ++i) {
+      acc += xh[i];
+      scale += std::abs(xh[i]);
+    }
+    ok = ok && std::abs(yh[k] - acc) <= 1e-5 * scale + 1e-4;
+  }
+  const double bytes = 4.0 * n + 8.0 * count + 4.0;
+  Record r = make_record(kBench, case_name, n, "float32", bytes, st);
+  r.shape = std::to_string(count) + " segments of " + std::to_string(lo) + "-" + std::to_string(hi);
+  r.note = "segmented sum over CSR offsets (int32); GB/s of the input, offsets and output";
+  b.add_row(r, "ReductionKernel+segments", r.shape, verdict(ok));
+}
+
 int run(const Options& options, const Device& device) {
   device.make_current();
   JsonLines json(options.json_path, device.name());
@@ -162,6 +203,12 @@ int run(const Options& options, const Device& device) {
   }
   if (options.wants("struct")) recurrence_case(b, n / 4);
   if (options.wants("select")) select_case(b, n);
+  if (options.wants("segments")) {
+    const std::int64_t q = options.quick ? 16 : 1;  // --quick: a sixteenth of the elements
+    segments_case(b, "segsum_short", (std::int64_t{1} << 20) / q, 1, 64);
+    segments_case(b, "segsum_long", 1024 / q, 3 << 16, 5 << 16);
+    segments_case(b, "segsum_few", 16, (1 << 24) / q, (1 << 24) / q);
+  }
   if (options.wants("first")) {
     report_first_calls(kBench, options.quick ? 2 : 5,
                        "first call incl. definition, codegen, NVRTC, load, launch",
@@ -184,6 +231,6 @@ int main(int argc, char** argv) {
   return cujit::bench::bench_main(
       argc, argv, "scan_bench",
       "ScanKernel: throughput against copy; a user-operator scan; first calls. Groups for "
-      "--only: flat, rows, struct, select, first.",
+      "--only: flat, rows, struct, select, segments, first.",
       cujit::bench::run);
 }

@@ -73,6 +73,11 @@ int items_for(const ScanSpecialization& spec) {
 }  // namespace
 
 ScanAxis scan_axis(const Who& who, const Shape& shape, const ReduceOptions& reduce) {
+  if (reduce.segments) {
+    throw ArgumentError(who.text() +
+                        ": cujit::segments applies to reductions; a scan runs over every element "
+                        "or along one axis");
+  }
   if (reduce.keepdims) {
     throw ArgumentError(who.text() +
                         ": cujit::keepdims does not apply to a scan (its outputs "

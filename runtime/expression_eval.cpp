@@ -422,6 +422,10 @@ bool reduces_nothing(const Shape& shape, const ReduceOptions& reduce) {
 Array reduce_with(detail::ExprReduce op, const Expr& e, const ReduceOptions& reduce,
                   const LaunchOptions& options) {
   const detail::NodePtr root = detail::root_of(e, detail::expr_reduce_name(op));
+  if (reduce.segments) {
+    throw ArgumentError(std::string("cujit: ") + detail::expr_reduce_name(op) +
+                        ": cujit::segments applies to ReductionKernel calls, not to expressions");
+  }
   const bool needs_an_element = op == detail::ExprReduce::Min || op == detail::ExprReduce::Max ||
                                 op == detail::ExprReduce::ArgMin ||
                                 op == detail::ExprReduce::ArgMax;

@@ -88,10 +88,10 @@ Selection SelectKernel::launch(const Arg* args, std::size_t count, const LaunchO
   const detail::ScanDefinition& def = im.runner.def();
   const detail::ParamList params(def.in, def.out);
   const detail::Who who{Impl::Family::kWho, def.name};
-  if (reduce.axes || reduce.keepdims) {
+  if (reduce.axes || reduce.keepdims || reduce.segments) {
     throw ArgumentError(who.text() +
-                        ": a select kernel runs over every element; cujit::axis "
-                        "and cujit::keepdims do not apply");
+                        ": a select kernel runs over every element; cujit::axis, "
+                        "cujit::keepdims and cujit::segments do not apply");
   }
   if (count != params.n_in()) {
     throw ArgumentError(who.text() + ": takes " + std::to_string(params.n_in()) +
