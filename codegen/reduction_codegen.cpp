@@ -314,8 +314,11 @@ void ReductionSource::prologue() {
   w << "  const _cj_RL& L = _cj_L;\n  (void)L;\n";
   // Segmented: set per segment (segment_range) to its length times the segments, so that
   // CuPy's `_in_ind.size() / _out_ind.size()` is the segment's length.
-  w << std::string(s.segmented ? "  " : "  const ") + "_cj_Indexer<" + I +
-           "> _in_ind{L.n_out * L.n_red};\n  (void)_in_ind;\n";
+  if (s.segmented) {
+    w << "  _cj_Indexer<" + I + "> _in_ind{L.n_out * L.n_red};\n  (void)_in_ind;\n";
+  } else {
+    w << "  const _cj_Indexer<" + I + "> _in_ind{L.n_out * L.n_red};\n";
+  }
   w << "  const _cj_Indexer<" + I + "> _out_ind{L.n_out};\n";
   for (int k = 0; k < total; ++k) {
     const Param& p = param(k);

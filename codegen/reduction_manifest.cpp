@@ -130,6 +130,19 @@ std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSp
   return dump_json(entry);
 }
 
+namespace {
+
+// A segmented specialisation has the one kept and one reduced dimension its generator
+// assumes, walks each segment in a loop (no fixed loads per row) and is no column walk;
+// 64-bit offsets only in a segmented one.
+bool segments_consistent(const RedSpecialization& s) {
+  if (!s.segmented) return !s.segments64;
+  return s.out_ndim == 1 && s.red_ndim == 1 && s.strategy != RedStrategy::Columns &&
+         s.row_loads == 0;
+}
+
+}  // namespace
+
 std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
     const std::string& entry) {
   try {
@@ -158,7 +171,7 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
         s.block_size < 32 || s.block_size > 1024 || s.block_size % 32 != 0 || s.pass2_block < 0 ||
         s.pass2_block > 1024 || s.pass2_block % 32 != 0 || s.reduce_ctype.empty() ||
         s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 || s.rows_per_pass > 8 ||
-        (s.peel && !peel_consistent(def, s))) {
+        (s.peel && !peel_consistent(def, s)) || !segments_consistent(s)) {
       throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");
     }
     return {std::move(def), std::move(s)};

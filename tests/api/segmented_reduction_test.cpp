@@ -155,15 +155,20 @@ TEST(SegmentedReductionTest, StridedInputsScalarsGivenOutputsAndDeterminism) {
   const Array x = Array::from_host(data).slice(0, 0, 200000, 2);  // every other element
   std::vector<std::int32_t> even;
   for (std::size_t i = 0; i < data.size(); i += 2) even.push_back(data[i]);
+  // A warp per segment (mean 300), and a group of lanes per segment (mean 4).
+  for (const auto& [count, hi] : {std::pair<std::int64_t, std::int64_t>{300, 600}, {20000, 8}}) {
+    const std::vector<std::int64_t> offsets =
+        csr_offsets(random_lengths(static_cast<std::size_t>(count), 0, hi, 9));
+    ASSERT_LE(offsets.back(), 100000);
+    const std::vector<std::int64_t> begin(offsets.begin(), offsets.end() - 1);
+    const std::vector<std::int64_t> end(offsets.begin() + 1, offsets.end());
+    std::vector<std::int32_t> want = host_sums(even, begin, end);
+    for (auto& v : want) v *= 3;
+    Array out = Array::empty({count}, DType::Int32);
+    scaled(x, 3, out, segments(offsets_array(offsets, DType::Int32)));
+    EXPECT_EQ(out.to_host<std::int32_t>(), want) << count;
+  }
   const std::vector<std::int64_t> offsets = csr_offsets(random_lengths(300, 0, 600, 9));
-  ASSERT_LE(offsets.back(), 100000);
-  const std::vector<std::int64_t> begin(offsets.begin(), offsets.end() - 1);
-  const std::vector<std::int64_t> end(offsets.begin() + 1, offsets.end());
-  std::vector<std::int32_t> want = host_sums(even, begin, end);
-  for (auto& v : want) v *= 3;
-  Array out = Array::empty({300}, DType::Int32);
-  scaled(x, 3, out, segments(offsets_array(offsets, DType::Int32)));
-  EXPECT_EQ(out.to_host<std::int32_t>(), want);
   EXPECT_THROW(scaled(x, 3, Array::empty({301}, DType::Int32), segments(Array::from_host(offsets))),
                ShapeError);
   // Float sums: the same bits on every run, for every plan.

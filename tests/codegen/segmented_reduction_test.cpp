@@ -92,11 +92,13 @@ TEST(SegmentedPlan, ShortSegmentsTakeAGroupOfLanesSizedToTheMean) {
   EXPECT_EQ(p.spec.strategy, RedStrategy::Rows);
   EXPECT_EQ(p.spec.group, 4);
   EXPECT_EQ(p.spec.vec, 1);
-  EXPECT_EQ(p.spec.row_loads, 0);
+  EXPECT_EQ(p.spec.row_loads, 0);  // a loop over each segment, not fixed loads
   EXPECT_FALSE(p.spec.two_pass);
   EXPECT_FALSE(p.spec.index64);  // the span is the input's, not segments x input
-  // Mean 500: a warp per segment.
-  EXPECT_EQ(plan_segments(pa, pa.array({500000}, DType::Float32), 1000).spec.group, 32);
+  // Mean 500: a warp per segment, walking it in a loop.
+  const RedPlan warp = plan_segments(pa, pa.array({500000}, DType::Float32), 1000);
+  EXPECT_EQ(warp.spec.group, 32);
+  EXPECT_EQ(warp.spec.row_loads, 0);
 }
 
 TEST(SegmentedPlan, ManyLongSegmentsTakeABlockEachWithPeeledVectors) {
@@ -155,6 +157,19 @@ TEST(SegmentedPlan, OffsetsFollowTheParametersAsRawArrays) {
   EXPECT_EQ(abi[2].param, 2);
   EXPECT_EQ(abi[3].param, 3);
   EXPECT_NE(abi[2].declaration.find("long long* _cj_p2"), std::string::npos);
+}
+
+TEST(SegmentedPlan, ManifestEntriesOfImpossibleSegmentedSpecialisationsAreRefused) {
+  PlanArgs pa;
+  const RedPlan p = plan_segments(pa, pa.array({1 << 20}, DType::Float32), 1 << 15);
+  RedSpecialization two_dims = p.spec;
+  two_dims.red_ndim = 2;
+  EXPECT_THROW(reduction_from_manifest(reduction_manifest_entry(def_of(), two_dims)),
+               ArgumentError);
+  RedSpecialization stray = p.spec;
+  stray.segmented = false;
+  stray.segments64 = true;
+  EXPECT_THROW(reduction_from_manifest(reduction_manifest_entry(def_of(), stray)), ArgumentError);
 }
 
 TEST(SegmentedPlan, KeysAndManifestsCarryTheSegments) {
