@@ -158,6 +158,9 @@ std::vector<std::string> written_entries() {
     s.peel = true;
     def.link = {LinkInput{LinkInput::Kind::LtoIr, "helpers.ltoir", std::string("\xff\x00ir", 4)}};
     entries.push_back(reduction_manifest_entry(def, s));
+    // Segments (cujit::segments) with 64-bit offsets: two more optional fields.
+    s.segmented = s.segments64 = true;
+    entries.push_back(reduction_manifest_entry(def, s));
   }
   for (bool exclusive : {false, true}) {
     ScanDefinition def = make_scan_definition("T x", "T y", "x", "a + b", "y = a", "0", "k_scan",
