@@ -186,6 +186,20 @@ void segments_case(ScanBench& b, const char* case_name, std::int64_t count, std:
   b.add_row(r, "ReductionKernel+segments", r.shape, verdict(ok));
 }
 
+// The row reduction of (rows, cols) float32 over axis 1 (fixed lengths, no offsets): the
+// segmented cases' twin without segments.
+void rows_twin_case(ScanBench& b, std::int64_t rows, std::int64_t cols) {
+  static const ReductionKernel rowsum("T x", "T y", "x", "a + b", "y = a", "0", "bench_rowsum");
+  const Array x = b.random({rows, cols}, 41);
+  Array y = Array::empty({rows}, DType::Float32, b.device);
+  const Stats st = b.timer.run([&](int) { rowsum(x, y, axis{1}); }, b.repeats);
+  Record r = make_record(kBench, "rowsum_twin", rows * cols, "float32", 4.0 * rows * (cols + 1),
+                         st);
+  r.shape = std::to_string(rows) + "x" + std::to_string(cols) + " axis 1";
+  r.note = "the row reduction of the uniform segments' data; GB/s of the input and output";
+  b.add_row(r, "ReductionKernel axis 1", r.shape, "-");
+}
+
 int run(const Options& options, const Device& device) {
   device.make_current();
   JsonLines json(options.json_path, device.name());
@@ -208,6 +222,9 @@ int run(const Options& options, const Device& device) {
     segments_case(b, "segsum_short", (std::int64_t{1} << 20) / q, 1, 64);
     segments_case(b, "segsum_long", 1024 / q, 3 << 16, 5 << 16);
     segments_case(b, "segsum_few", 16, (1 << 24) / q, (1 << 24) / q);
+    // What the lengths' spread costs: segments of exactly 32, and the same data as rows.
+    segments_case(b, "segsum_uniform", (std::int64_t{1} << 20) / q, 32, 32);
+    rows_twin_case(b, (std::int64_t{1} << 20) / q, 32);
   }
   if (options.wants("first")) {
     report_first_calls(kBench, options.quick ? 2 : 5,
