@@ -147,6 +147,26 @@ void select_case(ScanBench& b, std::int64_t n) {
   b.add_row(r, "SelectKernel", std::to_string(n), verdict(ok));
 }
 
+// Partitions n float32 by x > 0 (kept first, the rest from the end): every element read and
+// written once.
+void partition_case(ScanBench& b, std::int64_t n) {
+  SelectOptions split;
+  split.partition = true;
+  const SelectKernel positive("T x", "x > 0", "bench_partition", split);
+  const Array x = b.random({n}, 31);
+  const Stats st = b.timer.run([&](int) { (void)positive(x); }, b.repeats);
+  const Selection s = positive(x);
+  const std::vector<float> xh = x.to_host<float>(), got = s.values.to_host<float>();
+  const std::int64_t kept = s.size();
+  bool ok = true;
+  std::int64_t k = 0, r = n - 1;
+  for (std::int64_t i = 0; ok && i < n; ++i) ok = got[xh[i] > 0 ? k++ : r--] == xh[i];
+  ok = ok && k == kept;
+  Record rec = make_record(kBench, "partition_positive", n, "float32", 8.0 * n, st);
+  rec.note = "x > 0 first, the rest from the end; GB/s of the input and the output";
+  b.add_row(rec, "SelectKernel partition", std::to_string(n), verdict(ok));
+}
+
 // CSR offsets of `count` segments with lengths drawn uniformly from [lo, hi] (fixed seed).
 std::vector<std::int32_t> segment_offsets(std::int64_t count, std::int64_t lo, std::int64_t hi) {
   std::mt19937 rng(5);
@@ -216,7 +236,10 @@ int run(const Options& options, const Device& device) {
     sum_case(b, {n / 64, 64}, 1, "scan_sum_short_rows");
   }
   if (options.wants("struct")) recurrence_case(b, n / 4);
-  if (options.wants("select")) select_case(b, n);
+  if (options.wants("select")) {
+    select_case(b, n);
+    partition_case(b, n);
+  }
   if (options.wants("segments")) {
     const std::int64_t q = options.quick ? 16 : 1;  // --quick: a sixteenth of the elements
     segments_case(b, "segsum_short", (std::int64_t{1} << 20) / q, 1, 64);

@@ -503,13 +503,20 @@ std::string ScanSource::tile_storage() const {
 
 // The kernel: _CJ_B compute threads and two look-back warps per block, one tile per block.
 // A select kernel's post stage for element _cj_e, whose inclusive count is in shared memory:
-// a kept element goes to its count - 1; the last element writes the count.
+// a kept element goes to its count - 1 (a rejected one of a partition from the end); the last
+// element writes the count.
 void ScanSource::select_post(const std::string& ind) {
   const std::string kept = cuda_type(s.params[n_in].dtype);
   const std::string value = def.select == SelectWhat::Indices ? "(long long)_cj_e" : element(0);
   w << ind + "const _cj_T c = _cj_sm[k + (k >> 5)];\n";
   w << ind + "if (_cj_pred(" + map_args() + ")) {\n" + ind + "  reinterpret_cast<" + kept +
-           "*>(_cj_p" + id(n_in) + ")[c - 1] = " + value + ";\n" + ind + "}\n";
+           "*>(_cj_p" + id(n_in) + ")[c - 1] = " + value + ";\n" + ind + "}";
+  if (def.partition) {
+    // Rejected after e - c others: from the end backwards (CUB's DevicePartition order).
+    w << " else {\n" + ind + "  reinterpret_cast<" + kept + "*>(_cj_p" + id(n_in) +
+             ")[L.n - 1 - (_cj_e - c)] = " + value + ";\n" + ind + "}";
+  }
+  w << "\n";
   w << ind + "if (_cj_e == L.n - 1) *reinterpret_cast<long long*>(_cj_p" + id(n_in + 1) +
            ") = (long long)c;\n";
 }

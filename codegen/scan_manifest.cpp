@@ -43,7 +43,7 @@ ScanDefinition make_scan_definition(std::string in_params, std::string out_param
 
 ScanDefinition make_select_definition(std::string in_params, std::string predicate,
                                       std::string name, bool indices, std::string preamble,
-                                      std::vector<std::string> options) {
+                                      std::vector<std::string> options, bool partition) {
   const std::string who = "cujit: select kernel '" + name + "'";
   // The kept values have the first input's type, written as it is (a placeholder or a dtype).
   std::string kept_type = "int64";
@@ -60,6 +60,7 @@ ScanDefinition make_select_definition(std::string in_params, std::string predica
                                 std::move(preamble), std::move(options), true, words);
   def.post_map_expr.clear();
   def.select = indices ? SelectWhat::Indices : SelectWhat::Values;
+  def.partition = partition;
   for (const Param& p : def.in) {
     if (p.raw) {
       throw ArgumentError(who + ": parameter '" + p.name +
@@ -83,6 +84,7 @@ std::string scan_manifest_entry(const ScanDefinition& def, const ScanSpecializat
         {"specialization", spec_json(s)},
     };
     if (!def.link.empty()) entry["link"] = link_json(def.link);
+    if (def.partition) entry["partition"] = true;  // absent otherwise: earlier keys unchanged
     return dump_json(entry);
   }
   nlohmann::json entry = {
@@ -122,7 +124,8 @@ ScanDefinition definition_of(const nlohmann::json& j) {
       require_texts(j.at("options"), "manifest entry: \"options\"");
   if (j.at("kind") == "select") {
     return make_select_definition(text("in_params"), text("predicate"), text("name"),
-                                  flag("indices"), text("preamble"), options);
+                                  flag("indices"), text("preamble"), options,
+                                  j.contains("partition") && flag("partition"));
   }
   if (j.at("kind") != "scan") {
     throw ArgumentError("cujit: manifest entry is not a scan: " + j.at("kind").dump());

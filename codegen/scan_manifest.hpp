@@ -20,12 +20,13 @@ ScanDefinition make_scan_definition(std::string in_params, std::string out_param
                                     std::string preamble, std::vector<std::string> options);
 
 /// Parses and checks the constructor arguments of a SelectKernel: the inputs, the predicate
-/// (an expression over them), whether it keeps indices rather than the first input's values.
-/// Its outputs are the kept values (the first input's type) or indices (int64), and the count
-/// (int64). Throws as make_scan_definition, naming a "select kernel".
+/// (an expression over them), whether it keeps indices rather than the first input's values,
+/// and whether it partitions (writes the rejected ones too). Its outputs are the kept values
+/// (the first input's type) or indices (int64), and the count (int64). Throws as
+/// make_scan_definition, naming a "select kernel".
 ScanDefinition make_select_definition(std::string in_params, std::string predicate,
                                       std::string name, bool indices, std::string preamble,
-                                      std::vector<std::string> options);
+                                      std::vector<std::string> options, bool partition = false);
 
 /// The manifest entry: JSON with sorted keys (it doubles as the cache's request spec); kind
 /// "select" for a select kernel.

@@ -30,6 +30,9 @@ struct ScanDefinition : ReductionDefinition {
   /// A select kernel: map_expr is the predicate, the outputs are the kept values or indices
   /// (1-d, written at their position) and the count (0-d int64); there is no post-map.
   SelectWhat select = SelectWhat::None;
+  /// A select kernel that also writes the rejected elements (or indices), after the kept ones
+  /// from the end backwards: element i rejected after r others goes to n - 1 - r.
+  bool partition = false;
 };
 
 /// The per-parameter facts are a reduction's (dtype, scalar, used; raw parameters are refused).

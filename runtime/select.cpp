@@ -42,7 +42,7 @@ SelectKernel::SelectKernel(std::string in_params, std::string predicate, std::st
                            SelectOptions options) {
   impl_ = std::make_shared<Impl>(detail::make_select_definition(
       std::move(in_params), std::move(predicate), std::move(name), options.indices,
-      std::move(options.preamble), std::move(options.compile_options)));
+      std::move(options.preamble), std::move(options.compile_options), options.partition));
 }
 
 const std::string& SelectKernel::name() const noexcept { return impl_->runner.def().name; }

@@ -26,6 +26,10 @@ struct CUJIT_EXPORT SelectOptions {
   bool indices = false;
   std::string preamble;  ///< code placed before the kernel (helper functions, macros)
   std::vector<std::string> compile_options;  ///< extra NVRTC options
+  /// Partition: write the rejected elements (or indices) too, after the kept ones, from the
+  /// last position backwards (CUB's DevicePartition::If order): every output element is
+  /// written.
+  bool partition = false;
 };
 
 /// The result of a select call: the kept values (or indices) and their count, both on the
@@ -33,7 +37,8 @@ struct CUJIT_EXPORT SelectOptions {
 class CUJIT_EXPORT Selection {
  public:
   /// 1-d, as many elements as the inputs' broadcast shape: the kept ones first, in C order;
-  /// the rest is unspecified.
+  /// the rest is unspecified (SelectOptions::partition: the rejected ones, in reverse C
+  /// order).
   Array values;
   /// 0-d int64 on the device: how many elements were kept.
   Array count;

@@ -223,6 +223,10 @@ TEST(ScanStandin, SelectKernelsLaunchAndRefuseBadCalls) {
   where.indices = true;
   const SelectKernel flipped_where("T t, T x", "x > t", "standin_flipped_where", where);
   EXPECT_EQ(flipped_where(0.5f, x).values.dtype(), DType::Int64);
+  SelectOptions split;
+  split.partition = true;
+  const SelectKernel partition("T x, T t", "x > t", "standin_partition", split);
+  EXPECT_EQ(partition(x, 0.5f).values.shape(), (Shape{2000}));
   const Specialization spec =
       above.specialize({ArgSpec::array(DType::Float32, {1 << 20}), ArgSpec::scalar(DType::Float32)},
                        Target::parse("sm_90"));
@@ -289,6 +293,36 @@ TEST(SelectKernelTest, KeepsValuesAndIndicesInOrderWithTheCountOnTheDevice) {
   EXPECT_EQ(greater(t, row).compacted().to_host<std::int32_t>(), expect);
   const Selection none = above(Array::empty({0}, DType::Float32), 0.0f);
   EXPECT_EQ(none.size(), 0);
+}
+
+TEST(SelectKernelTest, PartitionsWriteTheRejectedFromTheEndBackwards) {
+  CUJIT_REQUIRE_GPU();
+  SelectOptions split_options;
+  split_options.partition = true;
+  const SelectKernel split("T x, T t", "x > t", "split_above", split_options);
+  split_options.indices = true;
+  const SelectKernel split_where("T x", "x > 0", "split_where", split_options);
+  for (std::size_t n : {std::size_t{1}, std::size_t{8193}, (std::size_t{1} << 21) + 3}) {
+    const std::vector<float> data = test::random_vector<float>(n, -1.0, 1.0, 8);
+    std::vector<float> want;
+    std::vector<std::int64_t> want_idx;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (data[i] > 0.5f) want.push_back(data[i]);
+      if (data[i] > 0) want_idx.push_back(static_cast<std::int64_t>(i));
+    }
+    const std::size_t kept = want.size(), kept_idx = want_idx.size();
+    for (std::size_t i = n; i-- > 0;) {
+      if (!(data[i] > 0.5f)) want.push_back(data[i]);
+      if (!(data[i] > 0)) want_idx.push_back(static_cast<std::int64_t>(i));
+    }
+    const Array x = Array::from_host(data);
+    const Selection s = split(x, 0.5f);
+    EXPECT_EQ(s.size(), static_cast<std::int64_t>(kept)) << n;
+    EXPECT_EQ(s.values.to_host<float>(), want) << n;
+    const Selection w = split_where(x);
+    EXPECT_EQ(w.size(), static_cast<std::int64_t>(kept_idx)) << n;
+    EXPECT_EQ(w.values.to_host<std::int64_t>(), want_idx) << n;
+  }
 }
 
 TEST(ScanKernelTest, MoreThanTwoToTheThirtyOneElements) {

@@ -175,6 +175,8 @@ std::vector<std::string> written_entries() {
     entries.push_back(scan_manifest_entry(def, s));
     entries.push_back(scan_manifest_entry(
         make_select_definition("T x, T t", "x > t", "k_select", exclusive, "", {}), s));
+    entries.push_back(scan_manifest_entry(
+        make_select_definition("T x, T t", "x > t", "k_part", exclusive, "", {}, true), s));
   }
   SourceProgram raw;
   raw.source = "extern \"C\" __global__ void k(float* p) { p[0] = 1; }\n";

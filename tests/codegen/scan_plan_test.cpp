@@ -257,7 +257,19 @@ TEST(SelectDefinitionTest, OutputsFollowTheFirstInputOrAreIndices) {
   const auto [back, spec] = scan_from_manifest(entry);
   EXPECT_EQ(back.select, SelectWhat::Values);
   EXPECT_EQ(scan_manifest_entry(back, spec), entry);
-  for (const ScanDefinition* def : {&values, &where}) {
+  // Partitions: the flag reaches the manifest (absent without it) and the kernel writes the
+  // rejected elements from the end.
+  const ScanDefinition split =
+      make_select_definition("T x, float32 t", "x > t", "split", false, "", {}, true);
+  const std::string split_entry = scan_manifest_entry(split, plan.spec);
+  EXPECT_NE(split_entry.find("\"partition\":true"), std::string::npos) << split_entry;
+  EXPECT_EQ(entry.find("partition"), std::string::npos) << entry;
+  EXPECT_TRUE(scan_from_manifest(split_entry).first.partition);
+  EXPECT_NE(generate_scan(split, plan.spec).source.find("[L.n - 1 - (_cj_e - c)]"),
+            std::string::npos);
+  const ScanDefinition split_where =
+      make_select_definition("float64 y, int32 m", "m != 0", "split_where", true, "", {}, true);
+  for (const ScanDefinition* def : {&values, &where, &split, &split_where}) {
     try {
       compile(generate_scan(*def, plan.spec), Target::parse("sm_80"));
     } catch (const CompileError& e) {
