@@ -106,6 +106,21 @@ TEST(SegmentedReductionTest, BeginEndOffsetsMayOverlapGapReverseAndOverrun) {
   const std::vector<std::int64_t> end = {99999, 60000, 20, 100500, 60000, 7, 3, 300000, 40001};
   const Array y = segsum()(x, segments(Array::from_host(begin), Array::from_host(end)));
   EXPECT_EQ(y.to_host<std::int32_t>(), host_sums(data, begin, end));
+  // Many short segments (a group of lanes each): every other CSR row (gaps: blocks stage the
+  // span they cover), and segments in random places (blocks read them directly).
+  const std::vector<std::int64_t> offsets = csr_offsets(random_lengths(4000, 0, 40, 3));
+  std::vector<std::int64_t> odd_begin, odd_end, any_begin, any_end;
+  std::mt19937 rng(4);
+  for (std::size_t k = 0; k + 1 < offsets.size(); k += 2) {
+    odd_begin.push_back(offsets[k]);
+    odd_end.push_back(offsets[k + 1]);
+    any_begin.push_back(static_cast<std::int64_t>(rng() % 99000));
+    any_end.push_back(any_begin.back() + static_cast<std::int64_t>(rng() % 41));
+  }
+  for (const auto& [b, e] : {std::pair{odd_begin, odd_end}, std::pair{any_begin, any_end}}) {
+    const Array got = segsum()(x, segments(Array::from_host(b), Array::from_host(e)));
+    EXPECT_EQ(got.to_host<std::int32_t>(), host_sums(data, b, e));
+  }
 }
 
 TEST(SegmentedReductionTest, MeanIdiomIndexWithinSegmentAndIdentityOfEmptySegments) {
