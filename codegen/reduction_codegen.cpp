@@ -73,6 +73,7 @@ class ReductionSource {
         s(s),
         file(def.name + ".cu"),
         I(s.index64 ? "long long" : "int"),
+        IX(s.segmented ? "long long" : I),
         n_in(def.in.size()),
         n_out(def.out.size()),
         total(static_cast<int>(n_in + n_out)),
@@ -154,7 +155,8 @@ class ReductionSource {
   const ReductionDefinition& def;
   const RedSpecialization& s;
   const std::string file;
-  const std::string I;  // the index type
+  const std::string I;   // the index type
+  const std::string IX;  // _in_ind's and _out_ind's: segment length x count may pass 2^31
   const std::size_t n_in, n_out;
   const int total;
   const std::vector<int> lin;   // layout inputs
@@ -229,7 +231,7 @@ void ReductionSource::map_function() {
       }
     }
   }
-  map_params += "const " + I + " _J, const _cj_Indexer<" + I + "> _in_ind, const _cj_Indexer<" + I +
+  map_params += "const " + I + " _J, const _cj_Indexer<" + IX + "> _in_ind, const _cj_Indexer<" + IX +
                 "> _out_ind";
   w << "__device__ __forceinline__ _cj_R _cj_map(" + map_params + ") {\n  return (\n";
   w.snippet("map_expr", def.map_expr, "");
@@ -253,7 +255,7 @@ void ReductionSource::post_function() {
       }
     }
   }
-  post_params += "const _cj_Indexer<" + I + "> _in_ind, const _cj_Indexer<" + I + "> _out_ind";
+  post_params += "const _cj_Indexer<" + IX + "> _in_ind, const _cj_Indexer<" + IX + "> _out_ind";
   w << "__device__ __forceinline__ void _cj_post(" + post_params + ") {\n";
   w.snippet("post_map_expr", def.post_map_expr, ";");
   w << "}\n";
@@ -315,11 +317,11 @@ void ReductionSource::prologue() {
   // Segmented: set per segment (segment_range) to its length times the segments, so that
   // CuPy's `_in_ind.size() / _out_ind.size()` is the segment's length.
   if (s.segmented) {
-    w << "  _cj_Indexer<" + I + "> _in_ind{L.n_out * L.n_red};\n  (void)_in_ind;\n";
+    w << "  _cj_Indexer<long long> _in_ind{(long long)L.n_out * L.n_red};\n  (void)_in_ind;\n";
   } else {
     w << "  const _cj_Indexer<" + I + "> _in_ind{L.n_out * L.n_red};\n";
   }
-  w << "  const _cj_Indexer<" + I + "> _out_ind{L.n_out};\n";
+  w << "  const _cj_Indexer<" + IX + "> _out_ind{L.n_out};\n";
   for (int k = 0; k < total; ++k) {
     const Param& p = param(k);
     const RedParam& e = s.params[k];
@@ -331,7 +333,8 @@ void ReductionSource::prologue() {
     } else if (e.raw_view_used && !e.scalar) {
       const bool input = k < static_cast<int>(n_in);
       w << "  const _cj_RawArray<" + T + ", " + I + ", true> _cj_rv" + id(k) + "{(" + T +
-               "*)_cj_p" + id(k) + ", " + (input ? "L.n_out * L.n_red" : "L.n_out") + ", sizeof(" +
+               "*)_cj_p" + id(k) + ", " +
+               (input ? (s.segmented ? "L.n_red" : "L.n_out * L.n_red") : "L.n_out") + ", sizeof(" +
                T + ")};\n";
     }
   }
@@ -396,7 +399,8 @@ void ReductionSource::segment_range(const std::string& indent, const std::string
   w << indent + I + " _cj_sb, _cj_sl;\n";
   w << indent + "_cj_seg_range(" + o + ", L.n_red, _cj_p" + b + ", _cj_stride" + b + ", _cj_p" +
            e + ", _cj_stride" + e + ", _cj_sb, _cj_sl);\n";
-  w << indent + "_in_ind.n = _cj_sl * L.n_out;\n";
+  w << indent + "_in_ind.n = (long long)_cj_sl * L.n_out;\n";
+  w << indent + "(void)_cj_sb;\n";
 }
 
 // Accumulates elements first, first + step, ... < end into `acc`; with `vec`, the indices
@@ -571,9 +575,19 @@ void ReductionSource::segments_pass() {
              " - 1) / " + tile + " * " + tile + ";\n";
     chunk = "_cj_chunk";
   }
-  w << "    const " + I + " _cj_cb = (" + I + ")blockIdx.x * " + chunk + ";\n";
-  w << "    const " + I + " _cj_ce = _cj_cb + " + chunk + " < " + len_ + " ? _cj_cb + " + chunk +
-           " : " + len_ + ";\n";
+  if (s.segmented) {
+    // A segment's chunks are whole tiles, so the last blocks may start past its end (and past
+    // the 32-bit index range): clamped in 64 bits.
+    w << "    const long long _cj_cb64 = (long long)blockIdx.x * " + chunk + ";\n";
+    w << "    const " + I + " _cj_cb = _cj_cb64 < " + len_ + " ? (" + I + ")_cj_cb64 : " + len_ +
+             ";\n";
+    w << "    const " + I + " _cj_ce = _cj_cb64 + " + chunk + " < " + len_ + " ? (" + I +
+             ")(_cj_cb64 + " + chunk + ") : " + len_ + ";\n";
+  } else {
+    w << "    const " + I + " _cj_cb = (" + I + ")blockIdx.x * " + chunk + ";\n";
+    w << "    const " + I + " _cj_ce = _cj_cb + " + chunk + " < " + len_ + " ? _cj_cb + " + chunk +
+             " : " + len_ + ";\n";
+  }
   w << "    _cj_Acc acc;\n    acc.init();\n";
   segment("    ", "_cj_cb", "_cj_ce", "(" + I + ")threadIdx.x", "(" + I + ")blockDim.x");
   w << "    acc = _cj_block_reduce(acc);\n    if (threadIdx.x == 0) {\n";

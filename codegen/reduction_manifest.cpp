@@ -133,12 +133,12 @@ std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSp
 namespace {
 
 // A segmented specialisation has the one kept and one reduced dimension its generator
-// assumes, walks each segment in a loop (no fixed loads per row) and is no column walk;
-// 64-bit offsets only in a segmented one.
+// assumes, walks each segment in a loop (no fixed loads per row), loads vectors only after a
+// peeled head and is no column walk; 64-bit offsets only in a segmented one.
 bool segments_consistent(const RedSpecialization& s) {
   if (!s.segmented) return !s.segments64;
   return s.out_ndim == 1 && s.red_ndim == 1 && s.strategy != RedStrategy::Columns &&
-         s.row_loads == 0;
+         s.row_loads == 0 && (s.vec == 1 || s.peel);
 }
 
 }  // namespace
@@ -171,7 +171,8 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
         s.block_size < 32 || s.block_size > 1024 || s.block_size % 32 != 0 || s.pass2_block < 0 ||
         s.pass2_block > 1024 || s.pass2_block % 32 != 0 || s.reduce_ctype.empty() ||
         s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 || s.rows_per_pass > 8 ||
-        (s.peel && !peel_consistent(def, s)) || !segments_consistent(s)) {
+        (s.peel && !peel_consistent(def, s)) || !segments_consistent(s) ||
+        (s.segmented && def.identity.find_first_not_of(" \t\r\n") == std::string::npos)) {
       throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");
     }
     return {std::move(def), std::move(s)};

@@ -52,10 +52,6 @@ Segments::Segments(const Array& begin, const Array& end) : has_arrays_(true) {
                " entries and their end offsets " + std::to_string(end.size()) +
                "; one length expected";
   }
-  if (problem_.empty() && begin.device_id() != end.device_id()) {
-    problem_ = "the segments' begin and end offsets are on devices " +
-               std::to_string(begin.device_id()) + " and " + std::to_string(end.device_id());
-  }
   if (problem_.empty()) count_ = begin.size();
 }
 

@@ -161,6 +161,17 @@ TEST(SegmentedReductionTest, MeanIdiomIndexWithinSegmentAndIdentityOfEmptySegmen
     }
     EXPECT_EQ(at[k], best) << k;
   }
+  // Found in review: a segment's length times the segment count passed 2^31 in 32-bit
+  // indices (1,100,000 x 2,000), and the mean of the long segment came out wrong.
+  std::vector<std::int64_t> skewed{0, 1100000};
+  for (std::int64_t k = 1; k < 2000; ++k) skewed.push_back(1100000 + k * 450);
+  const std::vector<float> many = test::random_vector<float>(
+      static_cast<std::size_t>(skewed.back()), 0.0, 1.0, 5);
+  const std::vector<double> skewed_means =
+      mean(Array::from_host(many), segments(Array::from_host(skewed))).to_host<double>();
+  double head = 0;
+  for (std::int64_t i = 0; i < 1100000; ++i) head += many[static_cast<std::size_t>(i)];
+  EXPECT_NEAR(skewed_means[0], head / 1100000.0, 1e-6);
 }
 
 TEST(SegmentedReductionTest, StridedInputsScalarsGivenOutputsAndDeterminism) {

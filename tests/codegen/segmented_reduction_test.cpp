@@ -170,6 +170,12 @@ TEST(SegmentedPlan, ManifestEntriesOfImpossibleSegmentedSpecialisationsAreRefuse
   stray.segmented = false;
   stray.segments64 = true;
   EXPECT_THROW(reduction_from_manifest(reduction_manifest_entry(def_of(), stray)), ArgumentError);
+  RedSpecialization unaligned = p.spec;  // vectors from segment starts anywhere
+  unaligned.vec = 4;
+  EXPECT_THROW(reduction_from_manifest(reduction_manifest_entry(def_of(), unaligned)),
+               ArgumentError);
+  EXPECT_THROW(reduction_from_manifest(reduction_manifest_entry(def_of("y = a", ""), p.spec)),
+               ArgumentError);  // an empty segment needs the identity
 }
 
 TEST(SegmentedPlan, KeysAndManifestsCarryTheSegments) {
@@ -227,6 +233,30 @@ TEST(SegmentedCodegen, OffsetsAreClampedToTheInput) {
   EXPECT_NE(source.find("_cj_seg_range"), std::string::npos);
   EXPECT_NE(source.find("hi = hi < lo ? lo"), std::string::npos);
   EXPECT_NE(source.find("lo = lo < 0 ? 0"), std::string::npos);
+}
+
+// Found in review: with 32-bit indices, a segment's length times the segment count (CuPy's
+// _in_ind.size()) and the start of a split segment's last chunks (whole tiles past its end)
+// passed 2^31; both are 64-bit now, and a _raw_ view of a segmented input has the input's
+// size, not the product.
+TEST(SegmentedCodegen, ProductsThatMayPass32BitsAre64Bit) {
+  PlanArgs pa;
+  const ReductionDefinition raw_mean = make_reduction_definition(
+      "T x", "T y", "x + (T)(_raw_x.size() & 1)", "a + b",
+      "y = a / (_in_ind.size() / _out_ind.size())", "0", "segsum", "", "", {}, true);
+  const RedPlan split =
+      plan_segments(pa, pa.array({2130000000}, DType::UInt8), 1, DType::Int64, raw_mean);
+  EXPECT_FALSE(split.spec.index64);
+  EXPECT_EQ(split.spec.strategy, RedStrategy::Segments);
+  const std::string source = generate_reduction(raw_mean, split.spec).source;
+  EXPECT_NE(source.find("_cj_Indexer<long long> _in_ind{(long long)L.n_out * L.n_red}"),
+            std::string::npos);
+  EXPECT_NE(source.find("_in_ind.n = (long long)_cj_sl * L.n_out"), std::string::npos);
+  EXPECT_NE(source.find("const long long _cj_cb64 = (long long)blockIdx.x * _cj_chunk"),
+            std::string::npos);
+  EXPECT_NE(source.find("_cj_cb64 < _cj_sl ? (int)_cj_cb64 : _cj_sl"), std::string::npos);
+  EXPECT_NE(source.find("_cj_rv0{(unsigned char*)_cj_p0, L.n_red, sizeof"), std::string::npos);
+  expect_compiles(raw_mean, split.spec);
 }
 
 }  // namespace
