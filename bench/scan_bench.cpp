@@ -213,8 +213,8 @@ void rows_twin_case(ScanBench& b, std::int64_t rows, std::int64_t cols) {
   const Array x = b.random({rows, cols}, 41);
   Array y = Array::empty({rows}, DType::Float32, b.device);
   const Stats st = b.timer.run([&](int) { rowsum(x, y, axis{1}); }, b.repeats);
-  Record r = make_record(kBench, "rowsum_twin", rows * cols, "float32", 4.0 * rows * (cols + 1),
-                         st);
+  Record r =
+      make_record(kBench, "rowsum_twin", rows * cols, "float32", 4.0 * rows * (cols + 1), st);
   r.shape = std::to_string(rows) + "x" + std::to_string(cols) + " axis 1";
   r.note = "the row reduction of the uniform segments' data; GB/s of the input and output";
   b.add_row(r, "ReductionKernel axis 1", r.shape, "-");

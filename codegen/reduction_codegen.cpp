@@ -231,8 +231,8 @@ void ReductionSource::map_function() {
       }
     }
   }
-  map_params += "const " + I + " _J, const _cj_Indexer<" + IX + "> _in_ind, const _cj_Indexer<" + IX +
-                "> _out_ind";
+  map_params += "const " + I + " _J, const _cj_Indexer<" + IX + "> _in_ind, const _cj_Indexer<" +
+                IX + "> _out_ind";
   w << "__device__ __forceinline__ _cj_R _cj_map(" + map_params + ") {\n  return (\n";
   w.snippet("map_expr", def.map_expr, "");
   w << "  );\n}\n";
@@ -397,8 +397,8 @@ void ReductionSource::bases(const std::string& indent, const std::string& o) {
 void ReductionSource::segment_range(const std::string& indent, const std::string& o) {
   const std::string b = std::to_string(total), e = std::to_string(total + 1);
   w << indent + I + " _cj_sb, _cj_sl;\n";
-  w << indent + "_cj_seg_range(" + o + ", L.n_red, _cj_p" + b + ", _cj_stride" + b + ", _cj_p" +
-           e + ", _cj_stride" + e + ", _cj_sb, _cj_sl);\n";
+  w << indent + "_cj_seg_range(" + o + ", L.n_red, _cj_p" + b + ", _cj_stride" + b + ", _cj_p" + e +
+           ", _cj_stride" + e + ", _cj_sb, _cj_sl);\n";
   w << indent + "_in_ind.n = (long long)_cj_sl * L.n_out;\n";
   w << indent + "(void)_cj_sb;\n";
 }
@@ -516,8 +516,8 @@ void ReductionSource::peeled_row(const std::string& indent, const std::string& t
                                  const std::string& threads) {
   const int k = loaded.front();
   const std::string in = indent + "  ";
-  w << indent + "{\n" + in + "const " + I + " _cj_h = (" + I +
-           ")min((unsigned long long)" + len_ + ", ((16ull - (reinterpret_cast<unsigned long "
+  w << indent + "{\n" + in + "const " + I + " _cj_h = (" + I + ")min((unsigned long long)" + len_ +
+           ", ((16ull - (reinterpret_cast<unsigned long "
            "long>(_cj_p" +
            id(k) + " + _cj_base[" + std::to_string(in_slot(k)) + "]) & 15ull)) & 15ull) / sizeof(" +
            T_of(k) + "));\n";

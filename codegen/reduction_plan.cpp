@@ -323,8 +323,8 @@ void split_segments(RedPlan& plan, std::int64_t resident, int split, const RedTu
   const std::int64_t n_out = std::max<std::int64_t>(plan.n_out, 1);
   const std::int64_t mean = (plan.n_red + n_out - 1) / n_out;
   const std::int64_t most = std::min(mean / reduction_tile(plan.spec), kMaxSegmentSplit);
-  std::int64_t nsplit = std::clamp<std::int64_t>((resident * tuning.segment_waves + n_out - 1) / n_out,
-                                                 1, std::max<std::int64_t>(1, most));
+  std::int64_t nsplit = std::clamp<std::int64_t>(
+      (resident * tuning.segment_waves + n_out - 1) / n_out, 1, std::max<std::int64_t>(1, most));
   if (split == 1) nsplit = 1;
   if (split == 2) nsplit = std::max<std::int64_t>(nsplit, 2);
   plan.nsplit = std::min<std::int64_t>(nsplit, 65535);
@@ -400,8 +400,9 @@ namespace {
 RedAxes segment_axes(const Who& who, const Shape& shape, const ReduceOptions& reduce) {
   const Segments& seg = *reduce.segments;
   if (reduce.axes || reduce.keepdims) {
-    throw ArgumentError(who.text() + ": cujit::segments reduces the 1-d input in segments; it "
-                                     "takes no cujit::axis or cujit::keepdims");
+    throw ArgumentError(who.text() +
+                        ": cujit::segments reduces the 1-d input in segments; it "
+                        "takes no cujit::axis or cujit::keepdims");
   }
   if (!seg.problem().empty()) {
     const std::string text = who.text() + ": " + seg.problem();
@@ -410,8 +411,9 @@ RedAxes segment_axes(const Who& who, const Shape& shape, const ReduceOptions& re
     throw ShapeError(text);
   }
   if (shape.size() != 1) {
-    throw ShapeError(who.text() + ": cujit::segments reduces a 1-d input; the inputs broadcast "
-                                  "to the " +
+    throw ShapeError(who.text() +
+                     ": cujit::segments reduces a 1-d input; the inputs broadcast "
+                     "to the " +
                      std::to_string(shape.size()) + "-d shape " + shape_text(shape));
   }
   RedAxes axes;

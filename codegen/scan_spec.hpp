@@ -49,7 +49,7 @@ struct ScanSpecialization {
   bool flat = true;
   int kept_ndim = 1;     ///< not flat: kept dimensions after collapsing (>= 1)
   int scan_ndim = 1;     ///< not flat: scanned dimensions after collapsing (>= 1)
-  int items = 16;  ///< consecutive elements per thread (1 to 32: heads are a 32-bit mask)
+  int items = 16;        ///< consecutive elements per thread (1 to 32: heads are a 32-bit mask)
   int block_size = 256;  ///< compute threads per block (a multiple of 32 up to 960)
   int min_blocks = 0;    ///< resident blocks per SM asked of the compiler (0: none)
   bool index64 = false;

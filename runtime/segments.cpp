@@ -28,8 +28,9 @@ Segments::Segments(const Array& offsets) : has_arrays_(true) {
   dtype_ = offsets.dtype();
   problem_ = offsets_problem(offsets, "the segment offsets");
   if (problem_.empty() && offsets.size() == 0) {
-    problem_ = "the segment offsets are empty; CSR offsets hold one more entry than there are "
-               "segments";
+    problem_ =
+        "the segment offsets are empty; CSR offsets hold one more entry than there are "
+        "segments";
   }
   if (!problem_.empty()) return;
   count_ = offsets.size() - 1;

@@ -81,7 +81,8 @@ TEST(SegmentedReductionTest, CsrSumsMatchTheHostOnEveryPlan) {
                         {"3 empty segments", 3, 0, 0}};
   unsigned seed = 1;
   for (const Case& c : cases) {
-    const std::vector<std::int64_t> offsets = csr_offsets(random_lengths(c.count, c.lo, c.hi, seed));
+    const std::vector<std::int64_t> offsets =
+        csr_offsets(random_lengths(c.count, c.lo, c.hi, seed));
     const std::vector<std::int32_t> data =
         small_ints(static_cast<std::size_t>(std::max<std::int64_t>(offsets.back(), 1)), seed++);
     const Array x = Array::from_host(data);
@@ -149,8 +150,8 @@ TEST(SegmentedReductionTest, MeanIdiomIndexWithinSegmentAndIdentityOfEmptySegmen
     std::int64_t best = -1;
     for (std::int64_t i = offsets[k]; i < offsets[k + 1]; ++i) {
       sum += data[static_cast<std::size_t>(i)];
-      if (best < 0 || data[static_cast<std::size_t>(i)] >
-                          data[static_cast<std::size_t>(offsets[k] + best)]) {
+      if (best < 0 ||
+          data[static_cast<std::size_t>(i)] > data[static_cast<std::size_t>(offsets[k] + best)]) {
         best = i - offsets[k];
       }
     }
@@ -165,8 +166,8 @@ TEST(SegmentedReductionTest, MeanIdiomIndexWithinSegmentAndIdentityOfEmptySegmen
   // indices (1,100,000 x 2,000), and the mean of the long segment came out wrong.
   std::vector<std::int64_t> skewed{0, 1100000};
   for (std::int64_t k = 1; k < 2000; ++k) skewed.push_back(1100000 + k * 450);
-  const std::vector<float> many = test::random_vector<float>(
-      static_cast<std::size_t>(skewed.back()), 0.0, 1.0, 5);
+  const std::vector<float> many =
+      test::random_vector<float>(static_cast<std::size_t>(skewed.back()), 0.0, 1.0, 5);
   const std::vector<double> skewed_means =
       mean(Array::from_host(many), segments(Array::from_host(skewed))).to_host<double>();
   double head = 0;
@@ -233,18 +234,19 @@ TEST(SegmentedStandin, EveryPlanLaunchesAndBadCallsNameTheKernel) {
     return std::string("no error");
   };
   const Array o = Array::zeros({11}, DType::Int32);
-  EXPECT_NE(what([&] { (void)segsum()(Array::zeros({4, 5}, DType::Float32), segments(o)); })
-                .find("reduction kernel 'segsum'"),
+  EXPECT_NE(what([&] {
+              (void)segsum()(Array::zeros({4, 5}, DType::Float32), segments(o));
+            }).find("reduction kernel 'segsum'"),
             std::string::npos);
   EXPECT_THROW((void)segsum()(x, segments(Array::zeros({11}, DType::Float32))), TypeError);
   EXPECT_THROW((void)segsum()(x, segments(Array::zeros({2, 6}, DType::Int32))), ShapeError);
   EXPECT_THROW((void)segsum()(x, segments(Array::zeros({0}, DType::Int32))), ShapeError);
-  EXPECT_THROW((void)segsum()(x, segments(Array::zeros({3}, DType::Int32),
-                                          Array::zeros({4}, DType::Int32))),
-               ShapeError);
-  EXPECT_THROW((void)segsum()(x, segments(Array::zeros({3}, DType::Int32),
-                                          Array::zeros({3}, DType::Int64))),
-               TypeError);
+  EXPECT_THROW(
+      (void)segsum()(x, segments(Array::zeros({3}, DType::Int32), Array::zeros({4}, DType::Int32))),
+      ShapeError);
+  EXPECT_THROW(
+      (void)segsum()(x, segments(Array::zeros({3}, DType::Int32), Array::zeros({3}, DType::Int64))),
+      TypeError);
   EXPECT_THROW((void)segsum()(x, segments(o), axis{0}), ArgumentError);
   EXPECT_THROW((void)segsum()(x, Segments(DType::Int32, 10)), ArgumentError);
   const ReductionKernel no_identity("T x", "T y", "x", "a + b", "y = a", "", "seg_noid");

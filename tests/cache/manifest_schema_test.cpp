@@ -5,7 +5,6 @@
 // properties, additionalProperties: false, items, oneOf, $ref into $defs); a keyword it does not
 // know fails the test, so the schema cannot silently use more.
 
-#include "support/json_text.hpp"
 #include "cache/kernel_cache.hpp"
 #include "cache/manifest.hpp"
 #include "cache/raw_replay.hpp"
@@ -14,6 +13,7 @@
 #include "codegen/reduction_manifest.hpp"
 #include "codegen/scan_manifest.hpp"
 #include "codegen/snippet_corpus.hpp"
+#include "support/json_text.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
