@@ -182,7 +182,7 @@ void ReductionSource::header() {
 
 // The identity, the reduce function, the accumulator _cj_Acc and the block reduction.
 void ReductionSource::accumulator() {
-  const bool has_identity = def.identity.find_first_not_of(" \t\r\n") != std::string::npos;
+  const bool has_identity = def.has_identity();
   if (has_identity) {
     w << "__device__ __forceinline__ _cj_R _cj_identity() {\n  return _cj_R(\n";
     w.snippet("identity", def.identity, "");
@@ -567,26 +567,20 @@ void ReductionSource::first_pass() {
 void ReductionSource::segments_pass() {
   w << "  for (" + I + " o = blockIdx.y; o < L.n_out; o += gridDim.y) {\n";
   bases("    ", "o");
-  std::string chunk = "L.chunk";
   if (s.segmented) {
     // Each segment's chunks: whole tiles, as many as the segment needs over L.nsplit blocks.
+    // The last blocks may start past its end (and past the 32-bit index range): clamped in
+    // 64 bits.
     const std::string tile = std::to_string(reduction_tile(s));
-    w << "    const " + I + " _cj_chunk = ((" + len_ + " + L.nsplit - 1) / L.nsplit + " + tile +
+    w << "    const " + I + " _cj_chunk = ((_cj_sl + L.nsplit - 1) / L.nsplit + " + tile +
              " - 1) / " + tile + " * " + tile + ";\n";
-    chunk = "_cj_chunk";
-  }
-  if (s.segmented) {
-    // A segment's chunks are whole tiles, so the last blocks may start past its end (and past
-    // the 32-bit index range): clamped in 64 bits.
-    w << "    const long long _cj_cb64 = (long long)blockIdx.x * " + chunk + ";\n";
-    w << "    const " + I + " _cj_cb = _cj_cb64 < " + len_ + " ? (" + I + ")_cj_cb64 : " + len_ +
-             ";\n";
-    w << "    const " + I + " _cj_ce = _cj_cb64 + " + chunk + " < " + len_ + " ? (" + I +
-             ")(_cj_cb64 + " + chunk + ") : " + len_ + ";\n";
+    w << "    const long long _cj_cb64 = (long long)blockIdx.x * _cj_chunk;\n";
+    w << "    const " + I + " _cj_cb = _cj_cb64 < _cj_sl ? (" + I + ")_cj_cb64 : _cj_sl;\n";
+    w << "    const " + I + " _cj_ce = _cj_cb64 + _cj_chunk < _cj_sl ? (" + I +
+             ")(_cj_cb64 + _cj_chunk) : _cj_sl;\n";
   } else {
-    w << "    const " + I + " _cj_cb = (" + I + ")blockIdx.x * " + chunk + ";\n";
-    w << "    const " + I + " _cj_ce = _cj_cb + " + chunk + " < " + len_ + " ? _cj_cb + " + chunk +
-             " : " + len_ + ";\n";
+    w << "    const " + I + " _cj_cb = (" + I + ")blockIdx.x * L.chunk;\n";
+    w << "    const " + I + " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
   }
   w << "    _cj_Acc acc;\n    acc.init();\n";
   segment("    ", "_cj_cb", "_cj_ce", "(" + I + ")threadIdx.x", "(" + I + ")blockDim.x");

@@ -172,7 +172,7 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
         s.pass2_block > 1024 || s.pass2_block % 32 != 0 || s.reduce_ctype.empty() ||
         s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 || s.rows_per_pass > 8 ||
         (s.peel && !peel_consistent(def, s)) || !segments_consistent(s) ||
-        (s.segmented && def.identity.find_first_not_of(" \t\r\n") == std::string::npos)) {
+        (s.segmented && !def.has_identity())) {
       throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");
     }
     return {std::move(def), std::move(s)};

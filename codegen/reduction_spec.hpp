@@ -33,6 +33,9 @@ struct ReductionDefinition {
   std::vector<LinkInput> link;  ///< device code the expressions call, linked with nvJitLink
   bool reduce_dims = true;
   ParamUse use;  ///< what the snippets use, computed once by make_*_definition
+
+  /// Whether the identity is given (not blank): without one an accumulator starts empty.
+  bool has_identity() const { return identity.find_first_not_of(" \t\r\n") != std::string::npos; }
 };
 
 /// How threads are mapped onto (output, reduced index) pairs.

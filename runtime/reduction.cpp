@@ -80,8 +80,6 @@ void debug_plan(const std::string& kernel, const RedPlan& plan, int blocks_per_s
   detail::log_always(LogLevel::Info, "reduction '" + kernel + "': " + text);
 }
 
-}  // namespace
-
 // A call's segments are arrays on the call's device (a description is for specialize()).
 void check_segment_arrays(const Who& who, const Segments& segments, int device) {
   if (!segments.problem().empty()) return;  // reduction_axes reports it
@@ -98,8 +96,6 @@ void check_segment_arrays(const Who& who, const Segments& segments, int device) 
     }
   }
 }
-
-namespace {
 
 DeviceLimits limits_of(int device) {
   const DeviceProperties& p = device_properties(device);

@@ -54,10 +54,7 @@ std::vector<T> host_scan(const std::vector<T>& data, const Shape& shape, int axi
 }
 
 std::vector<std::int32_t> small_ints(std::size_t n, unsigned seed = 7) {
-  std::mt19937 rng(seed);
-  std::vector<std::int32_t> v(n);
-  for (auto& x : v) x = static_cast<std::int32_t>(rng() % 19) - 9;
-  return v;
+  return test::small_ints(n, seed);
 }
 
 TEST(ScanKernelTest, IntegerScansMatchTheHostExactlyOnEveryLayout) {

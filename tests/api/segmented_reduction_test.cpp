@@ -39,10 +39,7 @@ std::vector<std::int64_t> random_lengths(std::size_t count, std::int64_t lo, std
 }
 
 std::vector<std::int32_t> small_ints(std::size_t n, unsigned seed = 11) {
-  std::mt19937 rng(seed);
-  std::vector<std::int32_t> v(n);
-  for (auto& x : v) x = static_cast<std::int32_t>(rng() % 19) - 9;
-  return v;
+  return test::small_ints(n, seed);
 }
 
 // Sums data[begin[k]:end[k]] with the kernel's clamping: offsets to [0, n], end >= begin.

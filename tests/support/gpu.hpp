@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <cujit/device.hpp>
 
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -37,6 +38,14 @@ std::vector<T> random_vector(std::size_t n, double lo = -4.0, double hi = 4.0,
   std::uniform_real_distribution<double> dist(lo, hi);
   std::vector<T> v(n);
   for (auto& x : v) x = static_cast<T>(dist(rng));
+  return v;
+}
+
+/// Small integers in [-9, 9]: sums stay exact in int32, so results compare bit for bit.
+inline std::vector<std::int32_t> small_ints(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::int32_t> v(n);
+  for (auto& x : v) x = static_cast<std::int32_t>(rng() % 19) - 9;
   return v;
 }
 
