@@ -235,7 +235,9 @@ void shape_sweep(RedBench& b, const ReductionKernel& sum) {
     shapes.push_back({b.n / cols, cols, 1});
   }
   for (std::int64_t rows : {2, 3, 8, 33}) shapes.push_back({rows, b.n / rows, 1});
-  for (std::int64_t cols : {2, 3, 8, 33, 100, 300}) shapes.push_back({b.n / cols, cols, 0});
+  for (std::int64_t cols : {2, 3, 8, 33, 100, 300, 1000, 4096}) {
+    shapes.push_back({b.n / cols, cols, 0});
+  }
   for (const Shape2& c : shapes) {
     Array a = b.x.slice(0, 0, c.rows * c.cols).reshape({c.rows, c.cols});
     const std::int64_t n_out = c.axis == 0 ? c.cols : c.rows;

@@ -36,20 +36,21 @@ AbiStruct reduction_layout_abi(const ReductionDefinition& def, const RedSpeciali
   const int nb = static_cast<int>(reduction_layout_outputs(def).size());
   const int no = s.out_ndim, nr = s.red_ndim;
   using T = AbiField::Type;
-  return AbiStruct("_cj_RL", s.index64,
-                   {{"n_out", T::Index},
-                    {"n_red", T::Index},
-                    {"chunk", T::Index},
-                    {"nsplit", T::Index},
-                    {"out_shape", T::Index, 0, no},
-                    {"red_shape", T::Index, 0, nr},
-                    {"in_out", T::Index, na, no},
-                    {"in_red", T::Index, na, nr},
-                    {"out_out", T::Index, nb, no},
-                    {"out_magic", T::U32, 0, no},
-                    {"out_shift", T::U32, 0, no},
-                    {"red_magic", T::U32, 0, nr},
-                    {"red_shift", T::U32, 0, nr}});
+  std::vector<AbiField> fields{{"n_out", T::Index},
+                               {"n_red", T::Index},
+                               {"chunk", T::Index},
+                               {"nsplit", T::Index},
+                               {"out_shape", T::Index, 0, no},
+                               {"red_shape", T::Index, 0, nr},
+                               {"in_out", T::Index, na, no},
+                               {"in_red", T::Index, na, nr},
+                               {"out_out", T::Index, nb, no},
+                               {"out_magic", T::U32, 0, no},
+                               {"out_shift", T::U32, 0, no},
+                               {"red_magic", T::U32, 0, nr},
+                               {"red_shift", T::U32, 0, nr}};
+  if (s.fold) fields.push_back({"fold", T::Index});  // absent otherwise: earlier layouts unchanged
+  return AbiStruct("_cj_RL", s.index64, std::move(fields));
 }
 
 }  // namespace cujit::detail

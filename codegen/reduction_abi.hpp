@@ -31,7 +31,8 @@ enum RedLayoutField : int {
   kRedOutMagic,
   kRedOutShift,
   kRedRedMagic,
-  kRedRedShift
+  kRedRedShift,
+  kRedFold  ///< only with RedSpecialization::fold
 };
 
 }  // namespace cujit::detail

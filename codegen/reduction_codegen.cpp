@@ -146,6 +146,7 @@ class ReductionSource {
                              const std::string& row);
   void rows_group_pass();
   void columns_pass();
+  void folded_columns_pass();
   void columns_vector_body(const std::string& ind, int unroll, const std::string& step);
   void columns_combine(bool split, const std::string& G, const std::string& NV);
   void columns_finish(const std::string& ind, const std::string& k, const std::string& a);
@@ -730,6 +731,10 @@ void ReductionSource::rows_group_pass() {
 // Columns: each thread (a column of threads when split) owns V adjacent outputs and walks
 // chunk blockIdx.y of the reduced axis.
 void ReductionSource::columns_pass() {
+  if (s.fold) {
+    folded_columns_pass();
+    return;
+  }
   // split: G = group (< 32) thread columns per block and blockDim.x / G threads along
   // the reduced axis (few outputs: the reduced axis is split inside the block too);
   // otherwise each thread walks its column alone.
@@ -766,6 +771,23 @@ void ReductionSource::columns_pass() {
   }
   w << "  }\n";
   columns_combine(split, G, NV);
+}
+
+// Folded columns: thread v of a grid row takes output v % n_out and the rows of chunk
+// blockIdx.y congruent to v / n_out modulo L.fold (a warp reads contiguous memory when the
+// matrix is); its partial goes to slot blockIdx.y * L.fold + v / n_out of its output.
+void ReductionSource::folded_columns_pass() {
+  w << "  const " + I + " _cj_v = (" + I + ")blockIdx.x * blockDim.x + threadIdx.x;\n";
+  w << "  if (_cj_v >= L.n_out * L.fold) return;\n";
+  w << "  const " + I + " _cj_kk = _cj_v / L.n_out;\n";
+  w << "  const " + I + " o = _cj_v - _cj_kk * L.n_out;\n";
+  w << "  _cj_Acc acc;\n  acc.init();\n  {\n";
+  bases("  ", "o");
+  w << "  const " + I + " _cj_cb = (" + I + ")blockIdx.y * L.chunk;\n";
+  w << "  const " + I + " _cj_ce = _cj_cb + L.chunk < L.n_red ? _cj_cb + L.chunk : L.n_red;\n";
+  loop("  ", "_cj_cb + _cj_kk", "_cj_ce", "L.fold", false, true);
+  w << "  }\n";
+  w << "  _cj_part[((" + I + ")blockIdx.y * L.fold + _cj_kk) * L.n_out + o] = acc;\n";
 }
 
 // V adjacent outputs per thread, one V-wide load per reduced index (the innermost output
@@ -842,7 +864,7 @@ void ReductionSource::second_pass() {
   w << "#if __CUDA_ARCH__ >= 900\n  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
        "#endif\n";
   prologue();
-  if (s.strategy == RedStrategy::Columns && s.group >= 32) {
+  if (s.strategy == RedStrategy::Columns && s.group >= 32 && !s.fold) {
     second_pass_columns();
   } else {
     second_pass_blocks();

@@ -141,6 +141,14 @@ bool segments_consistent(const RedSpecialization& s) {
          s.row_loads == 0 && (s.vec == 1 || s.peel);
 }
 
+// A folded specialisation is the column walk its generator assumes: one kept and one reduced
+// dimension, scalar loads, a thread per output and fold, two passes, not segmented.
+bool fold_consistent(const RedSpecialization& s) {
+  if (!s.fold) return true;
+  return s.strategy == RedStrategy::Columns && s.out_ndim == 1 && s.red_ndim == 1 && s.vec == 1 &&
+         s.group == 32 && s.two_pass && !s.segmented && !s.peel;
+}
+
 }  // namespace
 
 std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
@@ -171,7 +179,7 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
         s.block_size < 32 || s.block_size > 1024 || s.block_size % 32 != 0 || s.pass2_block < 0 ||
         s.pass2_block > 1024 || s.pass2_block % 32 != 0 || s.reduce_ctype.empty() ||
         s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 || s.rows_per_pass > 8 ||
-        (s.peel && !peel_consistent(def, s)) || !segments_consistent(s) ||
+        (s.peel && !peel_consistent(def, s)) || !segments_consistent(s) || !fold_consistent(s) ||
         (s.segmented && !def.has_identity())) {
       throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");
     }

@@ -18,7 +18,7 @@
 namespace cujit::detail {
 
 /// Run-time tuning knobs (CUJIT_RED_BLOCK, CUJIT_RED_WAVES, CUJIT_RED_SEG_WAVES,
-/// CUJIT_RED_SEG_LOADS).
+/// CUJIT_RED_SEG_LOADS, CUJIT_RED_FOLD).
 struct RedTuning {
   int block_size = 256;    ///< threads per block unless the call asks
   int waves = 2;           ///< waves of resident blocks for split columns
@@ -26,6 +26,9 @@ struct RedTuning {
   /// Segmented calls with short segments: elements each lane of a segment's group loads, on
   /// the segments' mean (CUJIT_RED_SEG_LOADS).
   int segment_lane_loads = 8;
+  /// Columns of tall matrices with at most this many outputs are folded (RedSpecialization::
+  /// fold); 0: never (CUJIT_RED_FOLD).
+  int fold_max_outputs = 4096;
 };
 
 /// The reduced and kept axes of the broadcast input shape.
@@ -49,6 +52,7 @@ struct RedPlan {
   RedSpecialization spec;
   std::int64_t n_out = 0, n_red = 0;
   std::int64_t chunk = 1, nsplit = 1;  ///< reduced elements per block, blocks per segment
+  std::int64_t fold = 1;  ///< RedSpecialization::fold: rows a block covers side by side
   std::int64_t grid_x = 1, grid_y = 1, grid2 = 1;
   int block1 = 256, block2 = 256;
   std::size_t scratch_bytes = 0;  ///< partials of a two-pass launch; 0: one pass

@@ -89,6 +89,12 @@ struct RedSpecialization {
   /// dimension, the inputs' kept strides 0.
   bool segmented = false;
   bool segments64 = false;
+  /// Columns, one kept and one reduced dimension, few outputs (axis 0 of a tall matrix): the
+  /// block's threads cover L.fold rows side by side, thread v taking output v % n_out and
+  /// rows v / n_out, v / n_out + L.fold, ... of its chunk, so that a warp reads contiguous
+  /// memory with every lane busy; the L.fold partials of every chunk and output are combined
+  /// by the second pass (always two passes).
+  bool fold = false;
   bool two_pass = false;  ///< Segments/Columns: partials in scratch plus a second kernel
   bool index64 = false;   ///< 64-bit index arithmetic
   int block_size = 256;   ///< multiple of 32, <= 1024
@@ -129,6 +135,7 @@ enable_if_same_t<Spec, RedSpecialization> visit_fields(Spec& s, V& v) {
   v.marker({"peel", "peel"}, s.peel);  // absent when false: earlier keys are unchanged
   v.marker({"segmented", "seg"}, s.segmented);
   v.marker({"segments64", "seg64"}, s.segments64);
+  v.marker({"fold", "fold"}, s.fold);
   v.params({"params", "params"}, s.params);
 }
 

@@ -41,6 +41,7 @@ const RedTuning& reduction_tuning() {
     t.waves = env_int("CUJIT_RED_WAVES", t.waves);
     t.segment_waves = env_int("CUJIT_RED_SEG_WAVES", t.segment_waves);
     t.segment_lane_loads = env_int("CUJIT_RED_SEG_LOADS", t.segment_lane_loads);
+    t.fold_max_outputs = env_int("CUJIT_RED_FOLD", t.fold_max_outputs);
     return t;
   }();
   return value;

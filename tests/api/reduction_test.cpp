@@ -374,6 +374,51 @@ TEST(Reduction, FewLongColumns) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(sum(x, cujit::axis{0}).to_host<float>(), first);
 }
 
+// Axis 0 of tall matrices with 17 to 1,000 columns: rows folded side by side (issue 35),
+// rows counts that are no multiple of the fold, a column slice of a wider matrix, CuPy's mean
+// idiom and `_J` (the row) in the map, a reduction without identity, and the same bits twice.
+TEST(Reduction, TallMatricesWithFewColumnsAreFolded) {
+  CUJIT_REQUIRE_GPU();
+  const ReductionKernel mean("T x", "float64 y", "(double)x * (_J % 3)", "a + b",
+                             "y = a / (_in_ind.size() / _out_ind.size())", "0", "wmean_cols");
+  const ReductionKernel argmax(
+      "T x", "int64 idx", "ArgMax{(double)x, _J}",
+      "(b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a", "idx = a.i", "ArgMax{-1e300, -1}",
+      "argmax_cols",
+      ReductionOptions{"ArgMax", true, "struct ArgMax { double v; long long i; };", {}});
+  const ReductionKernel maxk("T x", "T y", "x", "a > b ? a : b", "y = a", "", "max_cols_fold");
+  const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "sum_f32_fold");
+  for (const auto& [rows, cols, pitch] :
+       std::vector<std::array<std::int64_t, 3>>{{200003, 17, 17},
+                                                {100001, 33, 33},
+                                                {50003, 100, 100},
+                                                {20011, 300, 300},
+                                                {7001, 1000, 1000},
+                                                {90001, 33, 40}}) {
+    auto xh = test::random_vector<float>(static_cast<std::size_t>(rows * pitch), -1, 1, 29);
+    Array x = Array::from_host(xh, {rows, pitch}).slice(1, 0, cols);
+    std::vector<double> sums(cols, 0.0), means(cols, 0.0);
+    std::vector<std::int64_t> best(cols, 0);
+    std::vector<float> top(cols, -2.0f);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const float v = xh[r * pitch + c];
+        sums[c] += v;
+        means[c] += static_cast<double>(v) * (r % 3);
+        if (v > top[c]) top[c] = v, best[c] = r;
+      }
+    }
+    for (double& m : means) m /= static_cast<double>(rows);
+    const std::string what = std::to_string(rows) + "x" + std::to_string(cols);
+    expect_near_all(sum64()(x, cujit::axis{0}).to_host<double>(), sums, 1e-9, what);
+    expect_near_all(mean(x, cujit::axis{0}).to_host<double>(), means, 1e-9, what + " mean");
+    EXPECT_EQ(argmax(x, cujit::axis{0}).to_host<std::int64_t>(), best) << what;
+    EXPECT_EQ(maxk(x, cujit::axis{0}).to_host<float>(), top) << what;
+    const auto first = sum(x, cujit::axis{0}).to_host<float>();
+    EXPECT_EQ(sum(x, cujit::axis{0}).to_host<float>(), first) << what;
+  }
+}
+
 TEST(Reduction, IdentityAndEmptyCases) {
   CUJIT_REQUIRE_GPU();
   Array empty = Array::empty({0}, DType::Float32);

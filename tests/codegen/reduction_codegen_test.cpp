@@ -89,6 +89,12 @@ std::vector<RedSpecialization> strategy_variants(DType t, int n_params) {
   cols.red_ndim = 2;
   cols.index64 = true;
   out.push_back(cols);
+  RedSpecialization folded = spec_for(t, RedStrategy::Columns, n_params);
+  folded.fold = true;  // axis 0 of a tall matrix with few columns
+  folded.two_pass = true;
+  out.push_back(folded);
+  folded.index64 = true;
+  out.push_back(folded);
   return out;
 }
 
@@ -205,6 +211,44 @@ TEST(ReductionCodegen, KeysDifferPerSpecialisation) {
   const auto variants = strategy_variants(DType::Float32, 2);
   for (const RedSpecialization& s : variants) keys.insert(s.key());
   EXPECT_EQ(keys.size(), variants.size());
+}
+
+// Folded columns: CuPy's mean idiom divides by the rows (not the folded rows), `_J` is the
+// row, partials go to fold slots per chunk; manifests keep the fold and refuse it elsewhere.
+TEST(ReductionCodegen, FoldedColumnsKeepTheRowIndexAndTheMeanIdiom) {
+  const ReductionDefinition wmean = make_reduction_definition(
+      "T x", "T y", "x * (T)(_J % 3)", "a + b", "y = a / (_in_ind.size() / _out_ind.size())", "0",
+      "wmean", "", "", {}, true);
+  RedSpecialization s = spec_for(DType::Float32, RedStrategy::Columns, 2);
+  s.fold = true;
+  s.two_pass = true;
+  const std::string source = generate_reduction(wmean, s).source;
+  EXPECT_NE(source.find("_in_ind{L.n_out * L.n_red}"), std::string::npos);
+  EXPECT_NE(source.find("_cj_j = _cj_cb + _cj_kk"), std::string::npos) << source;
+  EXPECT_NE(source.find("_cj_step = L.fold"), std::string::npos) << source;
+  EXPECT_NE(source.find("_cj_part[((int)blockIdx.y * L.fold + _cj_kk) * L.n_out + o]"),
+            std::string::npos);
+  EXPECT_NE(source.find("int fold;"), std::string::npos);  // the layout's last field
+  expect_compiles(wmean, s);
+  const auto [def2, s2] = reduction_from_manifest(reduction_manifest_entry(wmean, s));
+  EXPECT_TRUE(s2.fold);
+  EXPECT_EQ(s2.key(), s.key());
+  EXPECT_NE(s.key().find("fold"), std::string::npos);
+  s.fold = false;
+  EXPECT_EQ(s.key().find("fold"), std::string::npos);  // earlier keys are unchanged
+  EXPECT_EQ(generate_reduction(wmean, s).source.find("fold"), std::string::npos);
+  for (auto spoil : std::initializer_list<void (*)(RedSpecialization&)>{
+           [](RedSpecialization& x) { x.two_pass = false; },
+           [](RedSpecialization& x) { x.strategy = RedStrategy::Rows; },
+           [](RedSpecialization& x) { x.vec = 4; }, [](RedSpecialization& x) { x.group = 4; },
+           [](RedSpecialization& x) { x.out_ndim = 2; }}) {
+    RedSpecialization bad = spec_for(DType::Float32, RedStrategy::Columns, 2);
+    bad.fold = true;
+    bad.two_pass = true;
+    spoil(bad);
+    EXPECT_THROW(reduction_from_manifest(reduction_manifest_entry(wmean, bad)), ArgumentError)
+        << bad.key();
+  }
 }
 
 TEST(ReductionManifest, RoundTrip) {

@@ -199,6 +199,73 @@ TEST(ReductionPlan, FewLongColumnsSplitTheBlockAlongTheReducedAxis) {
   EXPECT_TRUE(p.spec.two_pass);
 }
 
+// Axis 0 of a tall matrix with a few dozen to a few thousand columns: the rows are folded
+// side by side so that a grid row of threads fills whole blocks (issue 35: 33 / 100 / 300
+// columns at 0.33 / 0.34 / 0.57 of copy with a thread per column).
+TEST(ReductionPlan, TallMatricesWithFewColumnsFoldTheirRows) {
+  PlanArgs pa;
+  for (const std::int64_t cols : {17, 33, 100, 300, 1000, 4096}) {
+    const std::int64_t rows = (std::int64_t{1} << 28) / cols;
+    const RedPlan p = plan_sum(pa, pa.array({rows, cols}, DType::Float32), over({0}));
+    EXPECT_EQ(p.spec.strategy, RedStrategy::Columns) << cols;
+    ASSERT_TRUE(p.spec.fold) << cols;
+    EXPECT_EQ(p.spec.vec, 1) << cols;
+    EXPECT_TRUE(p.spec.two_pass) << cols;
+    const std::int64_t threads = p.fold * cols;
+    EXPECT_GE(static_cast<double>(threads) / static_cast<double>(p.grid_x * p.block1), 0.9)
+        << cols << " fold " << p.fold;
+    EXPECT_EQ(p.chunk % p.fold, 0) << cols;
+    EXPECT_EQ(threads * 4 % 128, 0) << cols;         // folded rows start on 128-byte lines
+    EXPECT_EQ(p.nsplit, p.grid_y * p.fold) << cols;  // fold partials per chunk and output
+    EXPECT_GE(p.grid_y * p.chunk, rows) << cols;
+    EXPECT_LT((p.grid_y - 1) * p.chunk, rows) << cols;
+    EXPECT_EQ(p.grid2, cols) << cols;  // a block per output combines its partials
+    EXPECT_LE(p.grid_x * p.grid_y, 132 * 8 * 2) << cols;  // two waves at most, no sliver
+    EXPECT_EQ(p.scratch_bytes,
+              static_cast<std::size_t>(p.nsplit * cols) * reduction_partial_bytes(p.spec))
+        << cols;
+  }
+  // 33 columns: folds of 32 rows keep every folded row on 128-byte lines; 128 rows side by
+  // side are 4224 threads in 17 blocks of 256 (the first such fold with at most 3% idle).
+  const RedPlan p = plan_sum(pa, pa.array({1 << 20, 33}, DType::Float32), over({0}));
+  EXPECT_EQ(p.fold, 128);
+  EXPECT_EQ(p.grid_x, 17);
+  // float64: lines of 16 items; 100 columns fold by multiples of 4.
+  const RedPlan d = plan_sum(pa, pa.array({1 << 22, 100}, DType::Float64), over({0}));
+  ASSERT_TRUE(d.spec.fold);
+  EXPECT_EQ(d.fold * 100 * 8 % 128, 0);
+}
+
+TEST(ReductionPlan, ColumnsThatFillTheDeviceOrSplitTheBlockAreNotFolded) {
+  PlanArgs pa;
+  EXPECT_FALSE(plan_sum(pa, pa.array({8192, 8192}, DType::Float32), over({0})).spec.fold);
+  EXPECT_FALSE(plan_sum(pa, pa.array({1 << 20, 4}, DType::Float32), over({0})).spec.fold);
+  EXPECT_FALSE(plan_sum(pa, pa.array({1 << 24, 8}, DType::Float32), over({0})).spec.fold);
+  // Too few rows to fold.
+  EXPECT_FALSE(plan_sum(pa, pa.array({100, 33}, DType::Float32), over({0})).spec.fold);
+  // Two kept dimensions that do not merge (a transposed inner pair).
+  const ArgDesc x = pa.strided({1 << 16, 8, 5}, {160, 4, 32}, DType::Float32, 1 << 24);
+  EXPECT_FALSE(plan_sum(pa, x, over({0})).spec.fold);
+}
+
+TEST(ReductionPlan, FoldedGridsKeepTheirShapeWhenReplanned) {
+  PlanArgs pa;
+  RedPlan p = plan_sum(pa, pa.array({1 << 22, 100}, DType::Float32), over({0}));
+  ASSERT_TRUE(p.spec.fold);
+  const RedSpecialization before = p.spec;
+  replan_reduction_grid(p, 3, {}, test::device_with(132));
+  EXPECT_EQ(p.spec.key(), before.key());
+  EXPECT_EQ(p.nsplit, p.grid_y * p.fold);
+  EXPECT_GE(p.grid_y * p.chunk, std::int64_t{1} << 22);
+  EXPECT_EQ(p.scratch_bytes,
+            static_cast<std::size_t>(p.nsplit * 100) * reduction_partial_bytes(p.spec));
+  const AbiStruct abi = reduction_layout_abi(sum_def(), p.spec);
+  const std::vector<unsigned char> bytes = reduction_layout_bytes(abi, p);
+  int fold = 0;
+  std::memcpy(&fold, bytes.data() + abi.size() - 4, 4);  // the last field, an int
+  EXPECT_EQ(fold, p.fold);
+}
+
 TEST(ReductionPlan, ColumnGridsGrowWithTheSmCount) {
   PlanArgs pa;
   std::int64_t previous = 0;
