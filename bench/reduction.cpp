@@ -231,7 +231,7 @@ void shape_sweep(RedBench& b, const ReductionKernel& sum) {
     int axis;
   };
   std::vector<Shape2> shapes;
-  for (std::int64_t cols : {17, 24, 48, 100, 129, 250, 500, 1000, 1023}) {
+  for (std::int64_t cols : {17, 24, 33, 48, 63, 100, 129, 250, 500, 1000, 1023}) {
     shapes.push_back({b.n / cols, cols, 1});
   }
   for (std::int64_t rows : {2, 3, 8, 33}) shapes.push_back({rows, b.n / rows, 1});

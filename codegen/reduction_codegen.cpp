@@ -147,6 +147,7 @@ class ReductionSource {
   void rows_group_pass();
   void columns_pass();
   void folded_columns_pass();
+  void rows_staged_pass();
   void columns_vector_body(const std::string& ind, int unroll, const std::string& step);
   void columns_combine(bool split, const std::string& G, const std::string& NV);
   void columns_finish(const std::string& ind, const std::string& k, const std::string& a);
@@ -549,7 +550,9 @@ void ReductionSource::first_pass() {
       segments_pass();
       break;
     case RedStrategy::Rows:
-      if (s.group >= 32 && s.group == s.block_size) {
+      if (s.staged) {
+        rows_staged_pass();
+      } else if (s.group >= 32 && s.group == s.block_size) {
         rows_block_pass();
       } else if (s.row_loads > 0) {
         rows_loads_pass();
@@ -708,6 +711,50 @@ void ReductionSource::rows_loads_accumulate(const std::string& G, const std::str
     w << "        }\n";
   }
   w << "      }\n    }\n";
+}
+
+// Staged rows: a block copies a tile of whole rows of every loaded input (back to back) into
+// shared memory, eight coalesced loads in flight per thread, then each thread reduces one row
+// of the tile from it (rows of an odd length read without bank conflicts).
+void ReductionSource::rows_staged_pass() {
+  const std::string cap = std::to_string(reduction_stage_capacity(def, s));
+  for (int k : loaded) {
+    const std::string T = T_of(k);
+    w << "  __shared__ __align__(16) unsigned char _cj_stb" + id(k) + "[" + cap + " * sizeof(" + T +
+             ")];\n";
+    w << "  " + T + "* const _cj_st" + id(k) + " = reinterpret_cast<" + T + "*>(_cj_stb" + id(k) +
+             ");\n";
+  }
+  w << "  const " + I + " _cj_rpt = " + cap + " / L.n_red < (" + I + ")blockDim.x ? " + cap +
+           " / L.n_red : (" + I + ")blockDim.x;\n";
+  w << "  for (" + I + " _cj_r0 = (" + I + ")blockIdx.x * _cj_rpt; _cj_r0 < L.n_out; _cj_r0 += (" +
+           I + ")gridDim.x * _cj_rpt) {\n";
+  w << "    const " + I + " _cj_nr = L.n_out - _cj_r0 < _cj_rpt ? L.n_out - _cj_r0 : _cj_rpt;\n";
+  w << "    const " + I + " _cj_span = _cj_nr * L.n_red, _cj_bs = blockDim.x;\n    {\n";
+  bases("      ", "_cj_r0");
+  w << "      for (" + I + " _cj_i = threadIdx.x; _cj_i < _cj_span; _cj_i += 8 * _cj_bs) {\n";
+  for (int k : loaded) {
+    const std::string T = T_of(k), slot = std::to_string(in_slot(k));
+    w << "        " + T + " _cj_x" + id(k) + "[8];\n";
+    w << "#pragma unroll\n        for (int _cj_u = 0; _cj_u < 8; ++_cj_u)\n";
+    w << "          if (_cj_i + _cj_u * _cj_bs < _cj_span) _cj_x" + id(k) +
+             "[_cj_u] = reinterpret_cast<const " + T + "*>(_cj_p" + id(k) + " + _cj_base[" + slot +
+             "])[_cj_i + _cj_u * _cj_bs];\n";
+    w << "#pragma unroll\n        for (int _cj_u = 0; _cj_u < 8; ++_cj_u)\n";
+    w << "          if (_cj_i + _cj_u * _cj_bs < _cj_span) _cj_st" + id(k) +
+             "[_cj_i + _cj_u * _cj_bs] = _cj_x" + id(k) + "[_cj_u];\n";
+  }
+  w << "      }\n    }\n    __syncthreads();\n";
+  w << "    if ((" + I + ")threadIdx.x < _cj_nr) {\n";
+  w << "      const " + I + " o = _cj_r0 + threadIdx.x;\n";
+  w << "      const " + I + " _cj_row = (" + I + ")threadIdx.x * L.n_red;\n";
+  w << "      _cj_Acc acc;\n      acc.init();\n";
+  w << "      for (" + I + " _cj_j = 0; _cj_j < L.n_red; ++_cj_j)\n";
+  w << "        acc.add(" +
+           map_call([&](int k) { return "_cj_st" + id(k) + "[_cj_row + _cj_j]"; }, "_cj_j") +
+           ");\n";
+  post("      ", "o", "acc");
+  w << "    }\n    __syncthreads();\n  }\n";
 }
 
 // Rows with a group of lanes per row that walks the row in a loop.

@@ -149,6 +149,15 @@ bool fold_consistent(const RedSpecialization& s) {
          s.group == 32 && s.two_pass && !s.segmented && !s.peel;
 }
 
+// A staged specialisation is the row walk its generator assumes: one kept and one reduced
+// contiguous dimension, scalar loads, one pass, loaded inputs that fit the tile.
+bool stage_consistent(const ReductionDefinition& def, const RedSpecialization& s) {
+  if (!s.staged) return true;
+  return s.strategy == RedStrategy::Rows && s.out_ndim == 1 && s.red_ndim == 1 && s.vec == 1 &&
+         s.red_contiguous && !s.two_pass && !s.segmented && !s.peel && !s.fold &&
+         s.row_loads == 0 && reduction_stage_capacity(def, s) >= kMaxStagedRow;
+}
+
 }  // namespace
 
 std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
@@ -180,7 +189,7 @@ std::pair<ReductionDefinition, RedSpecialization> reduction_from_manifest(
         s.pass2_block > 1024 || s.pass2_block % 32 != 0 || s.reduce_ctype.empty() ||
         s.row_loads < 0 || s.row_loads > 4 || s.rows_per_pass < 1 || s.rows_per_pass > 8 ||
         (s.peel && !peel_consistent(def, s)) || !segments_consistent(s) || !fold_consistent(s) ||
-        (s.segmented && !def.has_identity())) {
+        !stage_consistent(def, s) || (s.segmented && !def.has_identity())) {
       throw ArgumentError("cujit: manifest entry for reduction '" + def.name + "' is inconsistent");
     }
     return {std::move(def), std::move(s)};

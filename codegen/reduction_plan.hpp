@@ -52,7 +52,8 @@ struct RedPlan {
   RedSpecialization spec;
   std::int64_t n_out = 0, n_red = 0;
   std::int64_t chunk = 1, nsplit = 1;  ///< reduced elements per block, blocks per segment
-  std::int64_t fold = 1;  ///< RedSpecialization::fold: rows a block covers side by side
+  std::int64_t fold = 1;        ///< RedSpecialization::fold: rows a block covers side by side
+  std::int64_t stage_rows = 0;  ///< RedSpecialization::staged: rows per tile of a block
   std::int64_t grid_x = 1, grid_y = 1, grid2 = 1;
   int block1 = 256, block2 = 256;
   std::size_t scratch_bytes = 0;  ///< partials of a two-pass launch; 0: one pass

@@ -10,6 +10,15 @@ std::int64_t reduction_tile(const RedSpecialization& s) {
   return std::int64_t{s.block_size} * s.vec * (s.vec > 1 ? kUnrollVector : kUnrollScalar);
 }
 
+std::int64_t reduction_stage_capacity(const ReductionDefinition& def, const RedSpecialization& s) {
+  std::size_t bytes = 0;
+  for (std::size_t k = 0; k < def.in.size() && k < s.params.size(); ++k) {
+    const RedParam& e = s.params[k];
+    if (e.used && !e.scalar && !def.in[k].raw) bytes += dtype_size(e.dtype);
+  }
+  return bytes == 0 ? 0 : static_cast<std::int64_t>(16384 / bytes);
+}
+
 std::string reduction_symbol(const ReductionDefinition& def) { return "cujit_red_" + def.name; }
 std::string reduction_pass2_symbol(const ReductionDefinition& def) {
   return "cujit_red2_" + def.name;

@@ -95,6 +95,11 @@ struct RedSpecialization {
   /// memory with every lane busy; the L.fold partials of every chunk and output are combined
   /// by the second pass (always two passes).
   bool fold = false;
+  /// Rows of at most kMaxStagedRow elements that are not 16-byte aligned (rows of 17), back
+  /// to back in every loaded input: the block copies whole rows into shared memory with
+  /// coalesced loads, then each thread reduces one row (reduction_stage_capacity elements
+  /// per loaded input).
+  bool staged = false;
   bool two_pass = false;  ///< Segments/Columns: partials in scratch plus a second kernel
   bool index64 = false;   ///< 64-bit index arithmetic
   int block_size = 256;   ///< multiple of 32, <= 1024
@@ -136,6 +141,7 @@ enable_if_same_t<Spec, RedSpecialization> visit_fields(Spec& s, V& v) {
   v.marker({"segmented", "seg"}, s.segmented);
   v.marker({"segments64", "seg64"}, s.segments64);
   v.marker({"fold", "fold"}, s.fold);
+  v.marker({"staged", "stage"}, s.staged);
   v.params({"params", "params"}, s.params);
 }
 
@@ -161,5 +167,11 @@ inline constexpr int kMaxAccumulatorBytes = 256;
 /// Bytes of scratch per partial result: a bound on the accumulator's size (exact-ish for
 /// dtype reduce types, kMaxAccumulatorBytes otherwise).
 std::size_t reduction_partial_bytes(const RedSpecialization& s);
+
+/// Staged rows (RedSpecialization::staged): at most this many elements per row.
+inline constexpr std::int64_t kMaxStagedRow = 64;
+/// Staged rows: elements of every loaded input (used, not raw, not scalar) a block holds in
+/// shared memory, 16 KiB in all; a tile is min(this / row length, block_size) rows.
+std::int64_t reduction_stage_capacity(const ReductionDefinition& def, const RedSpecialization& s);
 
 }  // namespace cujit::detail

@@ -70,14 +70,15 @@ void debug_plan(const std::string& kernel, const RedPlan& plan, int blocks_per_s
   char text[320];
   std::snprintf(
       text, sizeof text,
-      "n_out %lld n_red %lld -> %s vec %d group %d%s fold %lld, grid (%lld, %lld) x %d, nsplit "
+      "n_out %lld n_red %lld -> %s vec %d group %d%s%s fold %lld, grid (%lld, %lld) x %d, nsplit "
       "%lld, chunk %lld, pass 2 grid %lld, occupancy %d blocks/SM",
       static_cast<long long>(plan.n_out), static_cast<long long>(plan.n_red),
       names[static_cast<int>(spec.strategy)], spec.vec, spec.group,
-      spec.red_contiguous ? " contiguous" : "", static_cast<long long>(spec.fold ? plan.fold : 0),
-      static_cast<long long>(plan.grid_x), static_cast<long long>(plan.grid_y), plan.block1,
-      static_cast<long long>(plan.nsplit), static_cast<long long>(plan.chunk),
-      static_cast<long long>(spec.two_pass ? plan.grid2 : 0), blocks_per_sm);
+      spec.red_contiguous ? " contiguous" : "", spec.staged ? " staged" : "",
+      static_cast<long long>(spec.fold ? plan.fold : 0), static_cast<long long>(plan.grid_x),
+      static_cast<long long>(plan.grid_y), plan.block1, static_cast<long long>(plan.nsplit),
+      static_cast<long long>(plan.chunk), static_cast<long long>(spec.two_pass ? plan.grid2 : 0),
+      blocks_per_sm);
   detail::log_always(LogLevel::Info, "reduction '" + kernel + "': " + text);
 }
 

@@ -419,6 +419,45 @@ TEST(Reduction, TallMatricesWithFewColumnsAreFolded) {
   }
 }
 
+// Short rows that are not 16-byte aligned are staged through shared memory (issue 35): row
+// lengths 2 to 63, two inputs, `_J` and CuPy's mean idiom, argmax, a reduction without
+// identity, tiles that end inside the last rows, and the same bits twice.
+TEST(Reduction, ShortMisalignedRowsAreStaged) {
+  CUJIT_REQUIRE_GPU();
+  const ReductionKernel dot("T x, T y", "float64 z", "(double)x * y * (_J % 3 + 1)", "a + b",
+                            "z = a / (_in_ind.size() / _out_ind.size())", "0", "dot_rows_staged");
+  const ReductionKernel argmax(
+      "T x", "int64 idx", "ArgMax{(double)x, _J}",
+      "(b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a", "idx = a.i", "ArgMax{-1e300, -1}",
+      "argmax_rows_staged",
+      ReductionOptions{"ArgMax", true, "struct ArgMax { double v; long long i; };", {}});
+  const ReductionKernel maxk("T x", "T y", "x", "a > b ? a : b", "y = a", "", "max_rows_staged");
+  const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "sum_rows_staged");
+  for (const auto& [rows, len] : std::vector<std::array<std::int64_t, 2>>{
+           {300007, 17}, {100003, 33}, {50001, 63}, {400009, 2}, {70001, 18}, {3, 17}}) {
+    auto xh = test::random_vector<float>(static_cast<std::size_t>(rows * len), -1, 1, 31);
+    auto yh = test::random_vector<float>(static_cast<std::size_t>(rows * len), -1, 1, 32);
+    Array x = Array::from_host(xh, {rows, len}), y = Array::from_host(yh, {rows, len});
+    std::vector<double> dots(rows, 0.0);
+    std::vector<std::int64_t> best(rows, 0);
+    std::vector<float> top(rows, -2.0f);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t j = 0; j < len; ++j) {
+        const float v = xh[r * len + j];
+        dots[r] += static_cast<double>(v) * yh[r * len + j] * (j % 3 + 1);
+        if (v > top[r]) top[r] = v, best[r] = j;
+      }
+      dots[r] /= static_cast<double>(len);
+    }
+    const std::string what = std::to_string(rows) + "x" + std::to_string(len);
+    expect_near_all(dot(x, y, cujit::axis{1}).to_host<double>(), dots, 1e-9, what);
+    EXPECT_EQ(argmax(x, cujit::axis{1}).to_host<std::int64_t>(), best) << what;
+    EXPECT_EQ(maxk(x, cujit::axis{1}).to_host<float>(), top) << what;
+    const auto first = sum(x, cujit::axis{1}).to_host<float>();
+    EXPECT_EQ(sum(x, cujit::axis{1}).to_host<float>(), first) << what;
+  }
+}
+
 TEST(Reduction, IdentityAndEmptyCases) {
   CUJIT_REQUIRE_GPU();
   Array empty = Array::empty({0}, DType::Float32);

@@ -95,6 +95,10 @@ std::vector<RedSpecialization> strategy_variants(DType t, int n_params) {
   out.push_back(folded);
   folded.index64 = true;
   out.push_back(folded);
+  RedSpecialization staged = spec_for(t, RedStrategy::Rows, n_params);
+  staged.staged = true;  // short misaligned rows through shared memory
+  staged.red_contiguous = true;
+  out.push_back(staged);
   return out;
 }
 
@@ -247,6 +251,34 @@ TEST(ReductionCodegen, FoldedColumnsKeepTheRowIndexAndTheMeanIdiom) {
     bad.two_pass = true;
     spoil(bad);
     EXPECT_THROW(reduction_from_manifest(reduction_manifest_entry(wmean, bad)), ArgumentError)
+        << bad.key();
+  }
+}
+
+TEST(ReductionCodegen, StagedRowsKeepTheRowIndexAndRefuseOtherShapes) {
+  const ReductionDefinition dot = make_reduction_definition(
+      "T x, T y", "T z", "x * y * (T)(_J % 3)", "a + b", "z = a", "0", "dot3", "", "", {}, true);
+  RedSpecialization s = spec_for(DType::Float32, RedStrategy::Rows, 3);
+  s.staged = true;
+  s.red_contiguous = true;
+  const std::string source = generate_reduction(dot, s).source;
+  EXPECT_NE(source.find("_cj_stb0[2048 * sizeof(float)]"), std::string::npos) << source;
+  EXPECT_NE(source.find("_cj_stb1[2048 * sizeof(float)]"), std::string::npos);
+  EXPECT_NE(source.find("_cj_st0[_cj_row + _cj_j], _cj_st1[_cj_row + _cj_j], (int)(_cj_j)"),
+            std::string::npos);
+  expect_compiles(dot, s);
+  const auto [def2, s2] = reduction_from_manifest(reduction_manifest_entry(dot, s));
+  EXPECT_TRUE(s2.staged);
+  EXPECT_EQ(s2.key(), s.key());
+  for (auto spoil : std::initializer_list<void (*)(RedSpecialization&)>{
+           [](RedSpecialization& x) { x.two_pass = true; },
+           [](RedSpecialization& x) { x.strategy = RedStrategy::Columns; },
+           [](RedSpecialization& x) { x.vec = 4; },
+           [](RedSpecialization& x) { x.red_contiguous = false; },
+           [](RedSpecialization& x) { x.fold = true; }}) {
+    RedSpecialization bad = s;
+    spoil(bad);
+    EXPECT_THROW(reduction_from_manifest(reduction_manifest_entry(dot, bad)), ArgumentError)
         << bad.key();
   }
 }

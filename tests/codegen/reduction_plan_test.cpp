@@ -236,6 +236,29 @@ TEST(ReductionPlan, TallMatricesWithFewColumnsFoldTheirRows) {
   EXPECT_EQ(d.fold * 100 * 8 % 128, 0);
 }
 
+// Rows of up to 64 elements that are not 16-byte aligned (rows of 17: 0.59 of copy with a
+// 16-lane group) are staged through shared memory a tile of whole rows at a time.
+TEST(ReductionPlan, ShortMisalignedRowsAreStaged) {
+  PlanArgs pa;
+  for (const std::int64_t len : {2, 17, 33, 63}) {
+    const RedPlan p =
+        plan_sum(pa, pa.array({(std::int64_t{1} << 24) / len, len}, DType::Float32), over({1}));
+    EXPECT_EQ(p.spec.strategy, RedStrategy::Rows) << len;
+    ASSERT_TRUE(p.spec.staged) << len;
+    EXPECT_FALSE(p.spec.two_pass) << len;
+    EXPECT_EQ(p.stage_rows, std::min<std::int64_t>(4096 / len, 256)) << len;
+    EXPECT_EQ(p.grid_x,
+              std::min<std::int64_t>(
+                  ((std::int64_t{1} << 24) / len + p.stage_rows - 1) / p.stage_rows, 132 * 8 * 4))
+        << len;
+  }
+  // Aligned rows keep their vectors; long rows their groups; strided rows are not staged.
+  EXPECT_FALSE(plan_sum(pa, pa.array({1 << 20, 24}, DType::Float32), over({1})).spec.staged);
+  EXPECT_FALSE(plan_sum(pa, pa.array({1 << 18, 100}, DType::Float32), over({1})).spec.staged);
+  const ArgDesc sliced = pa.strided({1 << 18, 17}, {80, 4}, DType::Float32, 1 << 24);
+  EXPECT_FALSE(plan_sum(pa, sliced, over({1})).spec.staged);
+}
+
 TEST(ReductionPlan, ColumnsThatFillTheDeviceOrSplitTheBlockAreNotFolded) {
   PlanArgs pa;
   EXPECT_FALSE(plan_sum(pa, pa.array({8192, 8192}, DType::Float32), over({0})).spec.fold);

@@ -115,7 +115,7 @@ TEST(SpecSerial, EveryElementwiseFieldReachesEveryRendering) {
 }
 
 TEST(SpecSerial, EveryReductionFieldReachesEveryRendering) {
-  EXPECT_EQ(field_count(red_spec()), 17 + 2 * 5);
+  EXPECT_EQ(field_count(red_spec()), 18 + 2 * 5);
   expect_every_field_rendered(red_spec());
 }
 
