@@ -148,6 +148,7 @@ class ReductionSource {
   void columns_pass();
   void folded_columns_pass();
   void rows_staged_pass();
+  void stage_buffers();
   void columns_vector_body(const std::string& ind, int unroll, const std::string& step);
   void columns_combine(bool split, const std::string& G, const std::string& NV);
   void columns_finish(const std::string& ind, const std::string& k, const std::string& a);
@@ -715,16 +716,10 @@ void ReductionSource::rows_loads_accumulate(const std::string& G, const std::str
 
 // Staged rows: a block copies a tile of whole rows of every loaded input (back to back) into
 // shared memory, eight coalesced loads in flight per thread, then each thread reduces one row
-// of the tile from it (rows of an odd length read without bank conflicts).
+// of the tile from it.
 void ReductionSource::rows_staged_pass() {
   const std::string cap = std::to_string(reduction_stage_capacity(def, s));
-  for (int k : loaded) {
-    const std::string T = T_of(k);
-    w << "  __shared__ __align__(16) unsigned char _cj_stb" + id(k) + "[" + cap + " * sizeof(" + T +
-             ")];\n";
-    w << "  " + T + "* const _cj_st" + id(k) + " = reinterpret_cast<" + T + "*>(_cj_stb" + id(k) +
-             ");\n";
-  }
+  stage_buffers();
   w << "  const " + I + " _cj_rpt = " + cap + " / L.n_red < (" + I + ")blockDim.x ? " + cap +
            " / L.n_red : (" + I + ")blockDim.x;\n";
   w << "  for (" + I + " _cj_r0 = (" + I + ")blockIdx.x * _cj_rpt; _cj_r0 < L.n_out; _cj_r0 += (" +
@@ -742,7 +737,7 @@ void ReductionSource::rows_staged_pass() {
              "])[_cj_i + _cj_u * _cj_bs];\n";
     w << "#pragma unroll\n        for (int _cj_u = 0; _cj_u < 8; ++_cj_u)\n";
     w << "          if (_cj_i + _cj_u * _cj_bs < _cj_span) _cj_st" + id(k) +
-             "[_cj_i + _cj_u * _cj_bs] = _cj_x" + id(k) + "[_cj_u];\n";
+             "[_cj_pad(_cj_i + _cj_u * _cj_bs)] = _cj_x" + id(k) + "[_cj_u];\n";
   }
   w << "      }\n    }\n    __syncthreads();\n";
   w << "    if ((" + I + ")threadIdx.x < _cj_nr) {\n";
@@ -751,10 +746,27 @@ void ReductionSource::rows_staged_pass() {
   w << "      _cj_Acc acc;\n      acc.init();\n";
   w << "      for (" + I + " _cj_j = 0; _cj_j < L.n_red; ++_cj_j)\n";
   w << "        acc.add(" +
-           map_call([&](int k) { return "_cj_st" + id(k) + "[_cj_row + _cj_j]"; }, "_cj_j") +
+           map_call([&](int k) { return "_cj_st" + id(k) + "[_cj_pad(_cj_row + _cj_j)]"; },
+                    "_cj_j") +
            ");\n";
   post("      ", "o", "acc");
   w << "    }\n    __syncthreads();\n  }\n";
+}
+
+// The staged tile of every loaded input: _cj_st<k>, reduction_stage_capacity elements each,
+// element i at _cj_pad(i): a word of padding per 32 elements, so that threads reading rows of
+// a length with a large power of two in it (a sliced input's rows of 32) hit different banks.
+void ReductionSource::stage_buffers() {
+  const std::int64_t capacity = reduction_stage_capacity(def, s);
+  const std::string cap = std::to_string(capacity + capacity / 32);
+  w << "  auto _cj_pad = [](" + I + " i) { return i + (i >> 5); };\n";
+  for (int k : loaded) {
+    const std::string T = T_of(k);
+    w << "  __shared__ __align__(16) unsigned char _cj_stb" + id(k) + "[" + cap + " * sizeof(" + T +
+             ")];\n";
+    w << "  " + T + "* const _cj_st" + id(k) + " = reinterpret_cast<" + T + "*>(_cj_stb" + id(k) +
+             ");\n";
+  }
 }
 
 // Rows with a group of lanes per row that walks the row in a loop.

@@ -150,7 +150,7 @@ bool fold_consistent(const RedSpecialization& s) {
 }
 
 // A staged specialisation is the row walk its generator assumes: one kept and one reduced
-// contiguous dimension, scalar loads, one pass, loaded inputs that fit the tile.
+// contiguous dimension, scalar loads, one pass, not segmented, loaded inputs that fit the tile.
 bool stage_consistent(const ReductionDefinition& def, const RedSpecialization& s) {
   if (!s.staged) return true;
   return s.strategy == RedStrategy::Rows && s.out_ndim == 1 && s.red_ndim == 1 && s.vec == 1 &&

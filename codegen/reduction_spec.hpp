@@ -171,7 +171,8 @@ std::size_t reduction_partial_bytes(const RedSpecialization& s);
 /// Staged rows (RedSpecialization::staged): at most this many elements per row.
 inline constexpr std::int64_t kMaxStagedRow = 64;
 /// Staged rows: elements of every loaded input (used, not raw, not scalar) a block holds in
-/// shared memory, 16 KiB in all; a tile is min(this / row length, block_size) rows.
+/// shared memory, 16 KiB in all (plus a word of padding per 32); a tile is min(this / row
+/// length, block_size) rows.
 std::int64_t reduction_stage_capacity(const ReductionDefinition& def, const RedSpecialization& s);
 
 }  // namespace cujit::detail

@@ -262,10 +262,12 @@ TEST(ReductionCodegen, StagedRowsKeepTheRowIndexAndRefuseOtherShapes) {
   s.staged = true;
   s.red_contiguous = true;
   const std::string source = generate_reduction(dot, s).source;
-  EXPECT_NE(source.find("_cj_stb0[2048 * sizeof(float)]"), std::string::npos) << source;
-  EXPECT_NE(source.find("_cj_stb1[2048 * sizeof(float)]"), std::string::npos);
-  EXPECT_NE(source.find("_cj_st0[_cj_row + _cj_j], _cj_st1[_cj_row + _cj_j], (int)(_cj_j)"),
-            std::string::npos);
+  EXPECT_NE(source.find("_cj_stb0[2112 * sizeof(float)]"), std::string::npos) << source;
+  EXPECT_NE(source.find("_cj_stb1[2112 * sizeof(float)]"), std::string::npos);
+  EXPECT_NE(
+      source.find(
+          "_cj_st0[_cj_pad(_cj_row + _cj_j)], _cj_st1[_cj_pad(_cj_row + _cj_j)], (int)(_cj_j)"),
+      std::string::npos);
   expect_compiles(dot, s);
   const auto [def2, s2] = reduction_from_manifest(reduction_manifest_entry(dot, s));
   EXPECT_TRUE(s2.staged);
