@@ -456,6 +456,16 @@ TEST(Reduction, ShortMisalignedRowsAreStaged) {
     const auto first = sum(x, cujit::axis{1}).to_host<float>();
     EXPECT_EQ(sum(x, cujit::axis{1}).to_host<float>(), first) << what;
   }
+  // Rows of 32 one element past a 16-byte boundary: not vectorised, staged with padding.
+  const std::int64_t rows = 65537;
+  auto xh = test::random_vector<float>(static_cast<std::size_t>(rows * 32 + 1), -1, 1, 33);
+  Array x = Array::from_host(xh).slice(0, 1, rows * 32 + 1).reshape({rows, 32});
+  const auto got = sum64()(x, cujit::axis{1}).to_host<double>();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double want = 0;
+    for (int j = 0; j < 32; ++j) want += xh[1 + r * 32 + j];
+    ASSERT_NEAR(got[r], want, 1e-9) << r;
+  }
 }
 
 TEST(Reduction, IdentityAndEmptyCases) {
