@@ -512,12 +512,42 @@ def cold_child():
     print(json.dumps({"n": n, "first_us": first * 1e6, "second_us": second * 1e6, "ok": ok}))
 
 
+def bench_shapes(b):
+    """Issue 35's shapes (bench/reduction --only shapes): sums over 2^28 float32 viewed as short
+    rows, few long rows and tall matrices, with cupy.sum and torch.sum on the same views."""
+    cp = b.cp
+    n = 1 << (24 if b.args.quick else 28)
+    x = b.random(n, 43)
+    shapes = [(n // c, c, 1) for c in (17, 24, 33, 48, 63, 100, 129, 250, 500, 1000, 1023)]
+    shapes += [(r, n // r, 1) for r in (2, 3, 8, 33)]
+    shapes += [(n // c, c, 0) for c in (2, 3, 8, 33, 100, 300, 1000, 4096)]
+    tx = b.as_torch(x) if b.torch is not None else None
+    if tx is not None:
+        b.check_torch_stream()
+    for rows, cols, axis in shapes:
+        a = x[: rows * cols].reshape(rows, cols)
+        ref = cp.sum(a, axis=axis, dtype=cp.float64)
+        scale = cp.sum(cp.abs(a), axis=axis, dtype=cp.float64) + 1e-30
+        n_out = cols if axis == 0 else rows
+        cases = [("cupy", lambda: cp.sum(a, axis=axis), f"cupy.sum(axis={axis})")]
+        if tx is not None:
+            ta = tx[: rows * cols].reshape(rows, cols)
+            cases.append(("torch", lambda: b.torch.sum(ta, dim=axis), f"torch.sum(dim={axis})"))
+        for bench, call, what in cases:
+            timing = b.time_device(lambda _: call())
+            err = float(cp.max(cp.abs(cp.asarray(call(), dtype=cp.float64) - ref) / scale))
+            b.record(bench, "sum_shape", rows * cols, 4 * (rows * cols + n_out), timing,
+                     shape=f"{rows}x{cols} axis {axis}",
+                     note=b.verdict(err <= 1e-5, f"{bench} {what} relative error {err:.2e}") or what)
+
+
 SECTIONS = [
     ("copy", "copy", bench_copy),
     ("add", "add z = x + y, float32, contiguous", bench_add),
     ("strided", "add: broadcast and transposed", bench_add_strided),
     ("host", "host time per call", bench_host_call),
     ("reductions", "reductions", bench_reductions),
+    ("shapes", "sums over issue 35's shapes (short rows, long rows, tall matrices)", bench_shapes),
     ("cold", "cold first call", bench_cold_call),
     ("expressions", "array expressions: GELU, squared differences per row, row softmax",
      bench_expressions),
