@@ -407,13 +407,13 @@ void split_segments(RedPlan& plan, std::int64_t resident, int split, const RedTu
 // idles most of the device: H200, 2026-11-27, 2.06 waves of 33 folded columns at 0.87 of
 // copy), and fold partials per chunk and output for the second pass (nsplit), which takes a
 // block per output.
-void plan_fold_grid(RedPlan& plan, std::int64_t resident, int split, const RedTuning& tuning) {
+void plan_fold_grid(RedPlan& plan, std::int64_t resident, const RedTuning& tuning) {
   const int B = plan.spec.block_size;
   const std::int64_t k = plan.fold, threads = plan.n_out * k;
   plan.block1 = B;
   plan.grid_x = (threads + B - 1) / B;
   const std::int64_t wanted = std::max<std::int64_t>(1, resident * tuning.waves / plan.grid_x);
-  settle(plan, split == 1 ? 0 : split, wanted, plan.n_red / (k * 32), k);
+  settle(plan, 0, wanted, plan.n_red / (k * 32), k);  // two passes whatever the chunks
   plan.grid_y = plan.nsplit;
   plan.nsplit *= k;
   plan.grid2 = std::min(plan.n_out, resident * 4);
@@ -438,7 +438,7 @@ void plan_grid(RedPlan& plan, std::int64_t resident, int split, const RedTuning&
     }
     case RedStrategy::Columns: {
       if (spec.fold) {
-        plan_fold_grid(plan, resident, split, tuning);
+        plan_fold_grid(plan, resident, tuning);
         break;
       }
       const std::int64_t threads = n_out / spec.vec;  // one per V adjacent outputs
@@ -603,7 +603,7 @@ std::int64_t resident_blocks(const DeviceLimits& device, int block_size) {
 void make_generic(RedSpecialization& s) {
   s.strategy = RedStrategy::Segments;
   s.out_ndim = s.red_ndim = kGenericNdim;
-  s.red_contiguous = s.peel = false;
+  s.red_contiguous = s.peel = s.fold = s.staged = false;
   s.vec = 1;
   s.group = 32;
   s.row_loads = 0;

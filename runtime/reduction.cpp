@@ -67,18 +67,18 @@ void debug_plan(const std::string& kernel, const RedPlan& plan, int blocks_per_s
   if (!enabled) return;
   static const char* const names[] = {"segments", "rows", "columns"};
   const RedSpecialization& spec = plan.spec;
+  const std::string fold = spec.fold ? " fold " + std::to_string(plan.fold) : "";
   char text[320];
-  std::snprintf(
-      text, sizeof text,
-      "n_out %lld n_red %lld -> %s vec %d group %d%s%s fold %lld, grid (%lld, %lld) x %d, nsplit "
-      "%lld, chunk %lld, pass 2 grid %lld, occupancy %d blocks/SM",
-      static_cast<long long>(plan.n_out), static_cast<long long>(plan.n_red),
-      names[static_cast<int>(spec.strategy)], spec.vec, spec.group,
-      spec.red_contiguous ? " contiguous" : "", spec.staged ? " staged" : "",
-      static_cast<long long>(spec.fold ? plan.fold : 0), static_cast<long long>(plan.grid_x),
-      static_cast<long long>(plan.grid_y), plan.block1, static_cast<long long>(plan.nsplit),
-      static_cast<long long>(plan.chunk), static_cast<long long>(spec.two_pass ? plan.grid2 : 0),
-      blocks_per_sm);
+  std::snprintf(text, sizeof text,
+                "n_out %lld n_red %lld -> %s vec %d group %d%s%s%s, grid (%lld, %lld) x %d, nsplit "
+                "%lld, chunk %lld, pass 2 grid %lld, occupancy %d blocks/SM",
+                static_cast<long long>(plan.n_out), static_cast<long long>(plan.n_red),
+                names[static_cast<int>(spec.strategy)], spec.vec, spec.group,
+                spec.red_contiguous ? " contiguous" : "", spec.staged ? " staged" : "",
+                fold.c_str(), static_cast<long long>(plan.grid_x),
+                static_cast<long long>(plan.grid_y), plan.block1,
+                static_cast<long long>(plan.nsplit), static_cast<long long>(plan.chunk),
+                static_cast<long long>(spec.two_pass ? plan.grid2 : 0), blocks_per_sm);
   detail::log_always(LogLevel::Info, "reduction '" + kernel + "': " + text);
 }
 
