@@ -1,7 +1,8 @@
-// Scan lab (issue 36, session 21): the generated flat float sum scan (base.cuh, from the golden
-// tests/codegen/golden/scan_flat_f32.txt) against hand-written variants of its data path, on
-// 2^28 float32. Prints us, the fraction of a device-to-device copy of the same bytes, and
-// (variants with stamps) where a tile's time goes. Build: nvcc -O3 -arch=sm_90 -std=c++17.
+// Scan lab (issue 36, session 21): the generated flat float sum scan (base.cuh, made from the
+// golden tests/codegen/golden/scan_flat_f32.txt by make_headers.sh) against hand-written
+// variants of its data path, on 2^28 float32. Prints us, the fraction of a device-to-device
+// copy of the same bytes, and (variants with stamps) where a tile's time goes.
+// Build: bash make_headers.sh && nvcc -O3 -arch=sm_90 -std=c++17 -o lab lab.cu
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,14 +14,7 @@
 
 #include "base.cuh"
 
-#define CK(x)                                                                       \
-  do {                                                                              \
-    cudaError_t e_ = (x);                                                           \
-    if (e_ != cudaSuccess) {                                                        \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
+#include "lab_common.cuh"
 
 __device__ __forceinline__ void cp16(void* smem, const void* g) {
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -163,16 +157,6 @@ __global__ void __launch_bounds__(_CJ_B + 64)
   if (STAMP && _cj_t == 0) stamps[8 * _cj_tile + 3] = now();
 }
 
-__global__ void fill(float* x, long long n, unsigned seed) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-       i += (long long)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    x[i] = (float)(h & 0xffffff) / 8388608.0f - 1.0f;
-  }
-}
 __global__ void differ(const unsigned* a, const unsigned* b, long long n, unsigned long long* out) {
   unsigned long long c = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;

@@ -18,14 +18,7 @@ __device__ __forceinline__ void _cj_bar(int id, int threads) {
 }
 #include "sel.cuh"
 
-#define CK(x)                                                                       \
-  do {                                                                              \
-    cudaError_t e_ = (x);                                                           \
-    if (e_ != cudaSuccess) {                                                        \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
+#include "lab_common.cuh"
 
 constexpr int kTile = _CJ_B * _CJ_N;
 constexpr int kWords = kTile / 32;  // == _CJ_B for 32 items
@@ -119,16 +112,6 @@ __global__ void __launch_bounds__(_CJ_B + 64)
   }
 }
 
-__global__ void fill(float* x, long long n, unsigned seed) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-       i += (long long)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    x[i] = (float)(h & 0xffffff) / 8388608.0f - 1.0f;
-  }
-}
 
 int main(int argc, char** argv) {
   const long long n = argc > 1 ? atoll(argv[1]) : (1ll << 28);
