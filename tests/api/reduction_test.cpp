@@ -33,6 +33,25 @@ const ReductionKernel& l2norm() {
   return k;
 }
 
+// argmax as CuPy's users write it (a value and its index, the first index on ties), a maximum
+// without identity, and a float32 sum: the kernels the plan tests check against the host.
+const ReductionKernel& argmax_first() {
+  static const ReductionKernel k(
+      "T x", "int64 idx", "ArgMax{(double)x, _J}",
+      "(b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a", "idx = a.i", "ArgMax{-1e300, -1}",
+      "argmax_first",
+      ReductionOptions{"ArgMax", true, "struct ArgMax { double v; long long i; };", {}});
+  return k;
+}
+const ReductionKernel& max_no_identity() {
+  static const ReductionKernel k("T x", "T y", "x", "a > b ? a : b", "y = a", "", "max_any");
+  return k;
+}
+const ReductionKernel& sum_same() {
+  static const ReductionKernel k("T x", "T y", "x", "a + b", "y = a", "0", "sum_same");
+  return k;
+}
+
 // Reduces C-order host `data` of `shape` over `axes` (every axis when empty): the
 // sum of map(x), in C order of the kept axes.
 std::vector<double> host_sum(const std::vector<double>& data, const Shape& shape,
@@ -381,13 +400,9 @@ TEST(Reduction, TallMatricesWithFewColumnsAreFolded) {
   CUJIT_REQUIRE_GPU();
   const ReductionKernel mean("T x", "float64 y", "(double)x * (_J % 3)", "a + b",
                              "y = a / (_in_ind.size() / _out_ind.size())", "0", "wmean_cols");
-  const ReductionKernel argmax(
-      "T x", "int64 idx", "ArgMax{(double)x, _J}",
-      "(b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a", "idx = a.i", "ArgMax{-1e300, -1}",
-      "argmax_cols",
-      ReductionOptions{"ArgMax", true, "struct ArgMax { double v; long long i; };", {}});
-  const ReductionKernel maxk("T x", "T y", "x", "a > b ? a : b", "y = a", "", "max_cols_fold");
-  const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "sum_f32_fold");
+  const ReductionKernel& argmax = argmax_first();
+  const ReductionKernel& maxk = max_no_identity();
+  const ReductionKernel& sum = sum_same();
   for (const auto& [rows, cols, pitch] :
        std::vector<std::array<std::int64_t, 3>>{{200003, 17, 17},
                                                 {100001, 33, 33},
@@ -426,13 +441,9 @@ TEST(Reduction, ShortMisalignedRowsAreStaged) {
   CUJIT_REQUIRE_GPU();
   const ReductionKernel dot("T x, T y", "float64 z", "(double)x * y * (_J % 3 + 1)", "a + b",
                             "z = a / (_in_ind.size() / _out_ind.size())", "0", "dot_rows_staged");
-  const ReductionKernel argmax(
-      "T x", "int64 idx", "ArgMax{(double)x, _J}",
-      "(b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a", "idx = a.i", "ArgMax{-1e300, -1}",
-      "argmax_rows_staged",
-      ReductionOptions{"ArgMax", true, "struct ArgMax { double v; long long i; };", {}});
-  const ReductionKernel maxk("T x", "T y", "x", "a > b ? a : b", "y = a", "", "max_rows_staged");
-  const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "sum_rows_staged");
+  const ReductionKernel& argmax = argmax_first();
+  const ReductionKernel& maxk = max_no_identity();
+  const ReductionKernel& sum = sum_same();
   for (const auto& [rows, len] : std::vector<std::array<std::int64_t, 2>>{
            {300007, 17}, {100003, 33}, {50001, 63}, {400009, 2}, {70001, 18}, {3, 17}}) {
     auto xh = test::random_vector<float>(static_cast<std::size_t>(rows * len), -1, 1, 31);

@@ -15,6 +15,7 @@
 #include "base.cuh"
 
 #include "lab_common.cuh"
+#include "lab_look_back.cuh"
 
 __device__ __forceinline__ void cp16(void* smem, const void* g) {
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -26,11 +27,6 @@ __device__ __forceinline__ void cp_wait_all() {
 // 16-byte chunk c of the tile (row c >> 3 of 128 bytes) at its swizzled place: the chunks of a
 // row rotate by the row's low bits, so 8 threads reading chunk j of 8 rows hit 8 bank groups.
 __device__ __forceinline__ int swz(int c) { return (c & ~7) | ((c ^ (c >> 3)) & 7); }
-__device__ __forceinline__ unsigned long long now() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __device__ __forceinline__ float comb_f(const _cj_V& p, float x) {
   return _cj_comb(p, _cj_make(x, 0)).v;
@@ -108,25 +104,8 @@ __global__ void __launch_bounds__(_CJ_B + 64)
     if (_cj_lane > 0) _cj_tex = _cj_warp > 0 ? _cj_comb(_cj_tex, _cj_wex) : _cj_wex;
     _cj_bar(2, _CJ_B + 32);
   } else {
-    if (_cj_warp == _CJ_B / 32) {
-      _cj_V inpre = _cj_make(_cj_identity(), 0);
-      if (q > 0) inpre = _cj_fold_tiles(_cj_scratch, 16, L.tile_values, _cj_tile - q, q, _cj_lane);
-      if (_cj_lane == 0) _cj_halves[0] = inpre;
-      if (STAMP && _cj_lane == 0) stamps[8 * _cj_tile + 5] = now();
-      _cj_bar(2, _CJ_B + 32);
-      if (last && _cj_lane == 0) {
-        const _cj_V gagg = _cj_comb(inpre, _cj_wsum[_CJ_B / 32 - 1]);
-        _cj_publish(_cj_scratch, L.group_aggregates, L.group_flags, g, gagg, _cj_agg_flag(gagg));
-      }
-    } else {
-      _cj_V G = _cj_make(_cj_identity(), 0);
-      if (g > 0) {
-        G = _cj_group_look_back(_cj_scratch, L.group_flags, L.group_aggregates, L.group_prefixes,
-                                L.tile_values, g, _cj_lane);
-      }
-      if (_cj_lane == 0) _cj_halves[1] = G;
-      if (STAMP && _cj_lane == 0) stamps[8 * _cj_tile + 6] = now();
-    }
+    lab_look_back(_cj_scratch, L, _cj_tile, g, q, last, _cj_lane, _cj_warp, _cj_wsum, _cj_halves,
+                  STAMP ? stamps : nullptr);
   }
   __syncthreads();
   if (STAMP && _cj_t == 0) stamps[8 * _cj_tile + 2] = now();

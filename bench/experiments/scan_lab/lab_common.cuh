@@ -25,3 +25,9 @@ __global__ void fill(float* x, long long n, unsigned seed) {
     x[i] = (float)(h & 0xffffff) / 8388608.0f - 1.0f;
   }
 }
+
+__device__ __forceinline__ unsigned long long now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}

@@ -19,6 +19,7 @@ __device__ __forceinline__ void _cj_bar(int id, int threads) {
 #include "sel.cuh"
 
 #include "lab_common.cuh"
+#include "lab_look_back.cuh"
 
 constexpr int kTile = _CJ_B * _CJ_N;
 constexpr int kWords = kTile / 32;  // == _CJ_B for 32 items
@@ -73,23 +74,8 @@ __global__ void __launch_bounds__(_CJ_B + 64)
     wpre[_cj_t] = ex;
     _cj_bar(2, _CJ_B + 32);
   } else {
-    if (_cj_warp == _CJ_B / 32) {
-      _cj_V inpre = _cj_make(_cj_identity(), 0);
-      if (q > 0) inpre = _cj_fold_tiles(_cj_scratch, 16, L.tile_values, _cj_tile - q, q, _cj_lane);
-      if (_cj_lane == 0) _cj_halves[0] = inpre;
-      _cj_bar(2, _CJ_B + 32);
-      if (last && _cj_lane == 0) {
-        const _cj_V gagg = _cj_comb(inpre, _cj_wsum[_CJ_B / 32 - 1]);
-        _cj_publish(_cj_scratch, L.group_aggregates, L.group_flags, g, gagg, _cj_agg_flag(gagg));
-      }
-    } else {
-      _cj_V G = _cj_make(_cj_identity(), 0);
-      if (g > 0) {
-        G = _cj_group_look_back(_cj_scratch, L.group_flags, L.group_aggregates, L.group_prefixes,
-                                L.tile_values, g, _cj_lane);
-      }
-      if (_cj_lane == 0) _cj_halves[1] = G;
-    }
+    lab_look_back(_cj_scratch, L, _cj_tile, g, q, last, _cj_lane, _cj_warp, _cj_wsum, _cj_halves,
+                  nullptr);
   }
   __syncthreads();
   const _cj_V _cj_G = _cj_halves[1];
