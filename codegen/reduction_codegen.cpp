@@ -714,14 +714,12 @@ void ReductionSource::rows_loads_accumulate(const std::string& G, const std::str
   w << "      }\n    }\n";
 }
 
-// Staged rows: a block copies a tile of whole rows of every loaded input (back to back) into
-// shared memory, eight coalesced loads in flight per thread, then each thread reduces one row
+// Staged rows: a block copies a tile of L.chunk whole rows of every loaded input (back to back)
+// into shared memory, eight coalesced loads in flight per thread, then each thread reduces one row
 // of the tile from it.
 void ReductionSource::rows_staged_pass() {
-  const std::string cap = std::to_string(reduction_stage_capacity(def, s));
   stage_buffers();
-  w << "  const " + I + " _cj_rpt = " + cap + " / L.n_red < (" + I + ")blockDim.x ? " + cap +
-           " / L.n_red : (" + I + ")blockDim.x;\n";
+  w << "  const " + I + " _cj_rpt = L.chunk;  // rows per tile (the plan's stage_rows)\n";
   w << "  for (" + I + " _cj_r0 = (" + I + ")blockIdx.x * _cj_rpt; _cj_r0 < L.n_out; _cj_r0 += (" +
            I + ")gridDim.x * _cj_rpt) {\n";
   w << "    const " + I + " _cj_nr = L.n_out - _cj_r0 < _cj_rpt ? L.n_out - _cj_r0 : _cj_rpt;\n";

@@ -433,6 +433,7 @@ void plan_grid(RedPlan& plan, std::int64_t resident, int split, const RedTuning&
       const std::int64_t rows_per_block = spec.staged      ? plan.stage_rows
                                           : spec.group < B ? B / spec.group
                                                            : 1;
+      if (spec.staged) plan.chunk = plan.stage_rows;  // the kernel's rows per tile
       plan.grid_x = std::min((n_out + rows_per_block - 1) / rows_per_block, resident * 4);
       break;
     }

@@ -247,6 +247,7 @@ TEST(ReductionPlan, ShortMisalignedRowsAreStaged) {
     ASSERT_TRUE(p.spec.staged) << len;
     EXPECT_FALSE(p.spec.two_pass) << len;
     EXPECT_EQ(p.stage_rows, std::min<std::int64_t>(4096 / len, 256)) << len;
+    EXPECT_EQ(p.chunk, p.stage_rows) << len;  // the layout carries the rows per tile
     EXPECT_EQ(p.grid_x,
               std::min<std::int64_t>(
                   ((std::int64_t{1} << 24) / len + p.stage_rows - 1) / p.stage_rows, 132 * 8 * 4))
