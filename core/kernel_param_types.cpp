@@ -230,34 +230,35 @@ std::optional<KernelParamTypes> reconcile_param_types(std::optional<KernelParamT
 
 void check_kernel_args(const std::string& kernel, int device, const std::vector<std::size_t>& sizes,
                        const KernelParamTypes* types, const KernelArg* args, std::size_t count) {
-  const std::string who = "cujit: kernel '" + kernel + "'";
+  // Messages are built only on failure: this runs on every launch.
+  const auto who = [&] { return "cujit: kernel '" + kernel + "'"; };
   if (count != sizes.size()) {
-    throw ArgumentError(who + " takes " + std::to_string(sizes.size()) + " argument(s) but " +
+    throw ArgumentError(who() + " takes " + std::to_string(sizes.size()) + " argument(s) but " +
                         std::to_string(count) + " were given");
   }
   for (std::size_t i = 0; i < count; ++i) {
     const KernelArg& arg = args[i];
-    const std::string index = std::to_string(i);
+    const auto index = [i] { return std::to_string(i); };
     const ParamType* p = types != nullptr ? &types->params[i] : nullptr;
     if (p != nullptr && p->cls != ParamClass::Other && arg.kind() != KernelArg::Kind::Other) {
       if (!fits(*p, arg)) {
-        throw TypeError(who + ": argument " + index + " is " + describe_arg(arg) +
-                        " but parameter " + index + " is '" + p->spelling + "', which takes " +
+        throw TypeError(who() + ": argument " + index() + " is " + describe_arg(arg) +
+                        " but parameter " + index() + " is '" + p->spelling + "', which takes " +
                         expected_of(*p) + " (the kernel is " + types->demangled + ")");
       }
     } else if (arg.size() != sizes[i]) {
-      throw ArgumentError(who + ": argument " + index + " is " +
+      throw ArgumentError(who() + ": argument " + index() + " is " +
                           (arg.is_array() ? "an array (an 8-byte pointer)"
                                           : "a " + std::to_string(arg.size()) + "-byte scalar") +
-                          " but parameter " + index +
+                          " but parameter " + index() +
                           (p != nullptr ? " ('" + p->spelling + "')" : std::string()) + " takes " +
                           std::to_string(sizes[i]) + " bytes");
     }
     if (arg.is_array() && arg.device() < 0) {
-      throw ArgumentError(who + ": argument " + index + " is a null array");
+      throw ArgumentError(who() + ": argument " + index() + " is a null array");
     }
     if (arg.is_array() && arg.device() != device) {
-      throw DeviceError(who + ": argument " + index + " is on device " +
+      throw DeviceError(who() + ": argument " + index() + " is on device " +
                         std::to_string(arg.device()) + " but the kernel is loaded on device " +
                         std::to_string(device));
     }

@@ -46,10 +46,10 @@ std::shared_ptr<const LoadedModule> load_specialization(
 // What a call like an earlier one needs again, kept by the call's key (elementwise_call_key):
 // such a call skips resolving, checking, planning and specialising.
 struct PlannedCall {
-  Shape out_shape;              ///< the broadcast shape
+  Shape out_shape;               ///< the broadcast shape
   std::vector<DType> out_types;  ///< every output's dtype
-  std::vector<int> out_align;   ///< the 16-byte alignment of each output cujit allocated
-  bool runs = false;            ///< a non-empty shape: a launch
+  std::vector<int> out_align;    ///< the 16-byte alignment of each output cujit allocated
+  bool runs = false;             ///< a non-empty shape: a launch
   EwPlan plan;  ///< the call's own, or its generic plan when `specialized` is generic
   std::shared_ptr<const Specialized> specialized;
   std::vector<unsigned char> layout;  ///< the layout struct's bytes (plan.has_layout_struct())
@@ -94,9 +94,9 @@ struct CUJIT_HIDDEN ElementwiseKernel::Impl {
                                                        std::size_t count);
   void run(const detail::PlannedCall& call, const Arg* args, const Array* const* arrays,
            const LaunchOptions& options, int device) const;
-  void plan_launch(detail::PlannedCall& call, std::size_t count,
-                   const detail::ResolvedTypes& types, const Family::Geometry& geometry,
-                   const detail::CallDescs& descs, const LaunchOptions& options, int device);
+  void plan_launch(detail::PlannedCall& call, std::size_t count, const detail::ResolvedTypes& types,
+                   const Family::Geometry& geometry, const detail::CallDescs& descs,
+                   const LaunchOptions& options, int device);
   std::shared_ptr<const detail::PlannedCall> plan_call(
       const Arg* args, std::size_t count, const LaunchOptions& options, int& device,
       std::optional<detail::ScopedContext>& context, std::vector<Array>& allocated);
@@ -174,7 +174,7 @@ std::vector<Array> ElementwiseKernel::call_all(const Arg* args, std::size_t coun
 }
 
 Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const LaunchOptions& options,
-                                std::vector<Array>* all_outputs) const {
+                                std::vector<Array>* all_outputs, bool first) const {
   Impl& im = *impl_;
   const detail::ElementwiseDefinition& def = *im.def;
   const detail::ParamList params(def.in, def.out);
@@ -200,8 +200,8 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     const Stream stream = Stream::wrap(options.stream, dev);
     bool aligned_alike = true;
     for (std::size_t k = count; k < params.size(); ++k) {
-      allocated.push_back(Array::empty(call->out_shape, call->out_types[k - params.n_in()], dev,
-                                       stream));
+      allocated.push_back(
+          Array::empty(call->out_shape, call->out_types[k - params.n_in()], dev, stream));
       aligned_alike &= static_cast<int>(allocated.back().data() & 15) == call->out_align[k - count];
     }
     // An allocator may align differently from the one the plan saw: plan this call afresh.
@@ -219,11 +219,12 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
                                      : nullptr;
   }
   if (call->runs) im.run(*call, args, arrays, options, device);
-  if (im.no_return || def.out.empty()) return Array();
+  if (im.no_return || def.out.empty() || (!first && all_outputs == nullptr)) return Array();
   if (all_outputs != nullptr) {
     all_outputs->reserve(params.n_out());
     for (std::size_t k = params.n_in(); k < params.size(); ++k) all_outputs->push_back(*arrays[k]);
   }
+  if (!first) return Array();
   return count == params.size() ? args[params.n_in()].array() : std::move(allocated.front());
 }
 
@@ -304,12 +305,10 @@ void ElementwiseKernel::Impl::run(const detail::PlannedCall& call, const Arg* ar
   detail::KernelParams packed;
   detail::pack_parameters(
       call.specialized->parameters,
-      {args, arrays, call.plan.n, const_cast<unsigned char*>(call.layout.data()), nullptr},
-      packed);
+      {args, arrays, call.plan.n, const_cast<unsigned char*>(call.layout.data()), nullptr}, packed);
   detail::launch_function(call.specialized->function,
-                          {call.plan.grid, 1, call.plan.block_x, call.plan.block_y},
-                          options.stream, packed.data(), device, false, "elementwise kernel",
-                          def->name);
+                          {call.plan.grid, 1, call.plan.block_x, call.plan.block_y}, options.stream,
+                          packed.data(), device, false, "elementwise kernel", def->name);
 }
 
 }  // namespace cujit

@@ -15,6 +15,17 @@
 #include <unordered_map>
 
 namespace cujit::detail {
+
+// cujit's own launches of an ElementwiseKernel (include/cujit/elementwise.hpp).
+struct KernelAccess {
+  /// Launches `k` on `args`; returns its first output when `first` (else a null Array, and no
+  /// copy of a given output is made).
+  static Array launch(const ElementwiseKernel& k, const std::vector<Arg>& args,
+                      const LaunchOptions& options, bool first) {
+    return k.launch(args.data(), args.size(), options, nullptr, first);
+  }
+};
+
 namespace {
 
 // The graph of an expression and the values behind its slots (the arrays are the nodes',
@@ -158,6 +169,7 @@ Flattened flatten(const Roots& roots, bool traced = false) {
 struct Scratch {
   Flattened flat;
   Flattener::Seen seen;
+  std::vector<Arg> args;
   bool busy = false;
 };
 
@@ -206,15 +218,26 @@ struct KernelEntry {
 // driver's and the cache's statics are gone at exit.
 template <class Kernel, class Make>
 std::shared_ptr<const Kernel> kernel_of(const ExprGraph& graph, ExprReduce op, Make&& make) {
+  // The last kernel this thread used, checked first: a loop evaluating one expression takes
+  // no lock and computes no hash.
+  thread_local KernelEntry<Kernel> last;
+  if (last.kernel && last.op == op && same_graph(last.graph, graph)) return last.kernel;
   static std::mutex& mutex = *new std::mutex;
   static auto& kernels = *new std::unordered_map<std::uint64_t, std::vector<KernelEntry<Kernel>>>;
-  std::lock_guard lock(mutex);
-  auto& bucket = kernels[graph_hash(graph) ^ static_cast<unsigned>(op)];
-  for (const KernelEntry<Kernel>& e : bucket) {
-    if (e.op == op && same_graph(e.graph, graph)) return e.kernel;
+  std::shared_ptr<const Kernel> kernel;
+  {
+    std::lock_guard lock(mutex);
+    auto& bucket = kernels[graph_hash(graph) ^ static_cast<unsigned>(op)];
+    for (const KernelEntry<Kernel>& e : bucket) {
+      if (e.op == op && same_graph(e.graph, graph)) kernel = e.kernel;
+    }
+    if (!kernel) {
+      bucket.push_back({graph, op, make()});
+      kernel = bucket.back().kernel;
+    }
   }
-  bucket.push_back({graph, op, make()});
-  return bucket.back().kernel;
+  last = {graph, op, kernel};
+  return kernel;
 }
 
 std::shared_ptr<const ElementwiseKernel> kernel_for(const ExprGraph& graph) {
@@ -240,11 +263,17 @@ std::shared_ptr<const ReductionKernel> reduction_for(const ExprGraph& graph, Exp
   });
 }
 
-std::vector<Arg> arguments(const Flattened& f) {
-  std::vector<Arg> args;
+// The arguments of a call of f's kernel, into `args` (cleared first).
+void put_arguments(std::vector<Arg>& args, const Flattened& f) {
+  args.clear();
   args.reserve(f.arrays.size() + f.scalars.size() + 1);
   for (const Array* a : f.arrays) args.emplace_back(*a);
   for (const Scalar& s : f.scalars) args.emplace_back(s);
+}
+
+std::vector<Arg> arguments(const Flattened& f) {
+  std::vector<Arg> args;
+  put_arguments(args, f);
   return args;
 }
 
@@ -281,12 +310,12 @@ Array evaluate(const NodePtr& root, const Array* out, const LaunchOptions& optio
         "from (scalars only); evaluate it into one: eval(e, out)");
   }
   const auto kernel = kernel_for(f.graph);
-  std::vector<Arg> args = arguments(f);
+  std::vector<Arg>& args = storage.args;
+  put_arguments(args, f);
   if (out != nullptr) args.emplace_back(*out);
   LaunchOptions o = options;
   if (f.arrays.empty() && out != nullptr) o.size = out->size();
-  std::vector<Array> results = kernel->call(args, o);
-  return results.empty() ? Array() : results.front();
+  return KernelAccess::launch(*kernel, args, o, out == nullptr);
 }
 
 // Reduces `root`'s values with `op` over reduce's axes into a new array.
@@ -357,8 +386,8 @@ bool overlaps_differently(const detail::NodePtr& root, const Array& out,
 }
 
 bool overlaps_differently(const detail::NodePtr& root, const Array& out) {
-  std::vector<const detail::ExprNode*> seen;
-  seen.reserve(32);  // one allocation for the usual expression of tens of nodes
+  thread_local std::vector<const detail::ExprNode*> seen;  // allocated once per thread
+  seen.clear();
   return overlaps_differently(root, out, span_of(out), seen);
 }
 

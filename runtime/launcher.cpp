@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <optional>
@@ -50,23 +51,29 @@ std::string type_key(const Arg* args, std::size_t count) {
 }
 
 int put_argument_look(std::string& key, const Arg& arg) {
-  key.push_back(static_cast<char>(arg.dtype()));
-  if (!arg.is_array()) {
-    key.push_back('s');
+  if (!arg.is_array() || !arg.array().valid()) {
+    const char look[2] = {static_cast<char>(arg.dtype()), arg.is_array() ? 'n' : 's'};
+    key.append(look, 2);
     return -1;
   }
+  // One resize and plain copies: this runs for every argument of every call.
   const Array& a = arg.array();
-  if (!a.valid()) {
-    key.push_back('n');
-    return -1;
+  const int device = a.device_id();
+  const std::size_t ndim = a.shape().size();
+  const std::size_t dims = ndim * sizeof(std::int64_t);
+  const std::size_t at = key.size();
+  key.resize(at + 4 + sizeof device + 2 * dims);
+  char* out = key.data() + at;
+  out[0] = static_cast<char>(arg.dtype());
+  out[1] = 'a';
+  std::memcpy(out + 2, &device, sizeof device);
+  out[2 + sizeof device] = static_cast<char>(a.data() & 15);
+  out[3 + sizeof device] = static_cast<char>(ndim);
+  if (ndim > 0) {
+    std::memcpy(out + 4 + sizeof device, a.shape().data(), dims);
+    std::memcpy(out + 4 + sizeof device + dims, a.strides().data(), dims);
   }
-  key.push_back('a');
-  put_bytes(key, a.device_id());
-  key.push_back(static_cast<char>(a.data() & 15));
-  key.push_back(static_cast<char>(a.ndim()));
-  for (std::int64_t e : a.shape()) put_bytes(key, e);
-  for (std::int64_t st : a.strides()) put_bytes(key, st);
-  return a.device_id();
+  return device;
 }
 
 namespace {

@@ -14,12 +14,14 @@ import cujit
 k = cujit.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y", "prof_add")
 ck = cp.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y", "prof_add_cupy")
 empty = cp.RawKernel('extern "C" __global__ void nothing() {}', "nothing")
+empty_cujit = cujit.RawKernel('extern "C" __global__ void nothing() {}', "nothing")
 x, y, z = (cp.ones(1, cp.float32) for _ in range(3))
 ax, ay, az = (cujit.asarray(a) for a in (x, y, z))
 stream = cp.cuda.get_current_stream()
 k(x, y, z)
 ck(x, y, z)
 empty((1,), (1,), ())
+empty_cujit((1,), (1,), ())
 cp.cuda.Device().synchronize()
 
 steps = {
@@ -28,6 +30,7 @@ steps = {
     "cujit, cujit Arrays": lambda: k(ax, ay, az),
     "cupy.ElementwiseKernel": lambda: ck(x, y, z),
     "cupy.RawKernel, empty": lambda: empty((1,), (1,), ()),
+    "cujit.RawKernel, empty": lambda: empty_cujit((1,), (1,), ()),
     "x.data.ptr": lambda: x.data.ptr,
     "x.data.device_id": lambda: x.data.device_id,
     "x.shape, x.strides": lambda: (x.shape, x.strides),

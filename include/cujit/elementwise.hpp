@@ -19,6 +19,9 @@
 #include <vector>
 
 namespace cujit {
+namespace detail {
+struct KernelAccess;  // cujit's own launches (expressions: no outputs returned)
+}  // namespace detail
 
 /// Optional parts of an elementwise kernel.
 struct CUJIT_EXPORT ElementwiseOptions {
@@ -109,9 +112,11 @@ class CUJIT_EXPORT ElementwiseKernel {
   struct Impl;
 
  private:
-  // Launches; returns the first output and, when `all_outputs` is given, appends every output.
+  friend struct detail::KernelAccess;
+  // Launches; returns the first output (unless `first` is false: a null Array) and, when
+  // `all_outputs` is given, appends every output.
   Array launch(const Arg* args, std::size_t count, const LaunchOptions& options,
-               std::vector<Array>* all_outputs) const;
+               std::vector<Array>* all_outputs, bool first = true) const;
   std::vector<Array> call_all(const Arg* args, std::size_t count,
                               const LaunchOptions& options) const;
   std::shared_ptr<Impl> impl_;

@@ -27,19 +27,11 @@ class RawModule:
         self.name_expressions = tuple(name_expressions or ())
         self._module = _cujit.RawModule(code, path, list(self.options),
                                         list(self.name_expressions))
-        self._kernels = {}
 
     def get_function(self, name):
-        """The kernel `name` (an extern "C" name or one of the name expressions) on the current
-        device, compiled and loaded there on first use."""
+        """The kernel `name` (an extern "C" name or one of the name expressions), compiled and
+        loaded on each device where it is first called."""
         return RawKernel._of(self, name)
-
-    def _function(self, name, device):
-        key = (name, device)
-        kernel = self._kernels.get(key)
-        if kernel is None:
-            kernel = self._kernels[key] = self._module.get_function(name, device)
-        return kernel
 
     def get_global(self, name):
         """The ``__device__`` or ``__constant__`` variable `name` (or a name expression) on the
@@ -59,49 +51,33 @@ class RawModule:
         return self._module.compile_for(target)
 
 
-class RawKernel:
+class RawKernel(_cujit.RawFunction):
     """CuPy's ``RawKernel(code, name, options=(), backend='nvrtc', translate_cucomplex=False,
     *, enable_cooperative_groups=False, jitify=False)``, called as
     ``kernel(grid, block, args, *, shared_mem=0, stream=None)``. Python ints and floats are
     passed at the width of their parameter (an ``int`` parameter gets an int32); NumPy scalars
-    keep their type; arrays (CuPy, PyTorch, cujit) pass their device address."""
+    keep their type; arrays (CuPy, PyTorch, cujit) pass their device address. Calls and
+    ``launch(config, args, stream=None)`` (a ``cujit.LaunchConfig``: clusters, cooperative,
+    programmatic dependent launch, priority, checked against the device's and the kernel's
+    limits first) run in the extension (python/src/raw.cpp)."""
 
     def __init__(self, code, name, options=(), backend="nvrtc", translate_cucomplex=False, *,
                  enable_cooperative_groups=False, jitify=False):
-        self._module = RawModule(code=code, options=options,
-                                 translate_cucomplex=translate_cucomplex,
-                                 enable_cooperative_groups=enable_cooperative_groups)
-        self.name, self.code, self.options = name, code, tuple(options)
-        self._who = f"kernel '{name}'"
-        self.enable_cooperative_groups = bool(enable_cooperative_groups)
+        self._setup(RawModule(code=code, options=options,
+                              translate_cucomplex=translate_cucomplex,
+                              enable_cooperative_groups=enable_cooperative_groups), name)
 
     @classmethod
     def _of(cls, module, name):
         kernel = cls.__new__(cls)
-        kernel._module, kernel.name = module, name
-        kernel._who = f"kernel '{name}'"
-        kernel.code, kernel.options = module.code, module.options
-        kernel.enable_cooperative_groups = getattr(module, "enable_cooperative_groups", False)
+        kernel._setup(module, name)
         return kernel
 
-    def _kernel(self, device=None):
-        return self._module._function(self.name, _cujit.current_device() if device is None
-                                      else device)
-
-    def __call__(self, grid, block, args, *, shared_mem=0, stream=None,
-                 enable_cooperative_groups=None):
-        # Arguments read, narrowed to their parameters' widths (Python ints and floats, as
-        # NumPy 2 treats them) and launched in the extension (python/src/raw.cpp).
-        cooperative = (self.enable_cooperative_groups if enable_cooperative_groups is None
-                       else bool(enable_cooperative_groups))
-        _cujit.RawKernel._call(self._kernel, grid, block, args, int(shared_mem), stream,
-                               self._who, cooperative)
-
-    def launch(self, config, args, stream=None):
-        """Launches with a ``cujit.LaunchConfig`` (grid, block, ``shared_mem``, ``cluster``,
-        ``cooperative``, ``programmatic_dependent_launch``, ``priority``), checked against the
-        device's and the kernel's limits first (``cujit.ArgumentError`` naming the setting)."""
-        _cujit.RawKernel._launch_config(self._kernel, config, args, stream, self._who)
+    def _setup(self, module, name):
+        _cujit.RawFunction.__init__(self, module._module, name,
+                                    module.enable_cooperative_groups)
+        self._module, self.name = module, name
+        self.code, self.options = module.code, module.options
 
     @property
     def attributes(self):

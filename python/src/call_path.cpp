@@ -4,6 +4,8 @@
 // errors for host arrays). A call costs a few attribute reads per argument, no Python frame.
 #include "call_path.hpp"
 
+#include "cupy_layout.hpp"
+
 #include <cujit/device.hpp>
 
 #include <cstring>
@@ -61,20 +63,23 @@ nb::handle arrays_function(const char* name) {
 struct KnownType {
   PyTypeObject* type;
   Library library;
+  bool fields;  // CuPy arrays read through their C layout (cupy_layout.hpp)
 };
 std::vector<KnownType>& known_types() {
   static std::vector<KnownType> types;
   return types;
 }
 
-Library library_of_type(PyTypeObject* type) {
+const KnownType* known(PyTypeObject* type) {
   for (const KnownType& k : known_types()) {
-    if (k.type == type) return k.library;
+    if (k.type == type) return &k;
   }
-  return Library::None;
+  return nullptr;
 }
 
-void learn(PyTypeObject* type) {
+// Learns the type of `instance`, seen for the first time.
+void learn(nb::handle instance) {
+  PyTypeObject* type = Py_TYPE(instance.ptr());
   const nb::handle t(reinterpret_cast<PyObject*>(type));
   const std::string module = nb::cast<std::string>(t.attr("__module__"));
   const std::string name = nb::cast<std::string>(t.attr("__name__"));
@@ -83,9 +88,10 @@ void learn(PyTypeObject* type) {
   if (module.rfind("torch", 0) == 0 && (name == "Tensor" || name == "Parameter")) {
     library = Library::Torch;
   }
-  if (library == Library::None || library_of_type(type) != Library::None) return;
+  if (library == Library::None || known(type) != nullptr) return;
   Py_INCREF(t.ptr());
-  known_types().push_back({type, library});
+  const bool fields = library == Library::Cupy && cupy_layout_holds(type, instance.ptr());
+  known_types().push_back({type, library, fields});
 }
 
 // The dtype of a NumPy or PyTorch dtype object; each object's answer is kept (a few dozen at
@@ -149,11 +155,22 @@ void PythonCall::add(nb::handle arg, std::size_t index, const std::string& who) 
     args_.emplace_back(a);
     return;
   }
-  const Library library = library_of_type(type);
-  if (library == Library::Cupy) return add_cupy(arg);
-  if (library == Library::Torch) return add_torch(arg, who);
+  if (const KnownType* k = known(type)) {
+    CupyFields fields;
+    if (k->fields && read_cupy_fields(arg.ptr(), fields)) return add_cupy(fields);
+    if (k->library == Library::Cupy) return add_cupy(arg);
+    return add_torch(arg, who);
+  }
   add_slow(arg, index, who);
-  learn(type);
+  learn(arg);
+}
+
+void PythonCall::add_cupy(const CupyFields& f) {
+  views_.push_back(Array::from_pointer(f.address, Shape(f.shape, f.shape + f.ndim),
+                                       Shape(f.strides, f.strides + f.ndim),
+                                       dtype_of(nb::handle(f.dtype)), Device::get(f.device)));
+  note_array(Library::Cupy, f.device);
+  args_.emplace_back(views_.back());
 }
 
 void PythonCall::add_cupy(nb::handle x) {
@@ -221,6 +238,12 @@ void PythonCall::add_slow(nb::handle arg, std::size_t index, const std::string& 
   args_.emplace_back(with_value(dtype, t[1], [](auto typed) { return Scalar(typed); }));
 }
 
+const char* reading_of(nb::handle object) {
+  const KnownType* k = known(Py_TYPE(object.ptr()));
+  if (k == nullptr) return nullptr;
+  return k->fields ? "fields" : "attributes";
+}
+
 Library library_named(nb::handle name) {
   if (name.is_none()) return Library::None;
   const std::string text = nb::cast<std::string>(name);
@@ -252,7 +275,8 @@ CurrentStreamPtr cupy_stream_function() {
   static const CurrentStreamPtr function = []() -> CurrentStreamPtr {
     constexpr const char* kSignature = "intptr_t (void)";
     try {
-      const nb::object capi = nb::module_::import_("cupy_backends.cuda.stream").attr("__pyx_capi__");
+      const nb::object capi =
+          nb::module_::import_("cupy_backends.cuda.stream").attr("__pyx_capi__");
       PyObject* capsule = PyDict_GetItemString(capi.ptr(), "get_current_stream_ptr");  // borrowed
       if (capsule == nullptr || !PyCapsule_IsValid(capsule, kSignature)) return nullptr;
       void* pointer = PyCapsule_GetPointer(capsule, kSignature);

@@ -3,6 +3,7 @@
 // of its first array, and the stream it runs on (python/src/call_path.cpp).
 
 #include "bindings.hpp"
+#include "cupy_layout.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +60,7 @@ class PythonCall {
  private:
   void add(nb::handle arg, std::size_t index, const std::string& who);
   void add_cupy(nb::handle x);
+  void add_cupy(const CupyFields& fields);
   void add_torch(nb::handle x, const std::string& who);
   void add_slow(nb::handle arg, std::size_t index, const std::string& who);
   void note_array(Library library, int device);
@@ -73,6 +75,11 @@ class PythonCall {
   Library library_ = Library::None;
   int device_ = -1;
 };
+
+/// How calls read arguments of `object`'s type: "fields" (a CuPy array read through its C
+/// layout), "attributes" (CuPy arrays and PyTorch tensors), or nullptr while the type is
+/// unknown (the package's slow path). For tests.
+const char* reading_of(nb::handle object);
 
 /// A tuple or list of Python ints as a Shape.
 Shape int_sequence(nb::handle sequence);

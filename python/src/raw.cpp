@@ -30,12 +30,29 @@ RawModule make_module(const std::optional<std::string>& code,
   return RawModule(*code, std::move(options), std::move(name_expressions));
 }
 
-Dim3 dim3(const std::vector<unsigned>& extents, const char* what) {
-  if (extents.empty() || extents.size() > 3) {
-    throw ArgumentError(std::string("cujit: RawKernel: ") + what + " has " +
-                        std::to_string(extents.size()) + " extents; give 1 to 3");
+// A grid or block: an int, or a tuple or list (any sequence) of 1 to 3 ints.
+Dim3 dim3(nb::handle value, const char* what) {
+  unsigned e[3] = {1, 1, 1};
+  if (PyLong_Check(value.ptr())) {
+    e[0] = nb::cast<unsigned>(value);
+    return Dim3(e[0]);
   }
-  return Dim3(extents[0], extents.size() > 1 ? extents[1] : 1, extents.size() > 2 ? extents[2] : 1);
+  const nb::object items = nb::steal(PySequence_Fast(value.ptr(), ""));
+  if (!items.is_valid()) {
+    PyErr_Clear();
+    throw TypeError(std::string("cujit: RawKernel: ") + what +
+                    " must be an int or a sequence of 1 to 3 ints, not '" +
+                    Py_TYPE(value.ptr())->tp_name + "'");
+  }
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
+  if (n == 0 || n > 3) {
+    throw ArgumentError(std::string("cujit: RawKernel: ") + what + " has " + std::to_string(n) +
+                        " extents; give 1 to 3");
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    e[i] = nb::cast<unsigned>(nb::handle(PySequence_Fast_GET_ITEM(items.ptr(), i)));
+  }
+  return Dim3(e[0], e[1], e[2]);
 }
 
 // A scalar's value as a kernel argument of its own dtype's C++ type.
@@ -121,7 +138,7 @@ KernelArg weak_arg(nb::handle value, const Arg& arg, std::size_t size, std::size
 
 std::vector<KernelArg> kernel_args(const PythonCall& call, nb::handle args, const RawKernel& k,
                                    const std::string& who) {
-  const std::vector<std::size_t> sizes = k.param_sizes();
+  const std::vector<std::size_t>& sizes = k.param_sizes();
   std::vector<KernelArg> out;
   out.reserve(call.args().size());
   for (std::size_t i = 0; i < call.args().size(); ++i) {
@@ -137,57 +154,89 @@ std::vector<KernelArg> kernel_args(const PythonCall& call, nb::handle args, cons
   return out;
 }
 
-std::vector<unsigned> extents(nb::handle value) {
-  if (PyLong_Check(value.ptr())) return {nb::cast<unsigned>(value)};
-  std::vector<unsigned> out;
-  for (nb::handle v : value) out.push_back(nb::cast<unsigned>(v));
-  return out;
-}
+// A RawKernel as Python holds it: a module's kernel by name, loaded once per device and kept
+// here, called as CuPy calls its RawKernel with no Python frame in between.
+class RawFunction {
+ public:
+  RawFunction(RawModule module, std::string name, bool cooperative)
+      : module_(std::move(module)),
+        name_(std::move(name)),
+        who_("kernel '" + name_ + "'"),
+        cooperative_(cooperative) {}
 
-// A launch from Python: the arguments read in C++, the kernel of their device from
-// `kernel_for(device)` (the package's per-device cache), then `config` applied through
-// cuLaunchKernelEx, or, without one, a plain launch of `grid` by `block`.
-void raw_launch(nb::handle kernel_for, const LaunchConfig* config, nb::handle grid,
-                nb::handle block, nb::handle args, std::size_t shared_mem, nb::handle stream,
-                const std::string& who) {
-  const nb::tuple items = nb::steal<nb::tuple>(PySequence_Tuple(args.ptr()));
-  if (!items.is_valid()) throw nb::python_error();
-  const PythonCall call(items, items.size(), who, stream);
-  const nb::object device = call.device() < 0 ? nb::none() : nb::object(nb::int_(call.device()));
-  const nb::object found = kernel_for(device);
-  const RawKernel& k = nb::cast<const RawKernel&>(found);
-  const std::vector<KernelArg> launch_args = kernel_args(call, items, k, who);
-  const std::uintptr_t handle = stream_handle(stream, call.library(), k.device_id());
-  const Stream on =
-      Stream::wrap(reinterpret_cast<CUstream_st*>(handle), Device::get(k.device_id()));
-  if (config != nullptr) {
+  bool cooperative() const noexcept { return cooperative_; }
+
+  /// The kernel on `device` (-1: the current one), compiled and loaded there on first use
+  /// with the GIL released. Called with the GIL held.
+  std::shared_ptr<const RawKernel> on(int device) {
+    if (device < 0) device = Device::current().id();
+    if (auto found = find(device)) return found;
+    auto loaded = [&] {
+      nb::gil_scoped_release released;
+      return std::make_shared<const RawKernel>(module_.get_function(name_, Device::get(device)));
+    }();
+    if (auto found = find(device)) return found;  // another thread loaded it meanwhile
+    kernels_.emplace_back(device, loaded);
+    return loaded;
+  }
+
+  /// kernel(grid, block, args, shared_mem=, stream=, enable_cooperative_groups=): CuPy's
+  /// call; a cooperative launch goes through a LaunchConfig.
+  void call(nb::handle grid, nb::handle block, nb::handle args, std::size_t shared_mem,
+            nb::handle stream, nb::handle cooperative) {
+    const bool together =
+        cooperative.is_none() ? cooperative_ : PyObject_IsTrue(cooperative.ptr()) == 1;
+    if (!together) return launch(nullptr, grid, block, args, shared_mem, stream);
+    LaunchConfig config;
+    config.grid = dim3(grid, "grid");
+    config.block = dim3(block, "block");
+    config.shared_mem = shared_mem;
+    config.cooperative = true;
+    launch(&config, grid, block, args, shared_mem, stream);
+  }
+
+  /// A launch: the arguments read in C++, the kernel of their device, then `config` applied
+  /// through cuLaunchKernelEx, or, without one, a plain launch of `grid` by `block`.
+  void launch(const LaunchConfig* config, nb::handle grid, nb::handle block, nb::handle args,
+              std::size_t shared_mem, nb::handle stream) {
+    const nb::tuple items = nb::steal<nb::tuple>(PySequence_Tuple(args.ptr()));
+    if (!items.is_valid()) throw nb::python_error();
+    const PythonCall call(items, items.size(), who_, stream);
+    const std::shared_ptr<const RawKernel> kernel = on(call.device());
+    const RawKernel& k = *kernel;
+    const std::vector<KernelArg> launch_args = kernel_args(call, items, k, who_);
+    const std::uintptr_t handle = stream_handle(stream, call.library(), k.device_id());
+    const Stream on_stream =
+        Stream::wrap(reinterpret_cast<CUstream_st*>(handle), Device::get(k.device_id()));
+    if (config != nullptr) {
+      nb::gil_scoped_release released;
+      call.wait_for_producers(handle);
+      k.launch(*config, launch_args, on_stream);
+      return;
+    }
+    const Dim3 g = dim3(grid, "grid"), b = dim3(block, "block");
     nb::gil_scoped_release released;
     call.wait_for_producers(handle);
-    k.launch(*config, launch_args, on);
-    return;
+    k.launch(g, b, launch_args, shared_mem, on_stream);
   }
-  const Dim3 g = dim3(extents(grid), "grid"), b = dim3(extents(block), "block");
-  nb::gil_scoped_release released;
-  call.wait_for_producers(handle);
-  k.launch(g, b, launch_args, shared_mem, on);
-}
 
-// kernel(grid, block, args, shared_mem=, stream=, enable_cooperative_groups=) (CuPy's call);
-// a cooperative launch goes through a LaunchConfig.
-void raw_call(nb::handle kernel_for, nb::handle grid, nb::handle block, nb::handle args,
-              std::size_t shared_mem, nb::handle stream, const std::string& who, bool cooperative) {
-  if (!cooperative)
-    return raw_launch(kernel_for, nullptr, grid, block, args, shared_mem, stream, who);
-  LaunchConfig config;
-  config.grid = dim3(extents(grid), "grid");
-  config.block = dim3(extents(block), "block");
-  config.shared_mem = shared_mem;
-  config.cooperative = true;
-  raw_launch(kernel_for, &config, grid, block, args, shared_mem, stream, who);
-}
+ private:
+  std::shared_ptr<const RawKernel> find(int device) const {
+    for (const auto& [d, k] : kernels_) {
+      if (d == device) return k;
+    }
+    return nullptr;
+  }
+
+  RawModule module_;
+  std::string name_;
+  std::string who_;  // "kernel 'name'", for messages
+  bool cooperative_ = false;
+  std::vector<std::pair<int, std::shared_ptr<const RawKernel>>> kernels_;
+};
 
 Dim3 dim3_or_one(nb::handle value, const char* what) {
-  return value.is_none() ? Dim3() : dim3(extents(value), what);
+  return value.is_none() ? Dim3() : dim3(value, what);
 }
 
 nb::tuple dim3_tuple(const Dim3& d) { return nb::make_tuple(d.x, d.y, d.z); }
@@ -202,8 +251,8 @@ void bind_launch_config(nb::module_& m) {
           [](LaunchConfig* self, nb::handle grid, nb::handle block, std::size_t shared_mem,
              nb::handle cluster, bool cooperative, bool programmatic_dependent_launch,
              std::optional<int> priority) {
-            new (self) LaunchConfig{dim3(extents(grid), "grid"),
-                                    dim3(extents(block), "block"),
+            new (self) LaunchConfig{dim3(grid, "grid"),
+                                    dim3(block, "block"),
                                     shared_mem,
                                     dim3_or_one(cluster, "cluster"),
                                     cooperative,
@@ -272,18 +321,29 @@ void bind_raw(nb::module_& m) {
       .def_prop_ro("param_sizes", &RawKernel::param_sizes)
       .def_prop_ro("param_types", &RawKernel::param_types)
       .def_prop_ro("attributes", &attributes)
-      .def("set_max_dynamic_shared_memory", &RawKernel::set_max_dynamic_shared_memory)
-      .def_static("_call", &raw_call, nb::arg("kernel_for"), nb::arg("grid"), nb::arg("block"),
-                  nb::arg("args"), nb::arg("shared_mem"), nb::arg("stream").none(), nb::arg("who"),
-                  nb::arg("cooperative"))
-      .def_static(
-          "_launch_config",
-          [](nb::handle kernel_for, const LaunchConfig& config, nb::handle args, nb::handle stream,
-             const std::string& who) {
-            raw_launch(kernel_for, &config, nb::none(), nb::none(), args, 0, stream, who);
+      .def("set_max_dynamic_shared_memory", &RawKernel::set_max_dynamic_shared_memory);
+  nb::class_<RawFunction>(m, "RawFunction",
+                          "A module's kernel by name, loaded once per device (the base of "
+                          "cujit.RawKernel).")
+      .def(nb::init<RawModule, std::string, bool>(), nb::arg("module"), nb::arg("name"),
+           nb::arg("cooperative"))
+      .def_prop_ro("enable_cooperative_groups", &RawFunction::cooperative)
+      .def(
+          "_kernel",
+          [](RawFunction& f, std::optional<int> device) { return *f.on(device.value_or(-1)); },
+          nb::arg("device").none() = nb::none())
+      .def("__call__", &RawFunction::call, nb::arg("grid"), nb::arg("block"), nb::arg("args"),
+           nb::kw_only(), nb::arg("shared_mem") = 0, nb::arg("stream").none() = nb::none(),
+           nb::arg("enable_cooperative_groups").none() = nb::none())
+      .def(
+          "launch",
+          [](RawFunction& f, const LaunchConfig& config, nb::handle args, nb::handle stream) {
+            f.launch(&config, nb::none(), nb::none(), args, 0, stream);
           },
-          nb::arg("kernel_for"), nb::arg("config"), nb::arg("args"), nb::arg("stream").none(),
-          nb::arg("who"));
+          nb::arg("config"), nb::arg("args"), nb::arg("stream").none() = nb::none(),
+          "Launches with a cujit.LaunchConfig (grid, block, shared_mem, cluster, cooperative, "
+          "programmatic_dependent_launch, priority), checked against the device's and the "
+          "kernel's limits first (cujit.ArgumentError naming the setting).");
   bind_launch_config(m);
 }
 

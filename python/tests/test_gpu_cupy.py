@@ -237,3 +237,30 @@ def test_interface_stream_zero_is_refused(cupy):
     x = cupy.zeros(4, dtype=cupy.float32)
     with pytest.raises(cujit.TypeError, match="stream 0 is not allowed"):
         copy(_Interface(x, 0), cupy.empty_like(x))
+
+
+def test_cupy_arrays_are_read_through_their_c_layout(cupy):
+    k = cujit.ElementwiseKernel("T x, T y", "T z", "z = x - y", "layout_diff")
+    base = cupy.random.rand(64, 48)
+    k(base, base)  # the first sight of cupy.ndarray: its layout is checked
+    assert cujit._cujit._reading_of(base) == "fields"
+    views = [base[3:, 5::2], base[::-1], base.T, base[7], base[2, 3], base[:0], base[:, ::-3]]
+    for v in views:
+        cupy.testing.assert_array_equal(k(v, v[()] * 2), -v)
+    # A Python subclass of CuPy's array is another library's array to cujit: read through
+    # __cuda_array_interface__ each call.
+    class Sub(cupy.ndarray):
+        pass
+    s = base.view(Sub)
+    cupy.testing.assert_array_equal(k(s, base), cupy.zeros_like(base))
+    assert cujit._cujit._reading_of(s) is None
+    # Reshaped in place: the fields read each call see it.
+    c = cupy.arange(12, dtype=cupy.int32)
+    k(c, c)
+    c.shape = (3, 4)
+    assert k(c, cupy.ones(4, cupy.int32)).shape == (3, 4)
+    cupy.testing.assert_array_equal(k(c, c.T.T), cupy.zeros((3, 4), cupy.int32))
+    # Other dtypes, each its own dtype object.
+    for dtype in (cupy.float16, cupy.int8, cupy.uint64, cupy.complex64, cupy.bool_):
+        a = cupy.ones(5, dtype)
+        assert k(a, a).dtype == a.dtype

@@ -259,3 +259,34 @@ def test_calls_alike_but_for_alignment_are_planned_apart(launches):
     aligned, shifted = threads(0), threads(1)
     assert aligned < shifted  # 16-byte vectors over the aligned views: fewer threads
     assert threads(0) == aligned and threads(1) == shifted and threads(4) == aligned
+
+
+class _FakeMemory:
+    def __init__(self, ptr):
+        self.ptr, self.device_id = ptr, 0
+
+
+class ndarray:  # noqa: N801 (named as CuPy's array is)
+    """An object named like CuPy's array, without its C layout: calls read its attributes."""
+
+    __module__ = "cupy._core.core"
+
+    def __init__(self, base):
+        self._base = base
+        self.data = _FakeMemory(base.data_ptr)
+        self.shape, self.strides, self.size = base.shape, base.strides, base.size
+        self.dtype = np.dtype(base.dtype)
+        self.__cuda_array_interface__ = base.__cuda_array_interface__
+
+
+def test_an_array_named_like_cupys_is_read_through_its_attributes(launches):
+    add = cujit.ElementwiseKernel("T x, T y", "T z", "z = x + y", "standin_named_cupy")
+    x, y, z = (ndarray(cujit.asarray(np.ones((4, 3), np.float32))) for _ in range(3))
+    before = launches()
+    add(x, y, z, stream=0)  # the first sight: the package's slow path, then the type is known
+    assert cujit._cujit._reading_of(x) == "attributes"
+    add(x, y, z, stream=0)
+    assert launches() == before + 2
+    z.shape = (3, 4)  # an attribute read each call: the new shape is seen
+    with pytest.raises(cujit.ShapeError):
+        add(x, y, z, stream=0)
