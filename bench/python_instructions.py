@@ -12,6 +12,22 @@ import subprocess
 import sys
 
 KINDS = ("elementwise_given", "elementwise_allocated", "reduction", "raw_launch")
+# With CuPy installed (it imports and makes arrays over given memory without a GPU): the
+# elementwise call on CuPy arrays, output given, its stream given (CuPy's current-stream lookup
+# would start CUDA's runtime).
+CUPY_KINDS = ("elementwise_cupy_given",)
+
+
+def cupy_views(arrays):
+    """CuPy arrays over the memory of cujit `arrays` (no CUDA call made)."""
+    import cupy
+    from cupy.cuda import memory
+
+    def view(a):
+        mem = memory.UnownedMemory(a.data_ptr, a.nbytes, a, device_id=a.device_id)
+        return cupy.ndarray(a.shape, a.dtype, memptr=memory.MemoryPointer(mem, 0))
+
+    return [view(a) for a in arrays]
 
 
 def child(kind, calls):
@@ -29,7 +45,10 @@ def child(kind, calls):
         "elementwise_allocated": lambda: add(x, y),
         "reduction": lambda: total(x),
         "raw_launch": lambda: raw((1,), (32,), (x, 1)),
-    }[kind]
+    }.get(kind)
+    if call is None:
+        cx, cy, cz = cupy_views((x, y, z))
+        call = lambda: add(cx, cy, cz, stream=0)  # noqa: E731
     for _ in range(50):
         call()
     for _ in range(calls):
@@ -54,12 +73,21 @@ def total_instructions(work, kind, calls):
     raise RuntimeError(f"no totals in {out}")
 
 
+def has_cupy():
+    try:
+        import cupy  # noqa: F401
+    except Exception:  # not installed, or installed without what it loads
+        return False
+    return True
+
+
 def main(work):
+    kinds = KINDS + (CUPY_KINDS if has_cupy() else ())
     subprocess.run([sys.executable, __file__, "--child", "elementwise_given", "1"], check=True)
-    for kind in KINDS:  # natively first: the kernels compile into the cache outside valgrind
+    for kind in kinds:  # natively first: the kernels compile into the cache outside valgrind
         subprocess.run([sys.executable, __file__, "--child", kind, "1"], check=True)
     print("Python calls, host instructions per call (callgrind, driver stand-in):")
-    for kind in KINDS:
+    for kind in kinds:
         few, many = total_instructions(work, kind, 200), total_instructions(work, kind, 1200)
         print(f"  {kind:<28} {(many - few) / 1000:10.0f}")
 

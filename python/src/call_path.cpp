@@ -5,6 +5,7 @@
 #include "call_path.hpp"
 
 #include "cupy_layout.hpp"
+#include "view_cache.hpp"
 
 #include <cujit/device.hpp>
 
@@ -111,10 +112,22 @@ DType dtype_of(nb::handle dtype) {
 
 }  // namespace
 
+namespace {
+thread_local int t_call_depth = 0;  // PythonCalls alive on this thread
+}  // namespace
+
+PythonCall::Depth::Depth() : outermost(t_call_depth++ == 0) {}
+PythonCall::Depth::~Depth() { --t_call_depth; }
+
 PythonCall::PythonCall(nb::handle args, std::size_t count, const std::string& who,
                        nb::handle stream)
-    : given_stream_(stream) {
-  views_.reserve(count);  // never reallocates: each Arg points at its view
+    : count_(count), given_stream_(stream) {
+  // The thread's view cache serves the outermost call only: a call made while another is
+  // reading its arguments (a property of an argument calling a kernel) makes its own views.
+  if (depth_.outermost) {
+    cache_ = &ViewCache::local();
+    cache_->begin();
+  }
   args_.reserve(count);
   weak_.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -165,12 +178,22 @@ void PythonCall::add(nb::handle arg, std::size_t index, const std::string& who) 
   learn(arg);
 }
 
+Array& PythonCall::new_view(Array view) {
+  if (views_.capacity() == 0) views_.reserve(count_);  // never reallocates: Args point here
+  views_.push_back(std::move(view));
+  return views_.back();
+}
+
 void PythonCall::add_cupy(const CupyFields& f) {
-  views_.push_back(Array::from_pointer(f.address, Shape(f.shape, f.shape + f.ndim),
-                                       Shape(f.strides, f.strides + f.ndim),
-                                       dtype_of(nb::handle(f.dtype)), Device::get(f.device)));
+  const DType dtype = dtype_of(nb::handle(f.dtype));
+  const Array* view = cache_ != nullptr ? cache_->view(f, dtype) : nullptr;
+  if (view == nullptr) {
+    view = &new_view(Array::from_pointer(f.address, Shape(f.shape, f.shape + f.ndim),
+                                         Shape(f.strides, f.strides + f.ndim), dtype,
+                                         Device::get(f.device)));
+  }
   note_array(Library::Cupy, f.device);
-  args_.emplace_back(views_.back());
+  args_.emplace_back(*view);
 }
 
 void PythonCall::add_cupy(nb::handle x) {
@@ -179,11 +202,11 @@ void PythonCall::add_cupy(nb::handle x) {
   const auto address = nb::cast<std::uint64_t>(attr(memory, n.ptr));
   const int device = nb::cast<int>(attr(memory, n.device_id));
   const DType dtype = dtype_of(attr(x, n.dtype));
-  views_.push_back(Array::from_pointer(address, int_sequence(attr(x, n.shape)),
-                                       int_sequence(attr(x, n.strides)), dtype,
-                                       Device::get(device)));
+  const Array& view =
+      new_view(Array::from_pointer(address, int_sequence(attr(x, n.shape)),
+                                   int_sequence(attr(x, n.strides)), dtype, Device::get(device)));
   note_array(Library::Cupy, device);
-  args_.emplace_back(views_.back());
+  args_.emplace_back(view);
 }
 
 void PythonCall::add_torch(nb::handle x, const std::string& who) {
@@ -201,11 +224,11 @@ void PythonCall::add_torch(nb::handle x, const std::string& who) {
   const DType dtype = dtype_of(attr(x, n.dtype));
   Shape strides = int_sequence(method(x, n.stride));  // in elements
   for (std::int64_t& s : strides) s *= static_cast<std::int64_t>(dtype_size(dtype));
-  views_.push_back(Array::from_pointer(nb::cast<std::uint64_t>(method(x, n.data_ptr)),
-                                       int_sequence(attr(x, n.shape)), std::move(strides), dtype,
-                                       Device::get(device)));
+  const Array& view = new_view(Array::from_pointer(nb::cast<std::uint64_t>(method(x, n.data_ptr)),
+                                                   int_sequence(attr(x, n.shape)),
+                                                   std::move(strides), dtype, Device::get(device)));
   note_array(Library::Torch, device);
-  args_.emplace_back(views_.back());
+  args_.emplace_back(view);
 }
 
 // Everything else goes through cujit._arrays.slow_item(arg, who), which answers (item, library
@@ -228,9 +251,9 @@ void PythonCall::add_slow(nb::handle arg, std::size_t index, const std::string& 
   }
   const nb::tuple t = nb::borrow<nb::tuple>(item);
   if (t.size() >= 5) {
-    views_.push_back(call_view(t, who));
-    note_array(library, views_.back().device_id());
-    args_.emplace_back(views_.back());
+    const Array& view = new_view(call_view(t, who));
+    note_array(library, view.device_id());
+    args_.emplace_back(view);
     if (!answer[2].is_none()) producers_.push_back(nb::cast<std::uintptr_t>(answer[2]));
     return;
   }

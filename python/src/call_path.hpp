@@ -4,6 +4,7 @@
 
 #include "bindings.hpp"
 #include "cupy_layout.hpp"
+#include "view_cache.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -61,12 +62,24 @@ class PythonCall {
   void add(nb::handle arg, std::size_t index, const std::string& who);
   void add_cupy(nb::handle x);
   void add_cupy(const CupyFields& fields);
+  Array& new_view(Array view);
   void add_torch(nb::handle x, const std::string& who);
   void add_slow(nb::handle arg, std::size_t index, const std::string& who);
   void note_array(Library library, int device);
   std::uintptr_t dlpack_consumer_stream() const;
 
-  std::vector<Array> views_;
+  // Counts the thread's PythonCalls alive (first member: it is undone however the
+  // constructor ends).
+  struct Depth {
+    Depth();
+    ~Depth();
+    Depth(const Depth&) = delete;
+    Depth& operator=(const Depth&) = delete;
+    bool outermost;
+  } depth_;
+  std::size_t count_;
+  ViewCache* cache_ = nullptr;    // the thread's view cache, for the outermost call
+  std::vector<Array> views_;      // views made for this call alone
   std::vector<nb::object> held_;  // cujit Arrays the slow path made
   std::vector<Arg> args_;
   std::vector<std::uintptr_t> producers_;

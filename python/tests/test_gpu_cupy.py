@@ -264,3 +264,36 @@ def test_cupy_arrays_are_read_through_their_c_layout(cupy):
     for dtype in (cupy.float16, cupy.int8, cupy.uint64, cupy.complex64, cupy.bool_):
         a = cupy.ones(5, dtype)
         assert k(a, a).dtype == a.dtype
+
+
+def test_views_kept_between_calls_follow_the_arrays(cupy):
+    # Calls keep their views of CuPy arrays per thread (16 slots) and find them again by the
+    # arrays' fields: more arrays than slots in one call, and a call made while another reads
+    # its arguments, still see every array as it is.
+    n = 20
+    names = ", ".join(f"T x{i}" for i in range(n))
+    total = cujit.ElementwiseKernel(names, "T y", "y = " + " + ".join(f"x{i}" for i in range(n)),
+                                    "sum_of_twenty")
+    xs = [cupy.full(7, i, cupy.int64) for i in range(n)]
+    for _ in range(3):
+        cupy.testing.assert_array_equal(total(*xs), cupy.full(7, n * (n - 1) // 2))
+    twice = cujit.ElementwiseKernel("T x", "T y", "y = 2 * x", "twice_nested")
+
+    class CallsWhileRead:
+        """A __cuda_array_interface__ that runs kernels on 20 other arrays when read."""
+
+        def __init__(self, array):
+            self._array = array
+
+        @property
+        def __cuda_array_interface__(self):
+            for x in xs:
+                twice(x)
+            return self._array.__cuda_array_interface__
+
+    diff = cujit.ElementwiseKernel("T a, T b", "T c", "c = a - b", "diff_nested")
+    a, b = cupy.full(7, 100, cupy.int64), cupy.full(7, 1, cupy.int64)
+    for _ in range(2):
+        cupy.testing.assert_array_equal(diff(a, CallsWhileRead(b)), cupy.full(7, 99))
+    a.shape = (7, 1)  # the same memory, another shape: another view
+    assert diff(a, b).shape == (7, 7)
