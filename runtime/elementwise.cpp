@@ -195,6 +195,7 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
     call = im.calls.find(key);
   }
   std::vector<Array> allocated;
+  std::chrono::steady_clock::time_point started, planned;  // set when this call plans
   if (call && count < params.size()) {
     const Device dev = Device::get(device);
     const Stream stream = Stream::wrap(options.stream, dev);
@@ -209,8 +210,10 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   } else if (!call) {
     const bool keep = device >= 0;
     const std::string planned_key = keep ? key : std::string();  // compiling may launch kernels
+    started = std::chrono::steady_clock::now();
     call = im.plan_call(args, count, options, device, context, allocated);
     if (keep) call = im.calls.insert(planned_key, call);
+    planned = std::chrono::steady_clock::now();
   }
   const Array* arrays[detail::kMaxCallArgs];
   for (std::size_t k = 0; k < params.size(); ++k) {
@@ -219,6 +222,9 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
                                      : nullptr;
   }
   if (call->runs) im.run(*call, args, arrays, options, device);
+  if (planned != std::chrono::steady_clock::time_point()) {
+    detail::trace_planned_call(def.name, started, planned);
+  }
   if (im.no_return || def.out.empty() || (!first && all_outputs == nullptr)) return Array();
   if (all_outputs != nullptr) {
     all_outputs->reserve(params.n_out());

@@ -182,6 +182,19 @@ void trace_specialize(const std::string& kernel, std::chrono::steady_clock::time
 
 }  // namespace
 
+void trace_planned_call(const std::string& kernel, std::chrono::steady_clock::time_point start,
+                        std::chrono::steady_clock::time_point planned) {
+  static const bool trace = std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr;
+  if (!trace) return;
+  auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  char text[160];
+  std::snprintf(text, sizeof text, "planned in %.3f ms (specialisation included), launched in %.3f ms",
+                ms(start, planned), ms(planned, std::chrono::steady_clock::now()));
+  log_always(LogLevel::Info, "call of '" + kernel + "' with a new look: " + text);
+}
+
 DeviceTarget device_target(int device) {
   DeviceTarget out;
   const int arch = device_properties(device).compute_capability;

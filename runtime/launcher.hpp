@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <chrono>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -69,6 +70,12 @@ template <class T>
 void put_bytes(std::string& key, const T& value) {
   key.append(reinterpret_cast<const char*>(&value), sizeof(T));
 }
+
+/// CUJIT_TRACE_SPECIALIZE=1: reports a call that planned (arguments of a look the kernel
+/// object had not seen): planning, with its specialisation, from `start` to `planned`, then the
+/// rest of the call (outputs, packing, the launch) until now.
+void trace_planned_call(const std::string& kernel, std::chrono::steady_clock::time_point start,
+                        std::chrono::steady_clock::time_point planned);
 
 /// Appends to a call's key what planning reads of `arg`: its dtype, and of an array its
 /// storage, device, shape, strides and 16-byte alignment (the widest vector access), never
