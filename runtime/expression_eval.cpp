@@ -4,6 +4,7 @@
 #include "runtime/expression_node.hpp"
 
 #include "core/layout.hpp"
+#include "runtime/family.hpp"
 
 #include <cujit/elementwise.hpp>
 #include <cujit/error.hpp>
@@ -220,7 +221,9 @@ template <class Kernel, class Make>
 std::shared_ptr<const Kernel> kernel_of(const ExprGraph& graph, ExprReduce op, Make&& make) {
   // The last kernel this thread used, checked first: a loop evaluating one expression takes
   // no lock and computes no hash.
-  thread_local KernelEntry<Kernel> last;
+  struct LastKernel;
+  KernelEntry<Kernel> own;  // while the thread's own is destroyed (at its exit)
+  KernelEntry<Kernel>& last = PerThread<KernelEntry<Kernel>, LastKernel>::get(own);
   if (last.kernel && last.op == op && same_graph(last.graph, graph)) return last.kernel;
   static std::mutex& mutex = *new std::mutex;
   static auto& kernels = *new std::unordered_map<std::uint64_t, std::vector<KernelEntry<Kernel>>>;
@@ -236,7 +239,9 @@ std::shared_ptr<const Kernel> kernel_of(const ExprGraph& graph, ExprReduce op, M
       kernel = bucket.back().kernel;
     }
   }
-  last = {graph, op, kernel};
+  last.graph = graph;  // copied into the storage it had: no allocation once it is large enough
+  last.op = op;
+  last.kernel = kernel;
   return kernel;
 }
 
@@ -294,7 +299,9 @@ TracedKernel traced_kernel(const std::vector<NodePtr>& roots) {
 
 // Runs `root` into a new array (out == nullptr) or into *out.
 Array evaluate(const NodePtr& root, const Array* out, const LaunchOptions& options) {
-  thread_local Scratch scratch;
+  struct ScratchTag;
+  Scratch own;  // while the thread's own is destroyed (at its exit)
+  Scratch& scratch = PerThread<Scratch, ScratchTag>::get(own);
   Scratch fresh;
   Scratch& storage = scratch.busy ? fresh : scratch;
   storage.busy = true;
@@ -386,7 +393,10 @@ bool overlaps_differently(const detail::NodePtr& root, const Array& out,
 }
 
 bool overlaps_differently(const detail::NodePtr& root, const Array& out) {
-  thread_local std::vector<const detail::ExprNode*> seen;  // allocated once per thread
+  struct Seen;
+  std::vector<const detail::ExprNode*> own;  // while the thread's own is destroyed
+  std::vector<const detail::ExprNode*>& seen =
+      detail::PerThread<std::vector<const detail::ExprNode*>, Seen>::get(own);
   seen.clear();
   return overlaps_differently(root, out, span_of(out), seen);
 }

@@ -27,11 +27,16 @@ class RawModule:
         self.name_expressions = tuple(name_expressions or ())
         self._module = _cujit.RawModule(code, path, list(self.options),
                                         list(self.name_expressions))
+        self._kernels = {}
 
     def get_function(self, name):
         """The kernel `name` (an extern "C" name or one of the name expressions), compiled and
-        loaded on each device where it is first called."""
-        return RawKernel._of(self, name)
+        loaded on each device where it is first called. The same object for the same name, so
+        that `module.get_function(name)(...)` in a loop loads nothing again."""
+        kernel = self._kernels.get(name)
+        if kernel is None:
+            kernel = self._kernels[name] = RawKernel._of(self, name)
+        return kernel
 
     def get_global(self, name):
         """The ``__device__`` or ``__constant__`` variable `name` (or a name expression) on the
@@ -72,6 +77,12 @@ class RawKernel(_cujit.RawFunction):
         kernel = cls.__new__(cls)
         kernel._setup(module, name)
         return kernel
+
+    def __copy__(self):
+        return type(self)._of(self._module, self.name)
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
 
     def _setup(self, module, name):
         _cujit.RawFunction.__init__(self, module._module, name,

@@ -10,6 +10,7 @@
 #include <cujit/device.hpp>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -95,10 +96,22 @@ void learn(nb::handle instance) {
   known_types().push_back({type, library, fields});
 }
 
+std::unordered_map<PyObject*, DType>& dtype_codes() {
+  static std::unordered_map<PyObject*, DType> codes;
+  return codes;
+}
+
+// The dtype of a dtype object asked before, without running Python.
+std::optional<DType> known_dtype(PyObject* dtype) {
+  const auto found = dtype_codes().find(dtype);
+  if (found == dtype_codes().end()) return std::nullopt;
+  return found->second;
+}
+
 // The dtype of a NumPy or PyTorch dtype object; each object's answer is kept (a few dozen at
 // most are kept: dtypes made afresh, with metadata say, are asked each time).
 DType dtype_of(nb::handle dtype) {
-  static std::unordered_map<PyObject*, DType> codes;
+  std::unordered_map<PyObject*, DType>& codes = dtype_codes();
   const auto found = codes.find(dtype.ptr());
   if (found != codes.end()) return found->second;
   static nb::handle code_of = arrays_function("_dtype_code");
@@ -170,7 +183,15 @@ void PythonCall::add(nb::handle arg, std::size_t index, const std::string& who) 
   }
   if (const KnownType* k = known(type)) {
     CupyFields fields;
-    if (k->fields && read_cupy_fields(arg.ptr(), fields)) return add_cupy(fields);
+    if (k->fields && read_cupy_fields(arg.ptr(), fields)) {
+      if (const std::optional<DType> dtype = known_dtype(fields.dtype)) {
+        return add_cupy(fields, *dtype);
+      }
+      // Asking Python for the dtype may let another thread reshape the array (which frees the
+      // shape the fields point at): its fields are read again after.
+      const DType dtype = dtype_of(nb::handle(fields.dtype));
+      if (read_cupy_fields(arg.ptr(), fields)) return add_cupy(fields, dtype);
+    }
     if (k->library == Library::Cupy) return add_cupy(arg);
     return add_torch(arg, who);
   }
@@ -184,8 +205,7 @@ Array& PythonCall::new_view(Array view) {
   return views_.back();
 }
 
-void PythonCall::add_cupy(const CupyFields& f) {
-  const DType dtype = dtype_of(nb::handle(f.dtype));
+void PythonCall::add_cupy(const CupyFields& f, DType dtype) {
   const Array* view = cache_ != nullptr ? cache_->view(f, dtype) : nullptr;
   if (view == nullptr) {
     view = &new_view(Array::from_pointer(f.address, Shape(f.shape, f.shape + f.ndim),

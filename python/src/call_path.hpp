@@ -61,7 +61,8 @@ class PythonCall {
  private:
   void add(nb::handle arg, std::size_t index, const std::string& who);
   void add_cupy(nb::handle x);
-  void add_cupy(const CupyFields& fields);
+  // `fields` read with no Python run since, `dtype` theirs (any Python call may free them).
+  void add_cupy(const CupyFields& fields, DType dtype);
   Array& new_view(Array view);
   void add_torch(nb::handle x, const std::string& who);
   void add_slow(nb::handle arg, std::size_t index, const std::string& who);

@@ -54,19 +54,23 @@ T load(const void* object, std::size_t offset) noexcept {
   return value;
 }
 
-// Whether `type` or a type it derives from is the Cython type `name` with objects of `size`
-// bytes and a table of cdef methods.
-bool derives_from_cython_type(PyTypeObject* type, const char* name, std::size_t size) {
+// `type` or the type it derives from that is the Cython type `name` with objects of `size`
+// bytes and a table of cdef methods; null when there is none.
+PyTypeObject* cython_base(PyTypeObject* type, const char* name, std::size_t size) {
   PyObject* mro = type->tp_mro;
-  if (mro == nullptr || !PyTuple_Check(mro)) return false;
+  if (mro == nullptr || !PyTuple_Check(mro)) return nullptr;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
     auto* t = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
     if (std::strcmp(t->tp_name, name) != 0) continue;
-    if (t->tp_basicsize != static_cast<Py_ssize_t>(size)) return false;
-    return PyObject_HasAttrString(reinterpret_cast<PyObject*>(t), "__pyx_vtable__") == 1;
+    if (t->tp_basicsize != static_cast<Py_ssize_t>(size)) return nullptr;
+    const bool cython =
+        PyObject_HasAttrString(reinterpret_cast<PyObject*>(t), "__pyx_vtable__") == 1;
+    return cython ? t : nullptr;
   }
-  return false;
+  return nullptr;
 }
+
+constexpr const char* kMemoryPointer = "cupy.cuda.memory.MemoryPointer";
 
 // attribute `name` of `o` as a Py_ssize_t; -1 with a Python error set on failure.
 Py_ssize_t ssize_attr(PyObject* o, const char* name) {
@@ -98,8 +102,8 @@ bool tuple_attr_equals(PyObject* o, const char* name, const VectorFields& v) {
 }
 
 bool memory_pointer_holds(PyObject* data) {
-  if (data == nullptr || !derives_from_cython_type(Py_TYPE(data), "cupy.cuda.memory.MemoryPointer",
-                                                   sizeof(MemoryPointerFields))) {
+  if (data == nullptr ||
+      cython_base(Py_TYPE(data), kMemoryPointer, sizeof(MemoryPointerFields)) == nullptr) {
     return false;
   }
   const auto ptr = load<std::intptr_t>(data, offsetof(MemoryPointerFields, ptr));
@@ -124,7 +128,7 @@ bool instance_matches(PyObject* x) {
 
 bool cupy_layout_holds(PyTypeObject* type, PyObject* instance) {
   if (Py_TYPE(instance) != type ||
-      !derives_from_cython_type(type, "cupy._core.core._ndarray_base", sizeof(NdarrayBaseFields)) ||
+      cython_base(type, "cupy._core.core._ndarray_base", sizeof(NdarrayBaseFields)) == nullptr ||
       type->tp_weaklistoffset != static_cast<Py_ssize_t>(offsetof(NdarrayBaseFields, weakref))) {
     return false;
   }
@@ -134,8 +138,10 @@ bool cupy_layout_holds(PyTypeObject* type, PyObject* instance) {
     return false;
   }
   if (holds && memory_pointer_type == nullptr) {
+    // CuPy's MemoryPointer itself (the instance's data may be of a type derived from it):
+    // arrays whose data is exactly that type are read through the layout.
     PyObject* data = load<PyObject*>(instance, offsetof(NdarrayBaseFields, data));
-    memory_pointer_type = Py_TYPE(data);
+    memory_pointer_type = cython_base(Py_TYPE(data), kMemoryPointer, sizeof(MemoryPointerFields));
     Py_INCREF(reinterpret_cast<PyObject*>(memory_pointer_type));
   }
   return holds;

@@ -39,6 +39,7 @@ Dim3 dim3(nb::handle value, const char* what) {
   }
   const nb::object items = nb::steal(PySequence_Fast(value.ptr(), ""));
   if (!items.is_valid()) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
     PyErr_Clear();
     throw TypeError(std::string("cujit: RawKernel: ") + what +
                     " must be an int or a sequence of 1 to 3 ints, not '" +
@@ -184,8 +185,12 @@ class RawFunction {
   /// call; a cooperative launch goes through a LaunchConfig.
   void call(nb::handle grid, nb::handle block, nb::handle args, std::size_t shared_mem,
             nb::handle stream, nb::handle cooperative) {
-    const bool together =
-        cooperative.is_none() ? cooperative_ : PyObject_IsTrue(cooperative.ptr()) == 1;
+    bool together = cooperative_;
+    if (!cooperative.is_none()) {
+      const int truth = PyObject_IsTrue(cooperative.ptr());
+      if (truth < 0) throw nb::python_error();
+      together = truth == 1;
+    }
     if (!together) return launch(nullptr, grid, block, args, shared_mem, stream);
     LaunchConfig config;
     config.grid = dim3(grid, "grid");

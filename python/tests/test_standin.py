@@ -290,3 +290,28 @@ def test_an_array_named_like_cupys_is_read_through_its_attributes(launches):
     z.shape = (3, 4)  # an attribute read each call: the new shape is seen
     with pytest.raises(cujit.ShapeError):
         add(x, y, z, stream=0)
+
+
+def test_raw_kernels_from_a_module_are_kept_and_copy(launches):
+    import copy
+
+    module = cujit.RawModule(code='extern "C" __global__ void standin_kept(float* x, int n) {}')
+    kernel = module.get_function("standin_kept")
+    assert module.get_function("standin_kept") is kernel  # loaded once, kept by name
+    x = cujit.asarray(np.ones(4, np.float32))
+    before = launches()
+    kernel(1, (32,), (x, 4))
+    copy.copy(kernel)([1, 1], 32, [x, 4], shared_mem=0, stream=None)
+    copy.deepcopy(kernel)((1,), (32, 1, 1), (x, 4), enable_cooperative_groups=False)
+    assert launches() == before + 3
+    with pytest.raises(cujit.ArgumentError, match="grid has 4 extents"):
+        kernel((1, 1, 1, 1), (32,), (x, 4))
+    with pytest.raises(TypeError, match="grid must be an int or a sequence"):
+        kernel(1.5, (32,), (x, 4))
+
+    class Untrue:
+        def __bool__(self):
+            raise ValueError("no truth here")
+
+    with pytest.raises(ValueError, match="no truth here"):
+        kernel(1, 32, (x, 4), enable_cooperative_groups=Untrue())
