@@ -164,34 +164,37 @@ void register_family_replay(
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+bool tracing_specialisations() {
+  static const bool trace = std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr;
+  return trace;
+}
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
 // CUJIT_TRACE_SPECIALIZE=1: where a kernel's first call with a new specialisation spent its
 // time: choosing the target (t0 to t1), the cache lookup or compilation (t1 to t2), loading.
-void trace_specialize(const std::string& kernel, std::chrono::steady_clock::time_point t0,
-                      std::chrono::steady_clock::time_point t1,
-                      std::chrono::steady_clock::time_point t2) {
-  static const bool trace = std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr;
-  if (!trace) return;
-  auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
+void trace_specialize(const std::string& kernel, Clock::time_point t0, Clock::time_point t1,
+                      Clock::time_point t2) {
+  if (!tracing_specialisations()) return;
   char text[160];
   std::snprintf(text, sizeof text, "target %.3f ms, cache/compile %.3f ms, load %.3f ms",
-                ms(t0, t1), ms(t1, t2), ms(t2, std::chrono::steady_clock::now()));
+                ms_between(t0, t1), ms_between(t1, t2), ms_between(t2, Clock::now()));
   log_always(LogLevel::Info, "specialised '" + kernel + "': " + text);
 }
 
 }  // namespace
 
-void trace_planned_call(const std::string& kernel, std::chrono::steady_clock::time_point start,
-                        std::chrono::steady_clock::time_point planned) {
-  static const bool trace = std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr;
-  if (!trace) return;
-  auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
+void trace_planned_call(const std::string& kernel, Clock::time_point start,
+                        Clock::time_point planned) {
+  if (!tracing_specialisations()) return;
   char text[160];
-  std::snprintf(text, sizeof text, "planned in %.3f ms (specialisation included), launched in %.3f ms",
-                ms(start, planned), ms(planned, std::chrono::steady_clock::now()));
+  std::snprintf(text, sizeof text,
+                "planned in %.3f ms (specialisation included), launched in %.3f ms",
+                ms_between(start, planned), ms_between(planned, Clock::now()));
   log_always(LogLevel::Info, "call of '" + kernel + "' with a new look: " + text);
 }
 
@@ -227,7 +230,6 @@ CompiledProgram compile_for_target(
 std::shared_ptr<const LoadedModule> compile_and_load(
     const std::string& kernel, int device,
     const std::function<std::shared_ptr<const CompiledProgram>(const DeviceTarget&)>& build_for) {
-  using Clock = std::chrono::steady_clock;
   const Clock::time_point t0 = Clock::now();
   const DeviceTarget target = device_target(device);
   const Clock::time_point t1 = Clock::now();
@@ -241,8 +243,7 @@ std::shared_ptr<const LoadedModule> compile_and_load(
   trace_specialize(kernel, t0, t1, t2);
   if (log_enabled(LogLevel::Info)) {
     char ms[32];
-    std::snprintf(ms, sizeof ms, "%.3f",
-                  std::chrono::duration<double, std::milli>(Clock::now() - t2).count());
+    std::snprintf(ms, sizeof ms, "%.3f", ms_between(t2, Clock::now()));
     log_message(LogLevel::Info, "kernel '" + kernel + "': module loaded on device " +
                                     std::to_string(device) + " in " + ms + " ms");
   }
