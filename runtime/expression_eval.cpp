@@ -232,7 +232,10 @@ std::shared_ptr<const Kernel> kernel_of(const ExprGraph& graph, ExprReduce op, M
     std::lock_guard lock(mutex);
     auto& bucket = kernels[graph_hash(graph) ^ static_cast<unsigned>(op)];
     for (const KernelEntry<Kernel>& e : bucket) {
-      if (e.op == op && same_graph(e.graph, graph)) kernel = e.kernel;
+      if (e.op == op && same_graph(e.graph, graph)) {
+        kernel = e.kernel;
+        break;
+      }
     }
     if (!kernel) {
       bucket.push_back({graph, op, make()});

@@ -1,7 +1,8 @@
-// A user kernel's call from Python, read in C++: CuPy arrays, PyTorch tensors, cujit Arrays
-// and Python numbers straight off their attributes; any other object through the package's
+// A user kernel's call from Python, read in C++: CuPy arrays through their C layout
+// (cupy_layout.hpp) into views the thread keeps (view_cache.hpp), PyTorch tensors off their
+// methods, cujit Arrays and Python numbers as they are; any other object through the package's
 // cujit._arrays.slow_item (__cuda_array_interface__, DLPack, NumPy scalars, big ints, and the
-// errors for host arrays). A call costs a few attribute reads per argument, no Python frame.
+// errors for host arrays). No Python frame runs for the known kinds.
 #include "call_path.hpp"
 
 #include "cupy_layout.hpp"
