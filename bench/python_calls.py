@@ -3,7 +3,8 @@
 
   host   host time per call of a 1-element elementwise kernel, output given: cujit on CuPy
          arrays and on PyTorch tensors, cupy.ElementwiseKernel, torch.add(out=). The mean over
-         20,000 calls after 500 of warm-up, the median of 7 such rounds (time.perf_counter).
+         20,000 calls after 500 of warm-up, the median of 7 such rounds (time.perf_counter),
+         the four calls taken in turn in each round.
   first  the first call in a new process of an ElementwiseKernel and of a ReductionKernel never
          seen before: cold (empty cache directory) and warm (the same directory, a new
          process), cujit and CuPy; from the kernel's construction to its synchronised result,
@@ -44,18 +45,23 @@ def record(case, library, value, unit, note=""):
     print(f"{case:<28} {library:<34} {value:>10.3f} {unit:<5} {note}")
 
 
-def host_us(call, calls=20000, rounds=7):
-    for _ in range(500):
-        call()
-    cp.cuda.Device().synchronize()
-    results = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
+def host_us(calls, n=20000, rounds=7):
+    """Median host microseconds per call of each of `calls` (name -> function), in rounds that
+    take every call in turn, so that the machine's drift (10-40% between minutes on the shared
+    hosts) hits every row alike."""
+    for call in calls.values():
+        for _ in range(500):
             call()
-        results.append((time.perf_counter() - start) * 1e6 / calls)
-        cp.cuda.Device().synchronize()
-    return statistics.median(results)
+    cp.cuda.Device().synchronize()
+    samples = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            start = time.perf_counter()
+            for _ in range(n):
+                call()
+            samples[name].append((time.perf_counter() - start) * 1e6 / n)
+            cp.cuda.Device().synchronize()
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def bench_host():
@@ -63,13 +69,14 @@ def bench_host():
     ours = cujit.ElementwiseKernel("float32 x, float32 y", "float32 z", add, "py_host_add")
     theirs = cp.ElementwiseKernel("float32 x, float32 y", "float32 z", add, "py_host_add")
     x, y, z = (cp.ones(1, cp.float32) for _ in range(3))
-    record("host_call_1elem", "cujit (cupy arrays)", host_us(lambda: ours(x, y, z)), "us")
-    record("host_call_1elem", "cupy.ElementwiseKernel", host_us(lambda: theirs(x, y, z)), "us")
+    calls = {"cujit (cupy arrays)": lambda: ours(x, y, z),
+             "cupy.ElementwiseKernel": lambda: theirs(x, y, z)}
     if torch is not None:
         tx, ty, tz = (torch.ones(1, device="cuda") for _ in range(3))
-        record("host_call_1elem", "cujit (torch tensors)", host_us(lambda: ours(tx, ty, tz)), "us")
-        record("host_call_1elem", "torch.add(out=)", host_us(lambda: torch.add(tx, ty, out=tz)),
-               "us")
+        calls["cujit (torch tensors)"] = lambda: ours(tx, ty, tz)
+        calls["torch.add(out=)"] = lambda: torch.add(tx, ty, out=tz)
+    for name, us in host_us(calls).items():
+        record("host_call_1elem", name, us, "us")
 
 
 CHILD = r"""
