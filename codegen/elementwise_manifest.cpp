@@ -51,8 +51,7 @@ ElementwiseDefinition make_elementwise_definition(std::string in_params, std::st
   return def;
 }
 
-std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
-                                       const EwSpecialization& s) {
+std::string elementwise_manifest_prefix(const ElementwiseDefinition& def) {
   nlohmann::json entry = {
       {"kind", "elementwise"},
       {"name", text_json(def.name)},
@@ -64,10 +63,23 @@ std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
       {"after_loop", text_json(def.after_loop)},
       {"options", text_json(def.compile_options)},
       {"reduce_dims", def.reduce_dims},
-      {"specialization", spec_json(s)},
+      {"specialization", nullptr},
   };
   if (!def.link.empty()) entry["link"] = link_json(def.link);  // absent: older entries unchanged
-  return dump_json(entry);
+  // Keys are sorted and "specialization" sorts after every other field: the text ends with
+  // its value and the object's brace, "null}".
+  std::string text = dump_json(entry);
+  text.resize(text.size() - 5);
+  return text;
+}
+
+std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
+                                       const EwSpecialization& s) {
+  std::string text =
+      def.manifest_prefix.empty() ? elementwise_manifest_prefix(def) : def.manifest_prefix;
+  text += dump_json(spec_json(s));
+  text += '}';
+  return text;
 }
 
 std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(

@@ -20,8 +20,14 @@ ElementwiseDefinition make_elementwise_definition(std::string in_params, std::st
                                                   bool reduce_dims);
 
 /// The manifest entry: JSON with sorted keys, so equal kernels give equal text (it doubles as
-/// the cache's request spec).
+/// the cache's request spec). Uses def.manifest_prefix when it is set.
 std::string elementwise_manifest_entry(const ElementwiseDefinition& def, const EwSpecialization& s);
+
+/// The part of `def`'s manifest entries before the specialisation's value (which sorts last):
+/// `{"after_loop":...,"specialization":`. A kernel object keeps it in its definition
+/// (ElementwiseDefinition::manifest_prefix), so that each new specialisation writes only its
+/// own fields.
+std::string elementwise_manifest_prefix(const ElementwiseDefinition& def);
 
 /// The inverse of elementwise_manifest_entry. Throws ArgumentError for a malformed entry.
 std::pair<ElementwiseDefinition, EwSpecialization> elementwise_from_manifest(

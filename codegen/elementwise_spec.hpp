@@ -26,6 +26,9 @@ struct ElementwiseDefinition {
   bool reduce_dims = true;
   ParamUse use;                 ///< what the snippets use, computed once by make_*_definition
   std::vector<LinkInput> link;  ///< device code the snippets call, linked with nvJitLink
+  /// elementwise_manifest_prefix(*this), set by whoever finished the definition (the kernel
+  /// object, after `link`); empty: computed for each entry. Clear it when changing a field.
+  std::string manifest_prefix;
 };
 
 enum class EwLayout : unsigned char {

@@ -115,6 +115,7 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
       std::move(options.preamble), std::move(options.loop_prep), std::move(options.after_loop),
       std::move(options.compile_options), options.reduce_dims);
   def.link = std::move(options.link);
+  def.manifest_prefix = detail::elementwise_manifest_prefix(def);  // the definition is final
   impl_->def = std::make_shared<const detail::ElementwiseDefinition>(std::move(def));
   impl_->no_return = options.no_return;
 }

@@ -5,6 +5,10 @@
 #include <cujit/error.hpp>
 #include <cujit/program.hpp>
 
+#include "support/json_text.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <gtest/gtest.h>
 
 namespace cujit::detail {
@@ -174,6 +178,29 @@ TEST(ElementwiseCodegen, ManifestRoundTrip) {
   EXPECT_THROW(elementwise_from_manifest("not json"), ArgumentError);
 }
 
+// A kernel object keeps its entries' text up to the specialisation: entries made with it are
+// the very bytes a whole dump of the entry gives (they key the cache), with link inputs,
+// non-ASCII and non-UTF-8 text among the fields.
+TEST(ElementwiseCodegen, ManifestPrefixGivesTheWholeEntrysBytes) {
+  ElementwiseDefinition plain = squared_diff();
+  ElementwiseDefinition odd =
+      make_elementwise_definition("T x", "T y", "y = x; // caf\xc3\xa9 \xff\\ \"q\"", "odd",
+                                  "#define K 1\n", "", "", {"-DX=\"a b\""}, false);
+  odd.link = {LinkInput{LinkInput::Kind::Ptx, "m\xe9.ptx", std::string("\x00\x01ptx", 5)}};
+  for (ElementwiseDefinition* def : {&plain, &odd}) {
+    const EwSpecialization s = spec_for(DType::Float32, EwLayout::Vectorized,
+                                        static_cast<int>(def->in.size() + def->out.size()), 4);
+    const std::string without = elementwise_manifest_entry(*def, s);
+    def->manifest_prefix = elementwise_manifest_prefix(*def);
+    const std::string with = elementwise_manifest_entry(*def, s);
+    EXPECT_EQ(with, without);
+    EXPECT_EQ(dump_json(nlohmann::json::parse(with)), with);
+    const auto [def2, s2] = elementwise_from_manifest(with);
+    EXPECT_EQ(elementwise_manifest_entry(def2, s2), with);
+    EXPECT_EQ(def2.link.size(), def->link.size());
+  }
+}
+
 TEST(ElementwiseCodegen, DefinitionErrors) {
   EXPECT_THROW(make_elementwise_definition("T x", "T y", "y = x", "bad name", "", "", "", {}, true),
                ArgumentError);
@@ -193,12 +220,12 @@ TEST(ElementwiseCodegen, DefinitionErrors) {
 // written, so the two kernels have different request keys and share one compiled program by
 // its content key; each entry replays to the same source.
 TEST(ElementwiseCodegen, CppSpellingsGenerateTheSameSource) {
-  const ElementwiseDefinition dtype_names = make_elementwise_definition(
-      "int64 x, uint32 s, raw complex64 c", "float32 y", "y = x * s", "spelled", "",
-      "", "", {}, true);
-  const ElementwiseDefinition cpp_names = make_elementwise_definition(
-      "std::int64_t x, unsigned int s, raw std::complex<float> c", "float y",
-      "y = x * s", "spelled", "", "", "", {}, true);
+  const ElementwiseDefinition dtype_names =
+      make_elementwise_definition("int64 x, uint32 s, raw complex64 c", "float32 y", "y = x * s",
+                                  "spelled", "", "", "", {}, true);
+  const ElementwiseDefinition cpp_names =
+      make_elementwise_definition("std::int64_t x, unsigned int s, raw std::complex<float> c",
+                                  "float y", "y = x * s", "spelled", "", "", "", {}, true);
   EXPECT_EQ(dtype_names.in, cpp_names.in);
   EXPECT_EQ(dtype_names.out, cpp_names.out);
   EwSpecialization s = spec_for(DType::Float32, EwLayout::Contiguous, 4);
