@@ -77,7 +77,7 @@ std::string elementwise_manifest_entry(const ElementwiseDefinition& def,
                                        const EwSpecialization& s) {
   std::string text =
       def.manifest_prefix.empty() ? elementwise_manifest_prefix(def) : def.manifest_prefix;
-  text += dump_json(spec_json(s));
+  text += spec_json_text(s);
   text += '}';
   return text;
 }

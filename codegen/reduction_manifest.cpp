@@ -124,10 +124,10 @@ std::string reduction_manifest_entry(const ReductionDefinition& def, const RedSp
       {"reduce_type", text_json(def.reduce_type)},
       {"options", text_json(def.compile_options)},
       {"reduce_dims", def.reduce_dims},
-      {"specialization", spec_json(s)},
+      {"specialization", nullptr},
   };
   if (!def.link.empty()) entry["link"] = link_json(def.link);  // absent: older entries unchanged
-  return dump_json(entry);
+  return entry_with_spec(entry, spec_json_text(s));
 }
 
 namespace {

@@ -81,11 +81,11 @@ std::string scan_manifest_entry(const ScanDefinition& def, const ScanSpecializat
         {"indices", def.select == SelectWhat::Indices},
         {"preamble", text_json(def.preamble)},
         {"options", text_json(def.compile_options)},
-        {"specialization", spec_json(s)},
+        {"specialization", nullptr},
     };
     if (!def.link.empty()) entry["link"] = link_json(def.link);
     if (def.partition) entry["partition"] = true;  // absent otherwise: earlier keys unchanged
-    return dump_json(entry);
+    return entry_with_spec(entry, spec_json_text(s));
   }
   nlohmann::json entry = {
       {"kind", "scan"},
@@ -100,10 +100,10 @@ std::string scan_manifest_entry(const ScanDefinition& def, const ScanSpecializat
       {"scan_type", text_json(def.reduce_type)},
       {"exclusive", def.exclusive},
       {"options", text_json(def.compile_options)},
-      {"specialization", spec_json(s)},
+      {"specialization", nullptr},
   };
   if (!def.link.empty()) entry["link"] = link_json(def.link);
-  return dump_json(entry);
+  return entry_with_spec(entry, spec_json_text(s));
 }
 
 namespace {

@@ -8,6 +8,7 @@
 
 #include "codegen/elementwise_spec.hpp"
 #include "codegen/reduction_spec.hpp"
+#include "codegen/scan_spec.hpp"
 #include "codegen/spec_json.hpp"
 
 #include <gtest/gtest.h>
@@ -79,6 +80,7 @@ void expect_every_field_rendered(const Spec& base) {
     SCOPED_TRACE("field " + std::to_string(k) + ": " + changed.key());
     EXPECT_NE(bytes_of(changed), bytes_of(base));
     EXPECT_NE(spec_json(changed).dump(), spec_json(base).dump());
+    EXPECT_EQ(spec_json_text(changed), dump_json(spec_json(changed)));
     EXPECT_NE(changed.key(), base.key());
     Spec read;
     read_spec_json(spec_json(changed), read);
@@ -143,6 +145,24 @@ TEST(SpecSerial, KeyTextKeepsItsFormat) {
   RedSpecialization peeled = red_spec();
   peeled.peel = true;
   EXPECT_NE(peeled.key().find(";b2=0;peel;params="), std::string::npos);
+}
+
+// The direct writer (a warm first call's text) and the tree's dump give the same bytes: keys
+// sorted as nlohmann sorts them, markers, texts with escapes and bytes that are not UTF-8.
+TEST(SpecSerial, DirectTextIsTheTreesDump) {
+  EXPECT_EQ(spec_json_text(ew_spec()), dump_json(spec_json(ew_spec())));
+  RedSpecialization red = red_spec();
+  red.peel = red.fold = red.staged = true;
+  red.reduce_ctype = "odd \"type\"\\\n\x01 \xc3\xa9 \xff";
+  EXPECT_EQ(spec_json_text(red), dump_json(spec_json(red)));
+  ScanSpecialization scan;
+  scan.scan_ctype = "Pair<float, int>";
+  scan.params.resize(2);
+  scan.params[1].dtype = DType::Int64;
+  EXPECT_EQ(spec_json_text(scan), dump_json(spec_json(scan)));
+  EwSpecialization none;  // no parameters: an empty list
+  EXPECT_EQ(spec_json_text(none), dump_json(spec_json(none)));
+  EXPECT_NE(spec_json_text(none).find("\"params\":[]"), std::string::npos);
 }
 
 TEST(SpecSerial, FieldsOlderEntriesLackReadAsDefaults) {
