@@ -1,5 +1,6 @@
 #include "cache/sqlite_store.hpp"
 
+#include "cache/background_work.hpp"
 #include "cache/database_files.hpp"
 #include "cache/database_schema.hpp"
 
@@ -16,7 +17,46 @@ std::string SqliteStore::lease_directory() const {
 
 SqliteStore::SqliteStore(std::string path, bool read_only, StoreOptions options, bool network_fs)
     : options_(std::move(options)),
-      conn_(std::move(path), read_only, network_fs, options_.busy_timeout_ms) {}
+      conn_(std::move(path), read_only, network_fs, options_.busy_timeout_ms) {
+  if (!read_only) conn_.set_commit_listener([this](int pages) { checkpoint_later(pages); });
+}
+
+namespace {
+std::atomic<std::uint64_t> background_checkpoint_count{0};
+}  // namespace
+
+std::uint64_t SqliteStore::background_checkpoints() noexcept {
+  return background_checkpoint_count.load(std::memory_order_relaxed);
+}
+
+void SqliteStore::checkpoint_later(int pages) noexcept {
+  if (pages < kCheckpointPages || checkpoint_pending_.exchange(true)) return;
+  std::weak_ptr<SqliteStore> self = weak_from_this();
+  try {
+    if (!self.expired()) {
+      run_in_background([self = std::move(self)] {
+        if (const std::shared_ptr<SqliteStore> store = self.lock()) {
+          std::lock_guard lock(store->mutex_);
+          store->checkpoint_now();
+          background_checkpoint_count.fetch_add(1, std::memory_order_relaxed);
+        }
+      });
+      return;
+    }
+  } catch (...) {
+    // No thread: now, below.
+  }
+  checkpoint_now();
+}
+
+void SqliteStore::checkpoint_now() noexcept {
+  checkpoint_pending_ = false;
+  try {
+    if (conn_.is_open()) conn_.checkpoint();
+  } catch (...) {
+    // A failed checkpoint leaves the WAL longer; the next commit tries again.
+  }
+}
 
 SqliteStore::~SqliteStore() {
   std::lock_guard lock(mutex_);

@@ -46,6 +46,7 @@ void StoreConnection::open(const std::string& read_only_uri) {
                      std::to_string(kSchemaVersion) + "); not used");
   }
   configure_connection(*db_, network_fs_, busy_timeout_ms_);
+  if (commit_listener_) sqlite3_wal_hook(db_->handle(), &StoreConnection::on_commit, this);
   if (version < kSchemaVersion) create_schema(*db_);
   prepare_lookups();
   struct stat st {};
@@ -173,6 +174,21 @@ void StoreConnection::truncate_wal() {
     // Busy or failing: the WAL stays and is checkpointed later.
   }
   db_->set_busy_timeout(busy_timeout_ms_);
+}
+
+void StoreConnection::set_commit_listener(std::function<void(int)> listener) {
+  commit_listener_ = std::move(listener);
+}
+
+int StoreConnection::on_commit(void* self, sqlite3*, const char*, int pages) {
+  static_cast<StoreConnection*>(self)->commit_listener_(pages);
+  return SQLITE_OK;
+}
+
+void StoreConnection::checkpoint() {
+  const int rc = sqlite3_wal_checkpoint_v2(db_->handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                           nullptr, nullptr);
+  if ((rc & 0xff) != SQLITE_BUSY) check(rc, db_->handle(), "checkpoint", path_);
 }
 
 void StoreConnection::prepare_lookups() {

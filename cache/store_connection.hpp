@@ -7,6 +7,7 @@
 #include "cache/store.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,6 +56,15 @@ class StoreConnection {
   /// a lock; a busy or failing checkpoint leaves it for later. Throws SqliteError when the
   /// busy timeout cannot be restored.
   void truncate_wal();
+  /// Calls `listener` after each commit of this writable connection in WAL mode, from the
+  /// committing thread with the owner's lock held, with the WAL's size in pages. SQLite's
+  /// automatic checkpoint is off while a listener is set: the listener decides when to
+  /// checkpoint (checkpoint()). Set before open(); kept across reopens. `listener` must not
+  /// throw.
+  void set_commit_listener(std::function<void(int)> listener);
+  /// A passive checkpoint (what SQLite's automatic one runs: copies what no reader still
+  /// needs into the database, never waits). Throws SqliteError.
+  void checkpoint();
 
   /// Whether a connection is open.
   bool is_open() const noexcept { return db_.has_value(); }
@@ -76,6 +86,7 @@ class StoreConnection {
 
  private:
   void prepare_lookups();
+  static int on_commit(void* self, sqlite3* db, const char* schema, int pages);
 
   std::string path_;
   bool read_only_;
@@ -85,6 +96,7 @@ class StoreConnection {
   // Cleared before db_ is closed or replaced.
   std::map<const char*, Statement> statements_;
   std::uint64_t generation_ = 0;
+  std::function<void(int)> commit_listener_;
   // The file opened (device, inode), to tell whether another process replaced it.
   std::uint64_t opened_dev_ = 0;
   std::uint64_t opened_ino_ = 0;

@@ -1,0 +1,75 @@
+// A writable store's WAL is checkpointed off the committing caller's path (issue 35: the
+// checkpoint's two fdatasyncs were 0.9 ms of a cold call's 2.3 ms of cache work).
+
+#include "cache/background_work.hpp"
+#include "cache/record.hpp"
+#include "cache/sqlite_store.hpp"
+#include "cache_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+namespace cujit::detail {
+namespace {
+
+using test::FakeCompiler;
+using test::fake_kernel;
+using test::TempDir;
+
+// Stores a kernel whose record spans about 50 pages (past kCheckpointPages).
+void put_large(SqliteStore& store, const std::string& name) {
+  auto k = fake_kernel(name);
+  k.source.source += std::string(200000, 'x');
+  CompiledProgram c = FakeCompiler().fn(Target{80})(k.source);
+  store.put(make_record(content_key(k.source, Target{80}, "test"), "test", k.source, c, now_ms()),
+            request_key("test", k.request.spec, Target{80}));
+}
+
+std::uintmax_t size_of(const std::string& path) { return std::filesystem::file_size(path); }
+
+TEST(Checkpoint, ASharedStoreCheckpointsOnABackgroundThread) {
+  TempDir dir;
+  const std::string db = dir.file("kernels.db");
+  std::shared_ptr<SqliteStore> store = SqliteStore::open_writable(db, {});
+  const std::uint64_t before = SqliteStore::background_checkpoints();
+  put_large(*store, "big");
+  ASSERT_TRUE(wait_for_background_work(std::chrono::seconds(10)));
+  EXPECT_EQ(SqliteStore::background_checkpoints(), before + 1);
+  // The record's pages are in the database file now, not only in the WAL.
+  EXPECT_GT(size_of(db), 20000u);
+  auto again = SqliteStore::open_writable(db, {});
+  EXPECT_EQ(again->integrity_check(), "ok");
+}
+
+TEST(Checkpoint, AStoreOwnedAloneCheckpointsInTheCommit) {
+  TempDir dir;
+  const std::string db = dir.file("kernels.db");
+  auto store = SqliteStore::open_writable(db, {});  // a unique_ptr: nothing to keep it alive
+  const std::uint64_t before = SqliteStore::background_checkpoints();
+  put_large(*store, "big");
+  EXPECT_EQ(SqliteStore::background_checkpoints(), before);
+  EXPECT_GT(size_of(db), 20000u);
+}
+
+TEST(Checkpoint, AStoreDroppedBeforeItsCheckpointRunsIsClosedCleanly) {
+  TempDir dir;
+  const std::string db = dir.file("kernels.db");
+  for (int k = 0; k < 5; ++k) {
+    std::shared_ptr<SqliteStore> store = SqliteStore::open_writable(db, {});
+    put_large(*store, "big" + std::to_string(k));
+  }  // the last owner may be the checkpoint's thread
+  ASSERT_TRUE(wait_for_background_work(std::chrono::seconds(10)));
+  auto store = SqliteStore::open_writable(db, {});
+  EXPECT_EQ(store->integrity_check(), "ok");
+  for (int k = 0; k < 5; ++k) {
+    auto kernel = fake_kernel("big" + std::to_string(k));
+    EXPECT_EQ(store->find_by_request(request_key("test", kernel.request.spec, Target{80})).status,
+              Lookup::Status::Hit);
+  }
+}
+
+}  // namespace
+}  // namespace cujit::detail
