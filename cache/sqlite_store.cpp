@@ -18,7 +18,11 @@ std::string SqliteStore::lease_directory() const {
 SqliteStore::SqliteStore(std::string path, bool read_only, StoreOptions options, bool network_fs)
     : options_(std::move(options)),
       conn_(std::move(path), read_only, network_fs, options_.busy_timeout_ms) {
-  if (!read_only) conn_.set_commit_listener([this](int pages) { checkpoint_later(pages); });
+  if (!read_only) {
+    checkpoint_slot_ = std::make_shared<CheckpointSlot>();
+    checkpoint_slot_->store = this;
+    conn_.set_commit_listener([this](int pages) { checkpoint_later(pages); });
+  }
 }
 
 namespace {
@@ -31,22 +35,17 @@ std::uint64_t SqliteStore::background_checkpoints() noexcept {
 
 void SqliteStore::checkpoint_later(int pages) noexcept {
   if (pages < kCheckpointPages || checkpoint_pending_.exchange(true)) return;
-  std::weak_ptr<SqliteStore> self = weak_from_this();
   try {
-    if (!self.expired()) {
-      run_in_background([self = std::move(self)] {
-        if (const std::shared_ptr<SqliteStore> store = self.lock()) {
-          std::lock_guard lock(store->mutex_);
-          store->checkpoint_now();
-          background_checkpoint_count.fetch_add(1, std::memory_order_relaxed);
-        }
-      });
-      return;
-    }
+    run_in_background([slot = checkpoint_slot_] {
+      std::lock_guard hold(slot->mutex);
+      if (slot->store == nullptr) return;  // destroyed meanwhile: closing checkpointed it
+      std::lock_guard lock(slot->store->mutex_);
+      slot->store->checkpoint_now();
+      background_checkpoint_count.fetch_add(1, std::memory_order_relaxed);
+    });
   } catch (...) {
-    // No thread: now, below.
+    checkpoint_now();  // no thread: in the commit, as SQLite would
   }
-  checkpoint_now();
 }
 
 void SqliteStore::checkpoint_now() noexcept {
@@ -59,6 +58,10 @@ void SqliteStore::checkpoint_now() noexcept {
 }
 
 SqliteStore::~SqliteStore() {
+  if (checkpoint_slot_) {
+    std::lock_guard hold(checkpoint_slot_->mutex);  // waits for a checkpoint that runs
+    checkpoint_slot_->store = nullptr;
+  }
   std::lock_guard lock(mutex_);
   try {
     if (conn_.is_open()) flush_briefly_locked();

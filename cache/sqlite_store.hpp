@@ -41,12 +41,13 @@ struct StoreOptions {
 /// the WAL index from every frame (a warm hit took 2.0-2.4 ms with a 120 KiB WAL).
 inline constexpr int kCheckpointPages = 16;
 
-/// A cache database. Thread-safe: one connection guarded by a mutex. A writable one owned by
-/// a shared_ptr checkpoints its WAL on a background thread (background_work.hpp) after the
-/// commit that grew it past kCheckpointPages, not on the committing caller's path (the
-/// checkpoint's two fdatasyncs were 0.9 ms of a cold call); one owned otherwise checkpoints
-/// in the commit, as SQLite would.
-class SqliteStore final : public Store, public std::enable_shared_from_this<SqliteStore> {
+/// A cache database. Thread-safe: one connection guarded by a mutex. A writable one
+/// checkpoints its WAL on a background thread (background_work.hpp) after the commit that grew
+/// it past kCheckpointPages, not on the committing caller's path (the checkpoint's two
+/// fdatasyncs were 0.9 ms of a cold call). The thread never outlives the store's use of its
+/// connection: destroying the store waits for a checkpoint that runs, and one not yet started
+/// finds the store gone and does nothing.
+class SqliteStore final : public Store {
  public:
   /// Opens or creates the writable database at `path`: creates missing directories with
   /// mode 0700, refuses a directory or a file (database, -wal, -shm, -journal) owned by another
@@ -134,16 +135,22 @@ class SqliteStore final : public Store, public std::enable_shared_from_this<Sqli
   // flush_locked waiting at most 100 ms for a lock; false when it was busy.
   bool flush_briefly_locked();
   std::uint64_t evict_locked(std::uint64_t max_size, const std::string& keep);
-  // From the commit listener (lock held): schedules a checkpoint, or runs it when this store
-  // is not shared.
+  // From the commit listener (lock held): schedules a checkpoint (or runs it, when no thread
+  // can be started).
   void checkpoint_later(int pages) noexcept;
   void checkpoint_now() noexcept;
+  // What a scheduled checkpoint reaches the store through: null once the store is destroyed.
+  struct CheckpointSlot {
+    std::mutex mutex;
+    SqliteStore* store = nullptr;
+  };
 
   StoreOptions options_;
   std::mutex mutex_;  // guards conn_ and uses_
   StoreConnection conn_;
   UseBatch uses_;
   std::atomic<bool> checkpoint_pending_{false};
+  std::shared_ptr<CheckpointSlot> checkpoint_slot_;
 };
 
 /// The store's lock, held while this lives, with the connection and the pending state it
