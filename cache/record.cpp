@@ -104,13 +104,22 @@ std::vector<std::string> normalize_options(const std::vector<std::string>& optio
   return out;
 }
 
-std::string request_key(const std::string& kind, const std::string& spec, const Target& target,
-                        const std::string& compiler, const std::string& include_digest) {
-  Sha256 h;
-  h.field("cujit-request").field(kind).field(spec).field(target.name()).field(compiler);
+RequestKeyHasher::RequestKeyHasher(const std::string& kind, const std::string& spec) {
+  prefix_.field("cujit-request").field(kind).field(spec);
+}
+
+std::string RequestKeyHasher::key(const Target& target, const std::string& compiler,
+                                  const std::string& include_digest) const {
+  Sha256 h(prefix_);
+  h.field(target.name()).field(compiler);
   if (!include_digest.empty()) h.field("includes").field(include_digest);  // else: as before
   h.field(std::int64_t{kCodegenVersion}).field(std::int64_t{kRecordFormatVersion});
   return to_hex(h.finish());
+}
+
+std::string request_key(const std::string& kind, const std::string& spec, const Target& target,
+                        const std::string& compiler, const std::string& include_digest) {
+  return RequestKeyHasher(kind, spec).key(target, compiler, include_digest);
 }
 
 std::string content_key(const SourceProgram& program, const Target& target, std::string_view kind,

@@ -5,6 +5,7 @@
 #include <cujit/program.hpp>
 
 #include "cache/compiler_identity.hpp"
+#include "support/sha256.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -61,6 +62,19 @@ CacheRecord make_record(const std::string& content_key, const std::string& kind,
 std::string request_key(const std::string& kind, const std::string& spec, const Target& target,
                         const std::string& compiler = compiler_identity(),
                         const std::string& include_digest = {});
+
+/// request_key() of one kind and spec for several targets: what precedes the target is hashed
+/// once (a spec is about a kilobyte, and a lookup tries up to 15 compatible targets).
+class RequestKeyHasher {
+ public:
+  RequestKeyHasher(const std::string& kind, const std::string& spec);
+  /// request_key(kind, spec, target, compiler, include_digest).
+  std::string key(const Target& target, const std::string& compiler,
+                  const std::string& include_digest) const;
+
+ private:
+  Sha256 prefix_;
+};
 
 /// Content key (64 hex digits): kernel kind (families attach different metadata to equal
 /// binaries), generated source, normalised options, name expressions, header names and

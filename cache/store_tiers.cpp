@@ -134,7 +134,7 @@ Found CompatibleTier::by_request(Search& search) {
   const std::vector<std::shared_ptr<Store>> deps = stores_.deployments();
   const std::shared_ptr<Store> w = stores_.writable();
   for (const Target& target : request.compatible) {
-    const std::string key = request_key(request, target);
+    const std::string key = search.request_key_for(target);
     for (std::size_t k = 0; k <= deps.size(); ++k) {
       const std::shared_ptr<Store>& store = k < deps.size() ? deps[k] : w;
       if (!store) continue;

@@ -45,6 +45,8 @@ class Search {
   Compiler& compiler() const noexcept { return compiler_; }
   /// request_key() of the request (kind, spec, target and the compiler's identity).
   const std::string& request_key() const noexcept { return request_key_; }
+  /// request_key() of the request for another target (a compatible one).
+  std::string request_key_for(const Target& target) const;
   /// Whether the source was generated (the by-content pass and later).
   bool generated() const noexcept { return source_.has_value(); }
   /// The generated source; generates it on the first call (what the compiler's generate()
@@ -59,6 +61,7 @@ class Search {
  private:
   const KernelRequest& request_;
   Compiler& compiler_;
+  RequestKeyHasher keys_;
   std::string request_key_;
   std::optional<SourceProgram> source_;
   std::string content_key_;

@@ -27,7 +27,12 @@ std::string describe_request(const KernelRequest& r) {
 Search::Search(const KernelRequest& request, Compiler& compiler)
     : request_(request),
       compiler_(compiler),
-      request_key_(detail::request_key(request, request.target)) {}
+      keys_(request.kind, request.spec),
+      request_key_(request_key_for(request.target)) {}
+
+std::string Search::request_key_for(const Target& target) const {
+  return keys_.key(target, compiler_identity(), request_.include_digest);
+}
 
 const SourceProgram& Search::source() {
   if (!source_) source_ = compiler_.generate();

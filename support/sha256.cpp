@@ -28,6 +28,8 @@ Sha256::Sha256() : ctx_(new crypto_hash_sha256_state) {
   crypto_hash_sha256_init(as_state(ctx_));
 }
 
+Sha256::Sha256(const Sha256& other) : ctx_(new crypto_hash_sha256_state(*as_state(other.ctx_))) {}
+
 Sha256& Sha256::update(std::string_view bytes) {
   if (!bytes.empty()) crypto_hash_sha256_update(as_state(ctx_), as_bytes(bytes), bytes.size());
   return *this;

@@ -14,6 +14,10 @@ class Sha256 {
  public:
   /// Throws only std::bad_alloc.
   Sha256();
+  /// A hasher in the state `other` is in (both go on independently).
+  Sha256(const Sha256& other);
+  Sha256& operator=(const Sha256&) = delete;
+  Sha256(Sha256&&) noexcept = default;
   /// Appends raw bytes.
   Sha256& update(std::string_view bytes);
   /// Appends one field of a composite key: its length (8 bytes, little endian) then its

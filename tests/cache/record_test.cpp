@@ -27,6 +27,17 @@ TEST(Sha256, FieldsAreLengthPrefixed) {
   EXPECT_NE(Sha256().field("ab").field("c").finish(), Sha256().field("a").field("bc").finish());
 }
 
+TEST(Sha256, ACopyGoesOnFromTheSameState) {
+  Sha256 prefix;
+  prefix.field(std::string(1000, 'p'));  // past several 64-byte blocks, mid-block at the end
+  Sha256 a(prefix), b(prefix);
+  a.field("x");
+  b.field("y");
+  EXPECT_EQ(a.finish(), Sha256().field(std::string(1000, 'p')).field("x").finish());
+  EXPECT_EQ(b.finish(), Sha256().field(std::string(1000, 'p')).field("y").finish());
+  EXPECT_EQ(prefix.finish(), Sha256().field(std::string(1000, 'p')).finish());
+}
+
 TEST(Keys, ContentKeyIsDeterministicAndHex) {
   std::string a = content_key(sample(), Target{80}, "raw");
   EXPECT_EQ(a, content_key(sample(), Target{80}, "raw"));
@@ -71,6 +82,18 @@ TEST(Keys, RequestKeyNamesKindSpecAndTarget) {
   EXPECT_NE(base, request_key("elementwise", "spec2", Target{80}));
   EXPECT_NE(base, request_key("elementwise", "spec", Target{90}));
   EXPECT_NE(base, content_key(sample(), Target{80}, "raw"));
+}
+
+// One hasher serves every target of a lookup (the exact one, then up to 15 compatible ones):
+// each key is the one request_key() gives alone.
+TEST(Keys, OneHasherGivesEachTargetsRequestKey) {
+  const std::string spec(1500, 's');
+  const RequestKeyHasher keys("elementwise", spec);
+  for (const Target& t : {Target{90}, Target{80}, Target{90, BinaryFormat::Ptx}, Target{90}}) {
+    EXPECT_EQ(keys.key(t, "compiler", ""), request_key("elementwise", spec, t, "compiler", ""));
+    EXPECT_EQ(keys.key(t, "compiler", "digest"),
+              request_key("elementwise", spec, t, "compiler", "digest"));
+  }
 }
 
 TEST(Names, RoundTrip) {
