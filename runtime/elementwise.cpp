@@ -174,6 +174,18 @@ std::vector<Array> ElementwiseKernel::call_all(const Arg* args, std::size_t coun
   return outputs;
 }
 
+void ElementwiseKernel::call_into(const Arg* args, std::size_t count,
+                                  const LaunchOptions& options) const {
+  const detail::ElementwiseDefinition& def = *impl_->def;
+  if (count != def.in.size() + def.out.size()) {
+    throw ArgumentError("cujit: kernel '" + def.name + "': call_into takes its " +
+                        std::to_string(def.in.size()) + " input(s) and all " +
+                        std::to_string(def.out.size()) + " output(s), but " +
+                        std::to_string(count) + " argument(s) were given");
+  }
+  launch(args, count, options, nullptr, false);
+}
+
 Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const LaunchOptions& options,
                                 std::vector<Array>* all_outputs, bool first) const {
   Impl& im = *impl_;

@@ -93,6 +93,14 @@ class CUJIT_EXPORT ElementwiseKernel {
   std::vector<Array> call(const std::vector<Arg>& args, const LaunchOptions& options = {}) const {
     return call_all(args.data(), args.size(), options);
   }
+  /// Launches into outputs the caller holds: `args` are the inputs followed by every output.
+  /// Returns nothing, so no output handle is copied (a loop writing into the same arrays pays
+  /// no allocation). Throws what a call throws, and ArgumentError when an output is missing.
+  void call_into(const Arg* args, std::size_t count, const LaunchOptions& options = {}) const;
+  /// call_into() of a list.
+  void call_into(std::initializer_list<Arg> args, const LaunchOptions& options = {}) const {
+    call_into(args.begin(), args.size(), options);
+  }
 
   /// Specialises the kernel for a call with arguments described by `args` (inputs,
   /// optionally followed by all outputs, as in a call) on a GPU of `target`'s architecture,

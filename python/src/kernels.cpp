@@ -154,7 +154,12 @@ nb::object call_elementwise(const PyElementwise& k, nb::args args, nb::handle si
   const nb::object pool = given ? nb::none() : outputs_of(call.library());
   const LaunchOptions o = launch_options(int_or(size, -1), static_cast<int>(int_or(block_size, 0)),
                                          handle, call.device());
-  std::vector<Array> made = run(call, handle, pool, [&] { return k.kernel.call(call.args(), o); });
+  std::vector<Array> made = run(call, handle, pool, [&] {
+    if (!given) return k.kernel.call(call.args(), o);
+    const std::vector<Arg>& a = call.args();
+    k.kernel.call_into(a.data(), a.size(), o);  // the caller holds the outputs: none copied
+    return std::vector<Array>();
+  });
   if (k.no_return) return nb::none();
   return results(args, k.nin, std::move(made), pool, given, k.return_tuple);
 }

@@ -24,6 +24,19 @@ TEST(ElementwiseErrors, SignatureErrorsNeedNoGpu) {
   EXPECT_THROW(ElementwiseKernel("T x", "T z", "z = x", "not a name"), ArgumentError);
 }
 
+// call_into() checks its argument count before anything touches a device.
+TEST(ElementwiseErrors, CallIntoWithoutEveryOutputNeedsNoGpu) {
+  try {
+    squared_diff().call_into({1.0f, 2.0f});
+    ADD_FAILURE() << "no error";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 'squared_diff': call_into takes its 2 input(s) "
+                                         "and all 1 output(s), but 2 argument(s) were given"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Elementwise, BroadcastingSquaredDifference) {
   CUJIT_REQUIRE_GPU();
   auto xh = test::random_vector<float>(10, -2, 2, 1);
@@ -321,6 +334,13 @@ TEST(Elementwise, SeveralOutputsAndInPlaceOutputs) {
   acc(Array::from_host(std::vector<float>(64, 2.0f)), y);
   acc(Array::from_host(std::vector<float>(64, 2.0f)), y);
   EXPECT_EQ(y.to_host<float>()[63], 5.0f);
+  // Into outputs the caller holds, nothing returned.
+  Array q2 = Array::empty({500}, DType::Int32), r2 = Array::empty({500}, DType::Int32);
+  divmod.call_into({Array::from_host(a), Array::from_host(b), q2, r2});
+  EXPECT_EQ(q2.to_host<std::int32_t>(), q);
+  EXPECT_EQ(r2.to_host<std::int32_t>(), r);
+  acc.call_into({Array::from_host(std::vector<float>(64, 2.0f)), y});
+  EXPECT_EQ(y.to_host<float>()[63], 7.0f);
 }
 
 TEST(Elementwise, StreamsAndZeroSize) {
