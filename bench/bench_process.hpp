@@ -89,7 +89,7 @@ inline void report_host_per_call(const Device& device, const char* bench, const 
                                  const std::function<void()>& bare,
                                  const std::function<void()>& given,
                                  const std::function<void()>& alloc, JsonLines& json,
-                                 Table& table) {
+                                 Table& table, const std::function<void()>& into = {}) {
   constexpr int kBatch = 1000;
   Record rb;
   rb.bench = raw_bench;
@@ -112,6 +112,15 @@ inline void report_host_per_call(const Device& device, const char* bench, const 
   table.add({"host/call", n, "cuLaunchKernel", "-", fixed(rb.us, 3), "1.000", "-"});
   table.add({"host/call", n, "cujit (out given)", "-", fixed(rg.us, 3), fixed(rg.ratio, 3), "-"});
   table.add({"host/call", n, "cujit (out alloc)", "-", fixed(ra.us, 3), fixed(ra.ratio, 3), "-"});
+  if (into) {  // the output given through call_into: no output handle returned
+    Record ri = rg;
+    ri.case_name = "launch_host_into";
+    ri.us = host_us_per_call(device, into, batches, kBatch);
+    ri.ratio = ri.us / rb.us;
+    ri.note = "host us per call" + what + ", call_into; ratio to bare cuLaunchKernel";
+    json.write(ri);
+    table.add({"host/call", n, "cujit (call_into)", "-", fixed(ri.us, 3), fixed(ri.ratio, 3), "-"});
+  }
   report_instructions_per_call(device, bench, raw_bench, size, what, bare, given, alloc, json,
                                table);
 }

@@ -301,7 +301,8 @@ void host_per_call(Bench& b, const RawKernel& raw1, bool quick) {
   report_host_per_call(
       b.device, kBench, "raw_add_f32", 1, "", quick ? 10 : 50,
       [&] { drv().cuLaunchKernel(raw1.handle(), 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr); },
-      [&] { b.add(x, y, z); }, [&] { b.add(x, y); }, b.json, b.table);
+      [&] { b.add(x, y, z); }, [&] { b.add(x, y); }, b.json, b.table,
+      [&] { b.add.call_into({x, y, z}); });
 }
 
 int run(const Options& options, const Device& device) {

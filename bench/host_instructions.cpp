@@ -38,6 +38,10 @@ extern "C" __attribute__((noinline)) void measure_elementwise_given(Kernels& k) 
   for (int i = 0; i < kCalls; ++i) (void)k.add.call({k.x, k.y, k.z});
 }
 
+extern "C" __attribute__((noinline)) void measure_elementwise_into(Kernels& k) {
+  for (int i = 0; i < kCalls; ++i) k.add.call_into({k.x, k.y, k.z});
+}
+
 extern "C" __attribute__((noinline)) void measure_elementwise_allocated(Kernels& k) {
   for (int i = 0; i < kCalls; ++i) (void)k.add.call({k.x, k.y});
 }
@@ -80,6 +84,7 @@ int main() {
     }
     cujit::Device::current().synchronize();
     measure_elementwise_given(k);
+    measure_elementwise_into(k);
     measure_elementwise_allocated(k);
     measure_reduction(k);
     measure_raw_launch(k);
