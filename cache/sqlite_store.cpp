@@ -34,6 +34,12 @@ std::uint64_t SqliteStore::background_checkpoints() noexcept {
 }
 
 void SqliteStore::checkpoint_later(int pages) noexcept {
+  if (pages >= kCheckpointForcePages) {
+    // A WAL this long means the scheduled checkpoints do not come (a fork may have copied the
+    // pending flag without the thread that clears it): in the commit, as SQLite would.
+    checkpoint_now();
+    return;
+  }
   if (pages < kCheckpointPages || checkpoint_pending_.exchange(true)) return;
   try {
     run_in_background([slot = checkpoint_slot_] {
@@ -63,6 +69,7 @@ SqliteStore::~SqliteStore() {
     checkpoint_slot_->store = nullptr;
   }
   std::lock_guard lock(mutex_);
+  conn_.stop_commit_listener();  // the last flush below schedules nothing
   try {
     if (conn_.is_open()) flush_briefly_locked();
   } catch (...) {

@@ -40,9 +40,12 @@ struct StoreOptions {
 /// run at 1000): a short WAL keeps a new process's first lookup fast, since opening rebuilds
 /// the WAL index from every frame (a warm hit took 2.0-2.4 ms with a 120 KiB WAL).
 inline constexpr int kCheckpointPages = 16;
+/// WAL pages after which a commit checkpoints in place, whatever is scheduled (SQLite's own
+/// automatic threshold).
+inline constexpr int kCheckpointForcePages = 1000;
 
-/// A cache database. Thread-safe: one connection guarded by a mutex. A writable one
-/// checkpoints its WAL on a background thread (background_work.hpp) after the commit that grew
+/// A cache database. Thread-safe: one connection guarded by a mutex. A writable one (opened by
+/// open_writable; open_existing keeps SQLite's own checkpoints) checkpoints its WAL on a background thread (background_work.hpp) after the commit that grew
 /// it past kCheckpointPages, not on the committing caller's path (the checkpoint's two
 /// fdatasyncs were 0.9 ms of a cold call). The thread never outlives the store's use of its
 /// connection: destroying the store waits for a checkpoint that runs, and one not yet started

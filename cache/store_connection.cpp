@@ -180,6 +180,11 @@ void StoreConnection::set_commit_listener(std::function<void(int)> listener) {
   commit_listener_ = std::move(listener);
 }
 
+void StoreConnection::stop_commit_listener() noexcept {
+  if (db_) sqlite3_wal_hook(db_->handle(), nullptr, nullptr);
+  commit_listener_ = nullptr;
+}
+
 int StoreConnection::on_commit(void* self, sqlite3*, const char*, int pages) {
   static_cast<StoreConnection*>(self)->commit_listener_(pages);
   return SQLITE_OK;

@@ -60,8 +60,11 @@ class StoreConnection {
   /// committing thread with the owner's lock held, with the WAL's size in pages. SQLite's
   /// automatic checkpoint is off while a listener is set: the listener decides when to
   /// checkpoint (checkpoint()). Set before open(); kept across reopens. `listener` must not
-  /// throw.
+  /// throw. A `PRAGMA wal_autocheckpoint` run on the connection replaces the listener with
+  /// SQLite's automatic checkpoint (both are SQLite's one WAL hook).
   void set_commit_listener(std::function<void(int)> listener);
+  /// Removes the listener, from the open connection too.
+  void stop_commit_listener() noexcept;
   /// A passive checkpoint (what SQLite's automatic one runs: copies what no reader still
   /// needs into the database, never waits). Throws SqliteError.
   void checkpoint();

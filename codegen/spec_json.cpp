@@ -37,11 +37,12 @@ void SpecTextWriter::finish_into(std::string& out) {
 
 std::string entry_with_spec(const nlohmann::json& entry, const std::string& spec_text) {
   std::string text = dump_json(entry);
-  constexpr std::string_view kNull = "null}";
-  if (text.size() < kNull.size() || text.compare(text.size() - kNull.size(), kNull.size(), kNull) != 0) {
+  constexpr std::string_view kLast = ",\"specialization\":null}";
+  if (text.size() < kLast.size() ||
+      text.compare(text.size() - kLast.size(), kLast.size(), kLast) != 0) {
     throw Error("cujit: a manifest entry's specialization does not sort last");
   }
-  text.resize(text.size() - kNull.size());
+  text.resize(text.size() - std::string_view("null}").size());
   text += spec_text;
   text += '}';
   return text;

@@ -170,7 +170,7 @@ std::shared_ptr<const detail::Specialized> ElementwiseKernel::Impl::specialize(
 std::vector<Array> ElementwiseKernel::call_all(const Arg* args, std::size_t count,
                                                const LaunchOptions& options) const {
   std::vector<Array> outputs;
-  launch(args, count, options, &outputs);
+  launch(args, count, options, &outputs, false);
   return outputs;
 }
 
@@ -240,8 +240,15 @@ Array ElementwiseKernel::launch(const Arg* args, std::size_t count, const Launch
   }
   if (im.no_return || def.out.empty() || (!first && all_outputs == nullptr)) return Array();
   if (all_outputs != nullptr) {
+    // Given outputs copied, allocated ones moved (unless the first is returned as well).
     all_outputs->reserve(params.n_out());
-    for (std::size_t k = params.n_in(); k < params.size(); ++k) all_outputs->push_back(*arrays[k]);
+    for (std::size_t k = params.n_in(); k < params.size(); ++k) {
+      if (k < count || (first && k == count)) {
+        all_outputs->push_back(*arrays[k]);
+      } else {
+        all_outputs->push_back(std::move(allocated[k - count]));
+      }
+    }
   }
   if (!first) return Array();
   return count == params.size() ? args[params.n_in()].array() : std::move(allocated.front());

@@ -85,14 +85,21 @@ TEST(Keys, RequestKeyNamesKindSpecAndTarget) {
 }
 
 // One hasher serves every target of a lookup (the exact one, then up to 15 compatible ones):
-// each key is the one request_key() gives alone.
+// each key is the request key's format spelled out field by field.
 TEST(Keys, OneHasherGivesEachTargetsRequestKey) {
   const std::string spec(1500, 's');
+  auto spelled = [&](const Target& t, const std::string& digest) {
+    Sha256 h;
+    h.field("cujit-request").field("elementwise").field(spec).field(t.name()).field("compiler");
+    if (!digest.empty()) h.field("includes").field(digest);
+    h.field(std::int64_t{kCodegenVersion}).field(std::int64_t{kRecordFormatVersion});
+    return to_hex(h.finish());
+  };
   const RequestKeyHasher keys("elementwise", spec);
   for (const Target& t : {Target{90}, Target{80}, Target{90, BinaryFormat::Ptx}, Target{90}}) {
-    EXPECT_EQ(keys.key(t, "compiler", ""), request_key("elementwise", spec, t, "compiler", ""));
-    EXPECT_EQ(keys.key(t, "compiler", "digest"),
-              request_key("elementwise", spec, t, "compiler", "digest"));
+    EXPECT_EQ(keys.key(t, "compiler", ""), spelled(t, ""));
+    EXPECT_EQ(keys.key(t, "compiler", "digest"), spelled(t, "digest"));
+    EXPECT_EQ(request_key("elementwise", spec, t, "compiler", "digest"), spelled(t, "digest"));
   }
 }
 
