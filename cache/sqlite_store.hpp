@@ -44,10 +44,11 @@ inline constexpr int kCheckpointPages = 16;
 /// automatic threshold).
 inline constexpr int kCheckpointForcePages = 1000;
 
-/// A cache database. Thread-safe: one connection guarded by a mutex. A writable one (opened by
-/// open_writable; open_existing keeps SQLite's own checkpoints) checkpoints its WAL on a background thread (background_work.hpp) after the commit that grew
-/// it past kCheckpointPages, not on the committing caller's path (the checkpoint's two
-/// fdatasyncs were 0.9 ms of a cold call). The thread never outlives the store's use of its
+/// A cache database. Thread-safe: one connection guarded by a mutex. A writable one opened by
+/// open_writable (open_existing keeps SQLite's own checkpoints) checkpoints its WAL on a
+/// background thread (background_work.hpp) after the commit that grew it past
+/// kCheckpointPages, not on the committing caller's path (the checkpoint's two fdatasyncs
+/// were 0.9 ms of a cold call). The thread never outlives the store's use of its
 /// connection: destroying the store waits for a checkpoint that runs, and one not yet started
 /// finds the store gone and does nothing.
 class SqliteStore final : public Store {

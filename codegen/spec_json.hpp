@@ -20,44 +20,10 @@
 
 namespace cujit::detail {
 
-class SpecJsonWriter {
- public:
-  explicit SpecJsonWriter(nlohmann::json& out) : out_(out) {}
-  void number(const SpecField& f, int value) { out_[f.name] = value; }
-  void number_or(const SpecField& f, int value, int) { number(f, value); }
-  template <class E>
-  void choice(const SpecField& f, E value, E, const char*) {
-    number(f, static_cast<int>(value));
-  }
-  void flag(const SpecField& f, bool value) { out_[f.name] = value; }
-  void marker(const SpecField& f, bool value) {
-    if (value) flag(f, value);
-  }
-  void text(const SpecField& f, const std::string& value) { out_[f.name] = value; }
-  template <class P>
-  void params(const SpecField& f, const std::vector<P>& values) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const P& value : values) {
-      Param p{nlohmann::json::object()};
-      visit_fields(value, p);
-      list.push_back(std::move(p.object));
-    }
-    out_[f.name] = std::move(list);
-  }
-
- private:
-  struct Param {
-    nlohmann::json object;
-    void dtype(const char* name, DType value) { object[name] = std::string(dtype_name(value)); }
-    void kind(const char* name, bool scalar) { object[name] = scalar; }
-    void flag(const char* name, bool value) { object[name] = value; }
-  };
-  nlohmann::json& out_;
-};
-
-/// Writes the same text as dump_json(spec_json(s)) without building the JSON tree: the
-/// members as text, then sorted by name as nlohmann's objects sort them (a warm first call
-/// spent 75,000 host instructions in the tree and its dump, 40% of its own work).
+/// Writes the "specialization" object as the text nlohmann would dump for it, without
+/// building a JSON tree: the members as text, then sorted by name as nlohmann's objects sort
+/// them (a warm first call spent 75,000 host instructions in a tree and its dump, 40% of its
+/// own work).
 class SpecTextWriter {
  public:
   void number(const SpecField& f, int value) { member(f.name) += std::to_string(value); }
@@ -164,21 +130,18 @@ class SpecJsonReader {
   const nlohmann::json& in_;
 };
 
-/// The "specialization" object of `s`.
-template <class Spec>
-nlohmann::json spec_json(const Spec& s) {
-  nlohmann::json out = nlohmann::json::object();
-  SpecJsonWriter v(out);
-  visit_fields(s, v);
-  return out;
-}
-
-/// dump_json(spec_json(s)), written directly (SpecTextWriter).
+/// The "specialization" object of `s` as text (SpecTextWriter).
 template <class Spec>
 std::string spec_json_text(const Spec& s) {
   SpecTextWriter v;
   visit_fields(s, v);
   return v.finish();
+}
+
+/// The "specialization" object of `s`, parsed from spec_json_text.
+template <class Spec>
+nlohmann::json spec_json(const Spec& s) {
+  return nlohmann::json::parse(spec_json_text(s));
 }
 
 /// An entry's text with `spec_text` as the value of its "specialization" member, which must

@@ -80,7 +80,7 @@ void expect_every_field_rendered(const Spec& base) {
     SCOPED_TRACE("field " + std::to_string(k) + ": " + changed.key());
     EXPECT_NE(bytes_of(changed), bytes_of(base));
     EXPECT_NE(spec_json(changed).dump(), spec_json(base).dump());
-    EXPECT_EQ(spec_json_text(changed), dump_json(spec_json(changed)));
+    EXPECT_EQ(spec_json_text(changed), spec_json(changed).dump());
     EXPECT_NE(changed.key(), base.key());
     Spec read;
     read_spec_json(spec_json(changed), read);
@@ -147,9 +147,10 @@ TEST(SpecSerial, KeyTextKeepsItsFormat) {
   EXPECT_NE(peeled.key().find(";b2=0;peel;params="), std::string::npos);
 }
 
-// The direct writer (a warm first call's text) and the tree's dump give the same bytes: keys
-// sorted as nlohmann sorts them, markers, texts with escapes and bytes that are not UTF-8.
-TEST(SpecSerial, DirectTextIsTheTreesDump) {
+// The direct writer's text is nlohmann's own dump of it (what a tree of these members would
+// dump: keys sorted, numbers, bools, escapes and bytes that are not UTF-8 as nlohmann writes
+// them); the readers' round trips above check its values.
+TEST(SpecSerial, DirectTextIsNlohmannsDumpOfIt) {
   EXPECT_EQ(spec_json_text(ew_spec()), dump_json(spec_json(ew_spec())));
   RedSpecialization red = red_spec();
   red.peel = red.fold = red.staged = true;
@@ -160,6 +161,9 @@ TEST(SpecSerial, DirectTextIsTheTreesDump) {
   scan.params.resize(2);
   scan.params[1].dtype = DType::Int64;
   EXPECT_EQ(spec_json_text(scan), dump_json(spec_json(scan)));
+  ScanSpecialization back;
+  read_spec_json(spec_json(scan), back);
+  EXPECT_EQ(back.key(), scan.key());
   EwSpecialization none;  // no parameters: an empty list
   EXPECT_EQ(spec_json_text(none), dump_json(spec_json(none)));
   EXPECT_NE(spec_json_text(none).find("\"params\":[]"), std::string::npos);
