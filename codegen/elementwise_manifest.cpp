@@ -52,24 +52,34 @@ ElementwiseDefinition make_elementwise_definition(std::string in_params, std::st
 }
 
 std::string elementwise_manifest_prefix(const ElementwiseDefinition& def) {
-  nlohmann::json entry = {
-      {"kind", "elementwise"},
-      {"name", text_json(def.name)},
-      {"in_params", text_json(def.in_signature)},
-      {"out_params", text_json(def.out_signature)},
-      {"operation", text_json(def.operation)},
-      {"preamble", text_json(def.preamble)},
-      {"loop_prep", text_json(def.loop_prep)},
-      {"after_loop", text_json(def.after_loop)},
-      {"options", text_json(def.compile_options)},
-      {"reduce_dims", def.reduce_dims},
-      {"specialization", nullptr},
-  };
-  if (!def.link.empty()) entry["link"] = link_json(def.link);  // absent: older entries unchanged
-  // Keys are sorted and "specialization" sorts after every other field: the text ends with
-  // its value and the object's brace, "null}".
-  std::string text = dump_json(entry);
-  text.resize(text.size() - 5);
+  // The entry's members in nlohmann's order (keys sorted), written directly: this runs in
+  // every kernel's constructor. "specialization" sorts after every other member, so the text
+  // ends with its key and the caller appends its value and the closing brace.
+  std::string text = "{\"after_loop\":";
+  append_text_json(text, def.after_loop);
+  text += ",\"in_params\":";
+  append_text_json(text, def.in_signature);
+  text += ",\"kind\":\"elementwise\"";
+  if (!def.link.empty()) {  // absent: older entries unchanged
+    (text += ",\"link\":") += dump_json(link_json(def.link));
+  }
+  text += ",\"loop_prep\":";
+  append_text_json(text, def.loop_prep);
+  text += ",\"name\":";
+  append_text_json(text, def.name);
+  text += ",\"operation\":";
+  append_text_json(text, def.operation);
+  text += ",\"options\":[";
+  for (const std::string& option : def.compile_options) {
+    if (text.back() != '[') text += ',';
+    append_text_json(text, option);
+  }
+  text += "],\"out_params\":";
+  append_text_json(text, def.out_signature);
+  text += ",\"preamble\":";
+  append_text_json(text, def.preamble);
+  text += def.reduce_dims ? ",\"reduce_dims\":true" : ",\"reduce_dims\":false";
+  text += ",\"specialization\":";
   return text;
 }
 

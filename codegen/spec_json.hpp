@@ -37,7 +37,7 @@ class SpecTextWriter {
     if (value) flag(f, value);
   }
   void text(const SpecField& f, const std::string& value) {
-    member(f.name) += dump_json(nlohmann::json(value));  // its escapes, exactly
+    append_text_json(member(f.name), value);  // nlohmann's escapes, exactly
   }
   template <class P>
   void params(const SpecField& f, const std::vector<P>& values) {

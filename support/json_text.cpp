@@ -126,6 +126,38 @@ nlohmann::json text_json(std::string_view bytes) {
   return {{"base64", base64_encode(bytes)}};
 }
 
+void append_text_json(std::string& out, std::string_view bytes) {
+  if (!is_utf8(bytes)) {
+    ((out += "{\"base64\":\"") += base64_encode(bytes)) += "\"}";
+    return;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.reserve(out.size() + bytes.size() + 2);
+  out += '"';
+  std::size_t run = 0;  // the start of the bytes not yet written, which need no escape
+  for (std::size_t k = 0; k < bytes.size(); ++k) {
+    const auto c = static_cast<unsigned char>(bytes[k]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(bytes.data() + run, k - run);
+    run = k + 1;
+    const char* named = c == '"'    ? "\\\""
+                        : c == '\\' ? "\\\\"
+                        : c == '\b' ? "\\b"
+                        : c == '\f' ? "\\f"
+                        : c == '\n' ? "\\n"
+                        : c == '\r' ? "\\r"
+                        : c == '\t' ? "\\t"
+                                    : nullptr;
+    if (named != nullptr) {
+      out += named;
+    } else {  // another control character: nlohmann's \u00xx, lower-case hex
+      ((out += "\\u00") += kHex[c >> 4]) += kHex[c & 0xf];
+    }
+  }
+  out.append(bytes.data() + run, bytes.size() - run);
+  out += '"';
+}
+
 nlohmann::json text_json(const std::vector<std::string>& texts) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& t : texts) out.push_back(text_json(t));

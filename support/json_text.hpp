@@ -30,6 +30,10 @@ nlohmann::json text_json(std::string_view bytes);
 /// A list of texts as a JSON array under the rule above.
 nlohmann::json text_json(const std::vector<std::string>& texts);
 
+/// Appends to `out` what dump_json(text_json(bytes)) writes, without building a JSON value:
+/// the text escaped as nlohmann's dump escapes it, or its {"base64": ...} object.
+void append_text_json(std::string& out, std::string_view bytes);
+
 /// The bytes of a JSON value written by text_json; nullopt when it is neither a string nor a
 /// {"base64": ...} object with valid base64.
 std::optional<std::string> json_text(const nlohmann::json& value);

@@ -207,6 +207,22 @@ TEST(ManifestSchema, EveryEntryTheCodeWritesValidates) {
   }
 }
 
+// Entries are written as text, without a JSON tree (elementwise_manifest_prefix, the spec
+// writer); they are request keys, so they must be exactly nlohmann's dump of themselves: keys
+// sorted, strings escaped its way. Includes text with quotes, control bytes and Latin-1.
+TEST(ManifestSchema, EveryEntryIsNlohmannsOwnDumpOfIt) {
+  std::vector<std::string> entries = written_entries();
+  ElementwiseDefinition def = make_elementwise_definition(
+      "T x", "T y", "y = x; // \"q\" \\ tab\there\r\n\x01\x1f\x7f", "odd_text",
+      "// caf\xe9\n#define Q \"a\\\"\"\n", "\t", "", {"-DX=\"\\n\"", "-O3"}, false);
+  EwSpecialization s;
+  s.params.resize(2);
+  entries.push_back(elementwise_manifest_entry(def, s));
+  for (const std::string& entry : entries) {
+    EXPECT_EQ(dump_json(json::parse(entry)), entry);
+  }
+}
+
 TEST(ManifestSchema, RecordedManifestLinesValidate) {
   // A run with CUJIT_RECORD writes through the cache's recorder: canonical lines, each once.
   test::TempDir dir;
