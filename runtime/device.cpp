@@ -2,7 +2,6 @@
 
 #include <cujit/error.hpp>
 
-#include "cache/background_work.hpp"
 #include "cache/kernel_cache.hpp"
 #include "runtime/context.hpp"
 #include "runtime/driver.hpp"
@@ -218,25 +217,6 @@ Device Device::get(int id) {
 Device Device::current() {
   int device = detail::current_device();
   return get(device < 0 ? 0 : device);
-}
-
-void Device::warm_up_current() noexcept {
-  const int device = detail::device_of_current_context_if_any();
-  if (device < 0) return;
-  // Once per device (the first 64), and on a thread of its own: loading cujit's view of the
-  // driver and reading the device's properties take 0.05-0.1 ms the caller need not wait for.
-  static std::atomic<std::uint64_t> warmed{0};
-  const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
-  if (bit != 0 && (warmed.fetch_or(bit, std::memory_order_acq_rel) & bit) != 0) return;
-  try {
-    detail::run_in_background([device] {
-      try {
-        get(device);
-      } catch (...) {  // a driver that fails now fails the first call with its message
-      }
-    });
-  } catch (...) {  // no thread to spare: the first call starts the work itself
-  }
 }
 
 std::string Device::name() const { return detail::device_properties(id_).name; }

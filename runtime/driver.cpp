@@ -4,7 +4,6 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
 #include <mutex>
 
 namespace cujit::detail {
@@ -93,41 +92,6 @@ const Driver& driver() {
 }
 
 bool driver_available() noexcept { return loaded().error.empty(); }
-
-int device_of_current_context_if_any() noexcept {
-  using GetCurrent = CUresult (*)(CUcontext*);
-  using GetDevice = CUresult (*)(CUdevice*);
-  struct Entry {
-    GetCurrent get_current = nullptr;
-    GetDevice get_device = nullptr;
-  };
-  // Once the driver is found mapped it stays so: this reference is never dropped.
-  static std::atomic<const Entry*> found{nullptr};
-  const Entry* entry = found.load(std::memory_order_acquire);
-  if (entry == nullptr) {
-    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (library == nullptr) return -1;
-    auto* made = new Entry{reinterpret_cast<GetCurrent>(dlsym(library, "cuCtxGetCurrent")),
-                           reinterpret_cast<GetDevice>(dlsym(library, "cuCtxGetDevice"))};
-    const Entry* expected = nullptr;
-    if (found.compare_exchange_strong(expected, made, std::memory_order_acq_rel)) {
-      entry = made;
-    } else {  // another thread found it first
-      delete made;
-      dlclose(library);
-      entry = expected;
-    }
-  }
-  CUcontext context = nullptr;
-  CUdevice device = -1;
-  // CUDA_ERROR_NOT_INITIALIZED before anyone's cuInit: nothing is set up.
-  if (entry->get_current == nullptr || entry->get_device == nullptr ||
-      entry->get_current(&context) != CUDA_SUCCESS || context == nullptr ||
-      entry->get_device(&device) != CUDA_SUCCESS) {
-    return -1;
-  }
-  return static_cast<int>(device);
-}
 
 [[noreturn]] void throw_cuda_error(CUresult result, const char* what, const std::string& context) {
   const char* name = nullptr;

@@ -107,12 +107,6 @@ const Driver& driver();
 /// True when a driver loads and initialises (never throws).
 bool driver_available() noexcept;
 
-/// The device of the context current on the calling thread when the process has already
-/// loaded and initialised the CUDA driver and made one current; -1 otherwise. Asked without
-/// loading or initialising anything (the driver library is looked up only if it is already
-/// mapped). Never throws.
-int device_of_current_context_if_any() noexcept;
-
 /// Throws CudaError naming `what`, the context and the driver's error name and text.
 [[noreturn]] void throw_cuda_error(CUresult result, const char* what, const std::string& context);
 

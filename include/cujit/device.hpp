@@ -23,14 +23,6 @@ class CUJIT_EXPORT Device {
   static Device get(int id = 0);
   /// The device of the calling thread's current context, else device 0.
   static Device current();
-  /// Starts the work a device's first use starts, in the background: reading the kernel
-  /// cache ahead and loading the modules of the kernels used most recently, for the device
-  /// of the calling thread's current context. For programs that set CUDA up through another
-  /// library (the CUDA runtime, CuPy, PyTorch): called before the first kernel call, it lets
-  /// those modules load while the program prepares the call. Does nothing when the process
-  /// has no current context: it never loads the driver, initialises CUDA or creates a
-  /// context. Never throws.
-  static void warm_up_current() noexcept;
 
   /// The device's ordinal.
   int id() const noexcept { return id_; }

@@ -59,7 +59,6 @@ class ElementwiseKernel(_cujit.ElementwiseKernel):
                  preamble="", no_return=False, return_tuple=False, loop_prep="",
                  after_loop="", options=(), **kwargs):
         _check_keywords(kwargs, f"kernel '{name}'")
-        _cujit.warm_up_current()
         super().__init__(in_params, out_params, operation, name, reduce_dims, preamble,
                          loop_prep, after_loop, no_return, return_tuple, list(options))
 
@@ -93,7 +92,6 @@ class ReductionKernel(_cujit.ReductionKernel):
                  name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
                  options=(), **kwargs):
         _check_keywords(kwargs, f"reduction kernel '{name}'")
-        _cujit.warm_up_current()
         super().__init__(in_params, out_params, map_expr, reduce_expr, post_map_expr,
                          "" if identity is None else str(identity), name, reduce_type or "",
                          reduce_dims, preamble, list(options))

@@ -25,7 +25,6 @@ class RawModule:
         self.code, self.path = code, path
         self.options = tuple(options)
         self.name_expressions = tuple(name_expressions or ())
-        _cujit.warm_up_current()
         self._module = _cujit.RawModule(code, path, list(self.options),
                                         list(self.name_expressions))
         self._kernels = {}

@@ -13,10 +13,6 @@ NB_MODULE(_cujit, m) {
   cujit::python::bind_cache(m);
   m.def("device_count", &cujit::Device::count, "Number of CUDA devices (0 without a driver).");
   m.def("current_device", [] { return cujit::Device::current().id(); });
-  // Called by the kernel constructors: when CuPy or PyTorch has already set CUDA up, the
-  // modules of recently used kernels load in the background while the program goes on to
-  // its first call; otherwise nothing (no driver loaded, no context made).
-  m.def("warm_up_current", &cujit::Device::warm_up_current);
   m.def("_reading_of", [](nanobind::handle o) -> nanobind::object {
     const char* how = cujit::python::reading_of(o);
     return how == nullptr ? nanobind::none() : nanobind::object(nanobind::str(how));

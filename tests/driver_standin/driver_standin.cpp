@@ -581,11 +581,6 @@ STANDIN_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** function,
 }
 
 /// Kernel launches so far in this process.
-// Exported by name too, as the driver exports them: Device::warm_up_current asks them whether
-// another library has set CUDA up, without loading the driver.
-STANDIN_EXPORT CUresult cuCtxGetCurrent(CUcontext* c) { return sti::cuCtxGetCurrent(c); }
-STANDIN_EXPORT CUresult cuCtxGetDevice(CUdevice* d) { return sti::cuCtxGetDevice(d); }
-
 STANDIN_EXPORT unsigned long long cujit_standin_launches() { return sti::launches.load(); }
 
 /// The last launch's grid and block extents (six numbers), dynamic shared memory and stream.
