@@ -5,6 +5,8 @@
 #include "bench/bench_util.hpp"
 #include "bench/instruction_count.hpp"
 #include "cache/entry_signature.hpp"
+#include "cache/kernel_cache.hpp"
+#include "cache/manifest.hpp"
 #include "cache/redis_client.hpp"
 #include "cache/remote_endpoint.hpp"
 
@@ -177,9 +179,33 @@ inline double child_ms(const char* mode, const std::string& cache_dir, double* s
   return out.empty() ? -1 : std::atof(out.c_str());
 }
 
-// First calls in fresh processes, `rounds` times over: NVRTC alone (`--cold-nvrtc`), a cold call
-// on an empty cache directory and a warm call on the directory the cold call filled
-// (`--cold-cujit` twice). Each round has its own directory. Single fresh processes vary a lot
+// Child (`--cold-nvrtc`): NVRTC alone in a fresh process on the very source a cold call
+// compiles. The call's specialisation, as a cold child recorded it (CUJIT_RECORD, in the file
+// CUJIT_BENCH_MANIFEST names), is rebuilt and generated here, then compiled: the timed part,
+// NVRTC loaded and run, as in the cold call.
+inline int cold_nvrtc_recorded() {
+  const char* manifest = std::getenv("CUJIT_BENCH_MANIFEST");
+  if (manifest == nullptr) {
+    std::fprintf(stderr, "--cold-nvrtc: CUJIT_BENCH_MANIFEST names no recorded call\n");
+    return 2;
+  }
+  const Device device = Device::get(0);
+  const Target target = target_for_arch(device.compute_capability());
+  const std::vector<std::string> entries = detail::read_manifest(manifest);
+  if (entries.empty()) return 2;
+  const SourceProgram program = detail::replay(entries.back(), target).generate();
+  const auto start = std::chrono::steady_clock::now();
+  compile(program, target);
+  std::printf("%.3f\n", std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - start)
+                             .count());
+  return 0;
+}
+
+// First calls in fresh processes, `rounds` times over: NVRTC alone on the cold call's source
+// (`--cold-nvrtc`), a cold call on an empty cache directory and a warm call on the directory
+// the cold call filled (`--cold-cujit` twice). Each round has its own directory; a cold call
+// before the rounds, not counted, records the call's specialisation for NVRTC alone. Single fresh processes vary a lot
 // (the first one on a freshly booted host reads NVRTC from disk; others meet background work),
 // so benchmarks report medians, with the first round and the range alongside.
 struct FirstCalls {
@@ -221,9 +247,11 @@ inline void measure_fleet_round(const std::string& url, FirstCalls& f) {
 inline FirstCalls measure_first_calls(int rounds) {
   FirstCalls f;
   const char* remote = std::getenv("CUJIT_BENCH_REMOTE");
+  const std::string manifest = fresh_dir() + "/calls.jsonl";
+  child_ms("--cold-cujit", fresh_dir(), nullptr, {"CUJIT_RECORD=" + manifest});
   for (int i = 0; i < rounds; ++i) {
     const std::string dir = fresh_dir();
-    f.nvrtc_ms.push_back(child_ms("--cold-nvrtc", dir));
+    f.nvrtc_ms.push_back(child_ms("--cold-nvrtc", dir, nullptr, {"CUJIT_BENCH_MANIFEST=" + manifest}));
     f.cold_ms.push_back(child_ms("--cold-cujit", dir));
     double call_ms = -1;
     f.warm_ms.push_back(child_ms("--cold-cujit", dir, &call_ms));  // a disk hit

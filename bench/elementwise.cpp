@@ -97,25 +97,6 @@ int cold_cujit() {
   return 0;
 }
 
-// Child: NVRTC alone on the same generated source, first compile in a fresh process.
-int cold_nvrtc() {
-  const Device device = Device::get(0);
-  auto def = detail::make_elementwise_definition("T x, T y", "T z", "z = x + y", "cold_add", "", "",
-                                                 "", {}, true);
-  detail::EwSpecialization s;
-  s.layout = detail::EwLayout::Vectorized;
-  s.vec = 4;
-  s.params.resize(3);
-  const SourceProgram program = detail::generate_elementwise(def, s);
-  const Target target = target_for_arch(device.compute_capability());
-  const auto start = std::chrono::steady_clock::now();
-  compile(program, target);
-  std::printf(
-      "%.3f\n",
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  return 0;
-}
-
 // Broadcast (8192, 1) + (1, 8192) -> (8192, 8192), both inputs transposed, and one transposed
 // and one C-contiguous input.
 void strided_cases(const Device& device, const ElementwiseKernel& add, int repeats,
@@ -345,7 +326,7 @@ int run(const Options& options, const Device& device) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
-  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
+  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc_recorded();
   return cujit::bench::bench_main(
       argc, argv, "elementwise",
       "ElementwiseKernel throughput, launch overhead and cold start. Groups for "

@@ -72,27 +72,6 @@ int cold_cujit() {
   return 0;
 }
 
-// Child: NVRTC alone on the source the cold call generates (vectorised layout).
-int cold_nvrtc() {
-  const Device device = Device::get(0);
-  Array x = Array::empty({16}, DType::Float32, device),
-        y = Array::empty({16}, DType::Float32, device);
-  const detail::ExprDefinition d =
-      detail::expression_definition(detail::node_of(first_call_expression(x, y)));
-  auto def = detail::make_elementwise_definition(d.in_params, d.out_params, d.operation, d.name,
-                                                 d.preamble, "", "", {}, true);
-  detail::EwSpecialization s;
-  s.layout = detail::EwLayout::Vectorized;
-  s.vec = 4;
-  s.params.resize(3);
-  const SourceProgram program = detail::generate_elementwise(def, s);
-  const Target target = target_for_arch(device.compute_capability());
-  const auto start = std::chrono::steady_clock::now();
-  compile(program, target);
-  std::printf("%.3f\n", ms_since(start));
-  return 0;
-}
-
 using ExprBench = RatioBench;
 
 // The largest difference between `got` and the host GELU of `x` at 4096 spread elements.
@@ -324,7 +303,7 @@ int run(const Options& options, const Device& device) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
-  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
+  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc_recorded();
   return cujit::bench::bench_main(
       argc, argv, "expression_bench",
       "Array expressions: throughput against copy, snippet twins and a hand-written kernel; "

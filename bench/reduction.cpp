@@ -80,26 +80,6 @@ int cold_cujit() {
   return 0;
 }
 
-// Child: NVRTC alone on the source the cold call generates (segments, two passes, float4).
-int cold_nvrtc() {
-  const Device device = Device::get(0);
-  auto def = detail::make_reduction_definition("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0",
-                                               "cold_l2norm", "", "", {}, true);
-  detail::RedSpecialization s;
-  s.strategy = detail::RedStrategy::Segments;
-  s.reduce_ctype = "float";
-  s.red_contiguous = true;
-  s.vec = 4;
-  s.two_pass = true;
-  s.params.resize(2);
-  const SourceProgram program = detail::generate_reduction(def, s);
-  const Target target = target_for_arch(device.compute_capability());
-  const auto start = std::chrono::steady_clock::now();
-  compile(program, target);
-  std::printf("%.3f\n", ms_since(start));
-  return 0;
-}
-
 // The float64 sum of a host vector in blocks (accurate enough to judge float32 results).
 double host_sum(const float* x, std::int64_t n, std::int64_t stride = 1, bool square = false) {
   double total = 0;
@@ -345,7 +325,7 @@ int run(const Options& options, const Device& device) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
-  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
+  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc_recorded();
   return cujit::bench::bench_main(
       argc, argv, "reduction",
       "ReductionKernel throughput, launch overhead and cold start. Groups "

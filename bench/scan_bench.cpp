@@ -51,22 +51,6 @@ int cold_cujit() {
   return 0;
 }
 
-// Child: NVRTC alone on the source the cold call generates (a flat float32 scan).
-int cold_nvrtc() {
-  const Device device = Device::get(0);
-  const detail::ScanDefinition def = detail::make_scan_definition(
-      "T x", "T y", "x * x", "a + b", "y = a", "0", "first_scan", "", false, "", {});
-  detail::ScanSpecialization s;
-  s.params.resize(2);
-  s.scan_ctype = "float";
-  const SourceProgram program = detail::generate_scan(def, s);
-  const Target target = target_for_arch(device.compute_capability());
-  const auto start = std::chrono::steady_clock::now();
-  compile(program, target);
-  std::printf("%.3f\n", ms_since(start));
-  return 0;
-}
-
 using ScanBench = RatioBench;
 
 // Whether rows of `y` (rows, cols) are the running sums of `x`'s at a few rows, within float
@@ -267,7 +251,7 @@ int run(const Options& options, const Device& device) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
-  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
+  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc_recorded();
   return cujit::bench::bench_main(
       argc, argv, "scan_bench",
       "ScanKernel: throughput against copy; a user-operator scan; first calls. Groups for "

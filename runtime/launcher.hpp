@@ -103,10 +103,10 @@ FamilyBuild family_build(const char* kind, const std::string& name, std::string 
                          std::vector<std::pair<std::string, std::string>> snippet_texts,
                          const std::vector<std::string>& options);
 
-/// The program of `build`, through the kernel cache. On a miss the clang analysis runs on
-/// another thread while NVRTC compiles (a cold call costs the longer of the two); its error,
-/// the more precise, wins, and NVRTC's errors are mapped onto the snippets. `outcome`, when
-/// not null, receives where the cache found the program.
+/// The program of `build`, through the kernel cache. On a miss NVRTC compiles; only when it
+/// reports an error does the clang analysis run (its error, the more precise, wins), and
+/// NVRTC's errors are mapped onto the snippets. `outcome`, when not null, receives where the
+/// cache found the program.
 std::shared_ptr<const CompiledProgram> compile_family(const FamilyBuild& build,
                                                       CacheOutcome* outcome = nullptr);
 
