@@ -183,7 +183,7 @@ inline double child_ms(const char* mode, const std::string& cache_dir, double* s
 // compiles. The call's specialisation, as a cold child recorded it (CUJIT_RECORD, in the file
 // CUJIT_BENCH_MANIFEST names), is rebuilt and generated here, then compiled: the timed part,
 // NVRTC loaded and run, as in the cold call.
-inline int cold_nvrtc_recorded() {
+inline int cold_nvrtc() {
   const char* manifest = std::getenv("CUJIT_BENCH_MANIFEST");
   if (manifest == nullptr) {
     std::fprintf(stderr, "--cold-nvrtc: CUJIT_BENCH_MANIFEST names no recorded call\n");
@@ -196,18 +196,18 @@ inline int cold_nvrtc_recorded() {
   const SourceProgram program = detail::replay(entries.back(), target).generate();
   const auto start = std::chrono::steady_clock::now();
   compile(program, target);
-  std::printf("%.3f\n", std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - start)
-                             .count());
+  std::printf(
+      "%.3f\n",
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return 0;
 }
 
 // First calls in fresh processes, `rounds` times over: NVRTC alone on the cold call's source
 // (`--cold-nvrtc`), a cold call on an empty cache directory and a warm call on the directory
 // the cold call filled (`--cold-cujit` twice). Each round has its own directory; a cold call
-// before the rounds, not counted, records the call's specialisation for NVRTC alone. Single fresh processes vary a lot
-// (the first one on a freshly booted host reads NVRTC from disk; others meet background work),
-// so benchmarks report medians, with the first round and the range alongside.
+// before the rounds, not counted, records the call's specialisation for NVRTC alone. Single fresh
+// processes vary a lot (the first one on a freshly booted host reads NVRTC from disk; others meet
+// background work), so benchmarks report medians, with the first round and the range alongside.
 struct FirstCalls {
   std::vector<double> nvrtc_ms, cold_ms, warm_ms, warm_call_ms;
   // With CUJIT_BENCH_REMOTE: a cold call that also publishes to the fleet tier, then a new
@@ -251,7 +251,8 @@ inline FirstCalls measure_first_calls(int rounds) {
   child_ms("--cold-cujit", fresh_dir(), nullptr, {"CUJIT_RECORD=" + manifest});
   for (int i = 0; i < rounds; ++i) {
     const std::string dir = fresh_dir();
-    f.nvrtc_ms.push_back(child_ms("--cold-nvrtc", dir, nullptr, {"CUJIT_BENCH_MANIFEST=" + manifest}));
+    f.nvrtc_ms.push_back(
+        child_ms("--cold-nvrtc", dir, nullptr, {"CUJIT_BENCH_MANIFEST=" + manifest}));
     f.cold_ms.push_back(child_ms("--cold-cujit", dir));
     double call_ms = -1;
     f.warm_ms.push_back(child_ms("--cold-cujit", dir, &call_ms));  // a disk hit

@@ -303,7 +303,7 @@ int run(const Options& options, const Device& device) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
-  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc_recorded();
+  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
   return cujit::bench::bench_main(
       argc, argv, "expression_bench",
       "Array expressions: throughput against copy, snippet twins and a hand-written kernel; "

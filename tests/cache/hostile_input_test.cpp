@@ -71,8 +71,14 @@ TEST(JsonText, OneRuleForTextThatIsNotUtf8) {
 // append_text_json writes what dump_json(text_json(...)) writes, byte for byte: manifest
 // entries are request keys, so one escape written differently would change every key.
 TEST(JsonText, TextWrittenDirectlyIsNlohmannsDump) {
-  std::vector<std::string> texts = {"", "plain", "a\"b\\c/d", "\x7f del", "caf\xc3\xa9 \xf0\x9f\x98\x80",
-                                    "caf\xe9", std::string("nul\0in", 6), every_byte()};
+  std::vector<std::string> texts = {"",
+                                    "plain",
+                                    "a\"b\\c/d",
+                                    "\x7f del",
+                                    "caf\xc3\xa9 \xf0\x9f\x98\x80",
+                                    "caf\xe9",
+                                    std::string("nul\0in", 6),
+                                    every_byte()};
   for (int c = 0; c < 256; ++c) texts.push_back(std::string(1, static_cast<char>(c)));
   std::string line;
   for (int c = 0; c < 0x80; ++c) line += static_cast<char>(c);  // every ASCII byte, NUL too
