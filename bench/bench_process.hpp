@@ -145,12 +145,13 @@ inline double child_ms(const char* mode, const std::string& cache_dir, double* s
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-  std::vector<std::string> env_strings;
+  // `extra_env` ahead of this process's variables, so that it wins (getenv takes the first):
+  // a CUJIT_RECORD of the caller's must not take the recording child's.
+  std::vector<std::string> env_strings = extra_env;
+  env_strings.push_back("CUJIT_CACHE_DIR=" + cache_dir);
   for (char** e = environ; *e; ++e) {
     if (std::strncmp(*e, "CUJIT_CACHE", 11) != 0) env_strings.emplace_back(*e);
   }
-  env_strings.push_back("CUJIT_CACHE_DIR=" + cache_dir);
-  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
   std::vector<char*> env;
   for (auto& s : env_strings) env.push_back(s.data());
   env.push_back(nullptr);

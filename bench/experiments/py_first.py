@@ -1,6 +1,6 @@
 """Where a new process's warm first ElementwiseKernel call spends its time from Python.
 Usage: py_first.py child LIB MODE   (LIB cujit|cupy; MODE alloc|given)
-       py_first.py                  (runs the children: cold fill, then 5 warm of each)"""
+       py_first.py                  (runs the children: a cold one, then 4 warm of each mode)"""
 import json, os, subprocess, sys, tempfile, time
 
 if len(sys.argv) > 1 and sys.argv[1] == "child":
@@ -14,9 +14,9 @@ if len(sys.argv) > 1 and sys.argv[1] == "child":
     x = cp.linspace(1, 2, 1 << 20, dtype=cp.float32)
     z = cp.empty_like(x)
     cp.cuda.Device().synchronize()
-    s = s1 = time.perf_counter()
+    s = time.perf_counter()
     f = k.ElementwiseKernel("T x, T y", "T z", "z = (x - y) * (x - y)", "py_first_diff")
-    t["construct"] = time.perf_counter() - s1
+    t["construct"] = time.perf_counter() - s
     s2 = time.perf_counter()
     r = f(x, x) if mode == "alloc" else f(x, x, z)
     t["call"] = time.perf_counter() - s2
