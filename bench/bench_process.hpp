@@ -135,6 +135,30 @@ inline long page_faults() {
   return usage.ru_minflt + usage.ru_majflt;
 }
 
+// What this process spent since `before`: page faults, context switches (voluntary: waits;
+// involuntary: preemptions) and CPU time, for first-call children's traces.
+inline std::string usage_since(const rusage& before) {
+  rusage now{};
+  getrusage(RUSAGE_SELF, &now);
+  const auto ms = [](const timeval& a, const timeval& b) {
+    return (a.tv_sec - b.tv_sec) * 1e3 + (a.tv_usec - b.tv_usec) * 1e-3;
+  };
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "faults %ld minor %ld major, switches %ld waiting %ld preempted, cpu %.1f ms "
+                "user %.1f ms system",
+                now.ru_minflt - before.ru_minflt, now.ru_majflt - before.ru_majflt,
+                now.ru_nvcsw - before.ru_nvcsw, now.ru_nivcsw - before.ru_nivcsw,
+                ms(now.ru_utime, before.ru_utime), ms(now.ru_stime, before.ru_stime));
+  return text;
+}
+
+inline rusage usage_now() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage;
+}
+
 // Runs this program again with `mode` in a fresh process and reads the number it prints.
 // `second`, when given, receives the second number the child prints.
 inline double child_ms(const char* mode, const std::string& cache_dir, double* second = nullptr,
@@ -183,20 +207,38 @@ inline double child_ms(const char* mode, const std::string& cache_dir, double* s
 // Child (`--cold-nvrtc`): NVRTC alone in a fresh process on the very source a cold call
 // compiles. The call's specialisation, as a cold child recorded it (CUJIT_RECORD, in the file
 // CUJIT_BENCH_MANIFEST names), is rebuilt and generated here, then compiled: the timed part,
-// NVRTC loaded and run, as in the cold call.
-inline int cold_nvrtc() {
+// NVRTC loaded and run, as in the cold call. (Until 2026-11-28 the target came from
+// target_for_arch, which loaded NVRTC before the timed part: 3-5 ms of library loading were
+// left out, the "NVRTC slower inside cujit" of runs 193 and 196.)
+// `set_up`, when given (`--cold-nvrtc-setup`): first the set-up a cold child does before its
+// call (arrays made on the device), its arrays kept while NVRTC runs.
+inline int cold_nvrtc(const std::function<std::vector<Array>()>& set_up = {}) {
+  const bool like_cold_child = static_cast<bool>(set_up);
   const char* manifest = std::getenv("CUJIT_BENCH_MANIFEST");
   if (manifest == nullptr) {
     std::fprintf(stderr, "--cold-nvrtc: CUJIT_BENCH_MANIFEST names no recorded call\n");
     return 2;
   }
   const Device device = Device::get(0);
-  const Target target = target_for_arch(device.compute_capability());
+  std::vector<Array> arrays;
+  if (like_cold_child) {
+    arrays = set_up();
+    device.synchronize();
+  }
+  // The target as a call makes it, without NVRTC (target_for_arch would load NVRTC here, outside
+  // the timed part: the cold call loads it inside).
+  const Target target{device.compute_capability(), BinaryFormat::Cubin};
   const std::vector<std::string> entries = detail::read_manifest(manifest);
   if (entries.empty()) return 2;
   const SourceProgram program = detail::replay(entries.back(), target).generate();
+
+  const rusage before = usage_now();
   const auto start = std::chrono::steady_clock::now();
   compile(program, target);
+  if (std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr) {
+    std::fprintf(stderr, "NVRTC alone%s: %s\n", like_cold_child ? " after set-up" : "",
+                 usage_since(before).c_str());
+  }
   std::printf(
       "%.3f\n",
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());

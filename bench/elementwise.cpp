@@ -80,6 +80,7 @@ int cold_cujit() {
   Array z = Array::empty({1 << 20}, DType::Float32, device);
   device.synchronize();
   const long faults = page_faults();
+  const rusage before = usage_now();
   const auto start = std::chrono::steady_clock::now();
   ElementwiseKernel add("T x, T y", "T z", "z = x + y", "cold_add");
   const auto call = std::chrono::steady_clock::now();
@@ -87,7 +88,8 @@ int cold_cujit() {
   const auto called = std::chrono::steady_clock::now();
   device.synchronize();
   if (std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr) {
-    std::fprintf(stderr, "page faults in construction and call: %ld\n", page_faults() - faults);
+    std::fprintf(stderr, "page faults in construction and call: %ld; %s\n", page_faults() - faults,
+                 usage_since(before).c_str());
   }
   // Total (construction to completion) and the call alone (what the cache serves).
   std::printf(
@@ -327,6 +329,13 @@ int run(const Options& options, const Device& device) {
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
   if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
+  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc-setup") == 0) {
+    return cujit::bench::cold_nvrtc([] {
+      return std::vector<cujit::Array>{
+          cujit::bench::random_array({1 << 20}, 1), cujit::bench::random_array({1 << 20}, 2),
+          cujit::Array::empty({1 << 20}, cujit::DType::Float32, cujit::Device::get(0))};
+    });
+  }
   return cujit::bench::bench_main(
       argc, argv, "elementwise",
       "ElementwiseKernel throughput, launch overhead and cold start. Groups for "

@@ -167,7 +167,7 @@ void full_reductions(RedBench& b, const RawKernel& raw_sum, const ReductionKerne
   b.add_row(rl, "cujit", size_label(n), verdict(std::abs(l2 - want_l2) <= 1e-5 * want_l2));
 }
 
-// Axis 0 and axis 1 of a square matrix (m x m), rows of 16..256, a few very long segments.
+// Axis 0 and axis 1 of square matrices (m x m and m/2 x m/2: issue 35's 8192 x 8192), rows of 16..256, a few very long segments.
 void axis_cases(RedBench& b, const ReductionKernel& sum, std::int64_t m) {
   struct AxisCase {
     std::string name;
@@ -177,6 +177,7 @@ void axis_cases(RedBench& b, const ReductionKernel& sum, std::int64_t m) {
   const std::int64_t n = b.n;
   const std::vector<AxisCase> cases = {
       {"sum_axis0", {m, m}, 0},           {"sum_axis1", {m, m}, 1},
+      {"sum_axis0", {m / 2, m / 2}, 0},   {"sum_axis1", {m / 2, m / 2}, 1},
       {"sum_rows16", {n / 16, 16}, 1},    {"sum_rows64", {n / 64, 64}, 1},
       {"sum_rows256", {n / 256, 256}, 1}, {"sum_long_segments", {4, n / 4}, 1},
       {"sum_columns4", {n / 4, 4}, 0},

@@ -24,8 +24,8 @@ inline constexpr int kRecordFormatVersion = 3;
 /// Version of cujit's source generation; bump it whenever generated code changes for equal
 /// requests, so that stale binaries are never found by request key. 5: peeled rows. 6: rows
 /// not a multiple of a vector four elements per thread and pass. 7: the scan family (its goldens
-/// joined the corpus).
-inline constexpr int kCodegenVersion = 7;
+/// joined the corpus). 8: split columns' second pass in warps over slices of the partials.
+inline constexpr int kCodegenVersion = 8;
 /// Largest source the cache decompresses (guards against a corrupt size field).
 inline constexpr std::uint64_t kMaxSourceSize = std::uint64_t{256} << 20;
 

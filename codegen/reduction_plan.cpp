@@ -458,7 +458,8 @@ void plan_grid(RedPlan& plan, std::int64_t resident, int split, const RedTuning&
       plan.block1 = static_cast<int>(std::min<std::int64_t>(B, round_up(threads, 32)));
       plan.grid_x = (threads + plan.block1 - 1) / plan.block1;
       plan.grid_y = plan.nsplit;
-      plan.grid2 = std::min((n_out + B - 1) / B, resident * 4);  // a thread per output
+      const std::int64_t per_block = columns_pass2_sliced(spec) ? 32 : B;  // outputs
+      plan.grid2 = std::min((n_out + per_block - 1) / per_block, resident * 4);
       break;
     }
     case RedStrategy::Segments: {

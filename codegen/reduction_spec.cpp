@@ -49,4 +49,8 @@ std::size_t reduction_partial_bytes(const RedSpecialization& s) {
   return kMaxAccumulatorBytes;
 }
 
+bool columns_pass2_sliced(const RedSpecialization& s) {
+  return static_cast<std::size_t>(s.second_pass_block()) * reduction_partial_bytes(s) <= 16384;
+}
+
 }  // namespace cujit::detail

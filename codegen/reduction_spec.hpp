@@ -168,6 +168,11 @@ inline constexpr int kMaxAccumulatorBytes = 256;
 /// dtype reduce types, kMaxAccumulatorBytes otherwise).
 std::size_t reduction_partial_bytes(const RedSpecialization& s);
 
+/// Whether the second pass of a (two-pass, unfolded, ungrouped) Columns specialisation gives a
+/// block to 32 adjacent outputs and its warps to slices of their partials: when a block's
+/// accumulators fit 16 KiB of shared memory. Otherwise a thread takes each output.
+bool columns_pass2_sliced(const RedSpecialization& s);
+
 /// Staged rows (RedSpecialization::staged): at most this many elements per row.
 inline constexpr std::int64_t kMaxStagedRow = 64;
 /// Staged rows: elements of every loaded input (used, not raw, not scalar) a block holds in
