@@ -367,7 +367,8 @@ TEST(Reduction, DeterministicBits) {
 TEST(Reduction, FewLongColumns) {
   CUJIT_REQUIRE_GPU();
   for (const auto& [rows, cols] : std::vector<std::array<std::int64_t, 2>>{
-           {1 << 20, 4}, {200001, 8}, {50001, 16}, {30000, 64}, {70001, 5}, {100003, 2}}) {
+           {1 << 20, 4}, {200001, 8}, {50001, 16}, {30000, 64}, {70001, 5}, {100003, 2},
+           {70001, 6}}) {
     const std::int64_t n = rows * cols;
     auto xh = test::random_vector<float>(static_cast<std::size_t>(n), -1, 1, 17);
     Array x = Array::from_host(xh, {rows, cols});
@@ -391,6 +392,17 @@ TEST(Reduction, FewLongColumns) {
   }
   const auto first = sum(x, cujit::axis{0}).to_host<float>();
   for (int i = 0; i < 5; ++i) EXPECT_EQ(sum(x, cujit::axis{0}).to_host<float>(), first);
+  // Columns 2-5 and 1-4 of 8: aligned to 8 bytes (a vector of two) and to 4 (scalars).
+  auto wh = test::random_vector<float>(8 * 250001, -1, 1, 29);
+  Array wide = Array::from_host(wh, {250001, 8});
+  for (std::int64_t begin : {2, 1}) {
+    const auto cols = sum64()(wide.slice(1, begin, begin + 4), cujit::axis{0}).to_host<double>();
+    for (int o = 0; o < 4; ++o) {
+      double want = 0;
+      for (std::int64_t j = 0; j < 250001; ++j) want += wh[j * 8 + begin + o];
+      EXPECT_NEAR(cols[o], want, 1e-9 * 250001) << begin << " " << o;
+    }
+  }
 }
 
 // Axis 0 of tall matrices with 17 to 1,000 columns: rows folded side by side (issue 35),
