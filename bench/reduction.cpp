@@ -66,6 +66,7 @@ int cold_cujit() {
   device.synchronize();
   Array y = Array::empty({}, DType::Float32, device);
   const long faults = page_faults();
+  const rusage before = usage_now();
   const auto start = std::chrono::steady_clock::now();
   ReductionKernel l2norm("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "cold_l2norm");
   const auto call = std::chrono::steady_clock::now();
@@ -73,7 +74,8 @@ int cold_cujit() {
   const double call_ms = ms_since(call);
   device.synchronize();
   if (std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr) {
-    std::fprintf(stderr, "page faults in construction and call: %ld\n", page_faults() - faults);
+    std::fprintf(stderr, "page faults in construction and call: %ld; %s\n", page_faults() - faults,
+                 usage_since(before).c_str());
   }
   // Total (construction to completion) and the call alone (what the cache serves).
   std::printf("%.3f %.3f\n", ms_since(start), call_ms);
@@ -327,6 +329,14 @@ int run(const Options& options, const Device& device) {
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--cold-cujit") == 0) return cujit::bench::cold_cujit();
   if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc") == 0) return cujit::bench::cold_nvrtc();
+  if (argc == 2 && std::strcmp(argv[1], "--cold-nvrtc-setup") == 0) {
+    return cujit::bench::cold_nvrtc([] {
+      const cujit::Device device = cujit::Device::get(0);
+      cujit::Array x = cujit::Array::empty({1 << 20}, cujit::DType::Float32, device);
+      x.fill(1.5);
+      return std::vector<cujit::Array>{x, cujit::Array::empty({}, cujit::DType::Float32, device)};
+    });
+  }
   return cujit::bench::bench_main(
       argc, argv, "reduction",
       "ReductionKernel throughput, launch overhead and cold start. Groups "

@@ -4,9 +4,9 @@
 # NVRTC alone after the cold child's set-up (context, arrays), and the cujit cold call (its
 # "compiled in" line is NVRTC inside the call, with the process's CPU time), the last also with
 # the background work off. Each child prints its rusage over the timed part.
-# Usage: bench/experiments/nvrtc_context.sh BUILD_DIR [ROUNDS]
+# Usage: bench/experiments/nvrtc_context.sh BUILD_DIR [ROUNDS] [elementwise|reduction]
 set -u
-bench="$1/bench/elementwise"
+bench="$1/bench/${3:-elementwise}"
 rounds="${2:-6}"
 work=$(mktemp -d)
 CUJIT_CACHE_DIR="$work/record" CUJIT_RECORD="$work/calls.jsonl" "$bench" --cold-cujit >/dev/null
