@@ -9,6 +9,7 @@
 #include "runtime/scalar.hpp"
 
 #include <algorithm>
+#include <array>
 #include <complex>
 #include <cstring>
 #include <numeric>
@@ -61,10 +62,81 @@ int normalise_axis(int axis, int ndim, const char* what) {
 
 }  // namespace
 
-std::int64_t Array::size() const noexcept { return product(shape_); }
+std::int64_t Array::size() const noexcept { return product(shape()); }
+
+const Shape& Array::no_shape() noexcept {
+  static const Shape none;
+  return none;
+}
+
+namespace {
+
+// The layouts last made on this thread: loops make arrays of a few shapes over and over (a
+// kernel's outputs, views of the same arguments, the scalars and views between them), and
+// those share one instead of allocating.
+class RecentLayouts {
+ public:
+  using Ptr = std::shared_ptr<const detail::ShapeAndStrides>;
+  template <class Match>
+  const Ptr* find(const Match& match) const {
+    for (const Ptr& p : recent_) {
+      if (p && match(*p)) return &p;
+    }
+    return nullptr;
+  }
+  const Ptr& keep(Ptr p) {
+    Ptr& slot = recent_[next_];
+    next_ = (next_ + 1) % recent_.size();
+    return slot = std::move(p);
+  }
+
+ private:
+  std::array<Ptr, 4> recent_;
+  std::size_t next_ = 0;
+};
+
+RecentLayouts& recent_layouts() {
+  thread_local RecentLayouts recent;
+  return recent;
+}
+
+bool contiguous_for(const Shape& shape, const Shape& strides, std::size_t itemsize) {
+  if (strides.size() != shape.size()) return false;
+  auto step = static_cast<std::int64_t>(itemsize);
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (strides[d] != step) return false;
+    step *= shape[d];
+  }
+  return true;
+}
+
+}  // namespace
+
+void Array::set_layout(Shape shape, Shape strides) {
+  RecentLayouts& recent = recent_layouts();
+  if (const auto* p = recent.find([&](const detail::ShapeAndStrides& l) {
+        return l.shape == shape && l.strides == strides;
+      })) {
+    layout_ = *p;
+    return;
+  }
+  layout_ = recent.keep(std::make_shared<const detail::ShapeAndStrides>(
+      detail::ShapeAndStrides{std::move(shape), std::move(strides)}));
+}
+
+void Array::set_contiguous_layout(const Shape& shape) {
+  const std::size_t item = itemsize();
+  if (const auto* p = recent_layouts().find([&](const detail::ShapeAndStrides& l) {
+        return l.shape == shape && contiguous_for(shape, l.strides, item);
+      })) {
+    layout_ = *p;
+    return;
+  }
+  set_layout(shape, c_contiguous_strides(shape, itemsize()));
+}
 
 bool Array::is_c_contiguous() const noexcept {
-  return detail::is_c_contiguous(shape_, strides_, itemsize());
+  return detail::is_c_contiguous(shape(), strides(), itemsize());
 }
 
 void Array::check_host_size(const Shape& shape, std::size_t count) {
@@ -86,7 +158,7 @@ void Array::check_host_type(DType requested) const {
 void Array::check_host_count(std::size_t count) const {
   if (static_cast<std::int64_t>(count) != size()) {
     throw ShapeError("cujit: to_host: the array has " + std::to_string(size()) +
-                     " elements (shape " + detail::shape_text(shape_) + ") but the destination " +
+                     " elements (shape " + detail::shape_text(shape()) + ") but the destination " +
                      std::to_string(count));
   }
 }
@@ -94,7 +166,7 @@ void Array::check_host_count(std::size_t count) const {
 void Array::check_one_element() const {
   if (size() != 1) {
     throw ShapeError("cujit: item: the array has " + std::to_string(size()) + " elements (shape " +
-                     detail::shape_text(shape_) + "); item() needs one");
+                     detail::shape_text(shape()) + "); item() needs one");
   }
 }
 
@@ -109,9 +181,8 @@ Array Array::empty(const Shape& shape, DType dtype, const Device& device, const 
     throw ShapeError("cujit: Array::empty: shape " + shape_text(shape) + ": " + overflow);
   }
   Array a;
-  a.shape_ = shape;
-  a.strides_ = c_contiguous_strides(shape, dtype_size(dtype));
   a.dtype_ = dtype;
+  a.set_contiguous_layout(shape);
   a.device_ = device.id();
   detail::check_stream_device("Array::empty: the array", stream.device_id(), device.id());
   auto buffer = detail::allocate(
@@ -165,8 +236,8 @@ Array Array::from_pointer(std::uint64_t address, Shape shape, Shape strides, DTy
                         std::string(dtype_name(dtype)) + ")");
   }
   Array a;
-  a.strides_ = strides.empty() ? c_contiguous_strides(shape, itemsize) : std::move(strides);
-  a.shape_ = std::move(shape);
+  if (strides.empty()) strides = c_contiguous_strides(shape, itemsize);
+  a.set_layout(std::move(shape), std::move(strides));
   a.dtype_ = dtype;
   a.device_ = device.id();
   a.data_ = address;
@@ -188,14 +259,14 @@ void Array::to_host(void* destination, const Stream& stream) const {
     return;
   }
   // Any other layout: copy the span the view covers, then gather on the host.
-  const auto [low, high] = byte_span(shape_, strides_, itemsize());
+  const auto [low, high] = byte_span(shape(), strides(), itemsize());
   std::vector<unsigned char> span(static_cast<std::size_t>(high - low));
   detail::check(d.cuMemcpyDtoHAsync(span.data(), data_ + low, span.size(), stream.handle()),
                 "cuMemcpyDtoHAsync");
   detail::check(d.cuStreamSynchronize(stream.handle()), "cuStreamSynchronize");
   auto* out = static_cast<unsigned char*>(destination);
   const std::size_t item = itemsize();
-  for_each_offset(shape_, strides_, [&](std::int64_t offset) {
+  for_each_offset(shape(), strides(), [&](std::int64_t offset) {
     std::memcpy(out, span.data() + (offset - low), item);
     out += item;
   });
@@ -235,12 +306,12 @@ void Array::fill_bytes(const void* element, const Stream& stream) const {
     return;
   }
   // Strided views: read the covered span, write the view's elements, write the span back.
-  const auto [low, high] = byte_span(shape_, strides_, item);
+  const auto [low, high] = byte_span(shape(), strides(), item);
   std::vector<unsigned char> span(static_cast<std::size_t>(high - low));
   detail::check(d.cuMemcpyDtoHAsync(span.data(), data_ + low, span.size(), stream.handle()),
                 "cuMemcpyDtoHAsync");
   detail::check(d.cuStreamSynchronize(stream.handle()), "cuStreamSynchronize");
-  for_each_offset(shape_, strides_, [&](std::int64_t offset) {
+  for_each_offset(shape(), strides(), [&](std::int64_t offset) {
     std::memcpy(span.data() + (offset - low), bytes, item);
   });
   detail::check(d.cuMemcpyHtoDAsync(data_ + low, span.data(), span.size(), stream.handle()),
@@ -271,32 +342,33 @@ Array Array::reshape(const Shape& requested) const {
   }
   if (unknown >= 0) {
     if (known == 0 || size() % known != 0) {
-      throw ShapeError("cujit: reshape: cannot reshape " + shape_text(shape_) + " into " +
+      throw ShapeError("cujit: reshape: cannot reshape " + shape_text(this->shape()) + " into " +
                        shape_text(requested));
     }
     shape[unknown] = size() / known;
   }
   if (product(shape) != size()) {
     throw ShapeError("cujit: reshape: cannot reshape an array of size " + std::to_string(size()) +
-                     " " + shape_text(shape_) + " into " + shape_text(requested));
+                     " " + shape_text(this->shape()) + " into " + shape_text(requested));
   }
   Array a = *this;
-  a.shape_ = shape;
   if (is_c_contiguous()) {
-    a.strides_ = c_contiguous_strides(shape, itemsize());
+    Shape strides = c_contiguous_strides(shape, itemsize());
+    a.set_layout(std::move(shape), std::move(strides));
     return a;
   }
-  std::optional<Shape> strides = detail::reshape_strides(shape_, strides_, itemsize(), shape);
+  std::optional<Shape> strides = detail::reshape_strides(this->shape(), this->strides(),
+                                                         itemsize(), shape);
   if (!strides) {
-    throw ShapeError("cujit: reshape: cannot view an array of shape " + shape_text(shape_) +
+    throw ShapeError("cujit: reshape: cannot view an array of shape " + shape_text(this->shape()) +
                      " with these strides as " + shape_text(shape) + "; copy it first");
   }
-  a.strides_ = *strides;
+  a.set_layout(std::move(shape), std::move(*strides));
   return a;
 }
 
 Array Array::transpose() const {
-  std::vector<int> axes(shape_.size());
+  std::vector<int> axes(shape().size());
   for (std::size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int>(axes.size() - 1 - i);
   return transpose(axes);
 }
@@ -308,43 +380,46 @@ Array Array::transpose(const std::vector<int>& axes) const {
                      " axes given for an array of " + std::to_string(nd) + " dimension(s)");
   }
   std::vector<bool> seen(nd, false);
-  Array a = *this;
+  Shape extents(nd), steps(nd);
   for (int i = 0; i < nd; ++i) {
     const int axis = normalise_axis(axes[i], nd, "transpose");
     if (seen[axis])
       throw ShapeError("cujit: transpose: axis " + std::to_string(axes[i]) + " repeated");
     seen[axis] = true;
-    a.shape_[i] = shape_[axis];
-    a.strides_[i] = strides_[axis];
+    extents[i] = shape()[axis];
+    steps[i] = strides()[axis];
   }
+  Array a = *this;
+  a.set_layout(std::move(extents), std::move(steps));
   return a;
 }
 
 Array Array::broadcast_to(const Shape& shape) const {
-  if (shape.size() < shape_.size()) {
-    throw ShapeError("cujit: broadcast_to: cannot broadcast " + shape_text(shape_) + " to " +
+  if (shape.size() < this->shape().size()) {
+    throw ShapeError("cujit: broadcast_to: cannot broadcast " + shape_text(this->shape()) + " to " +
                      shape_text(shape));
   }
   check_extents(shape);
-  Array a = *this;
-  a.shape_ = shape;
-  a.strides_.assign(shape.size(), 0);
-  const std::size_t lead = shape.size() - shape_.size();
-  for (std::size_t i = 0; i < shape_.size(); ++i) {
-    if (shape_[i] == shape[lead + i]) {
-      a.strides_[lead + i] = strides_[i];
-    } else if (shape_[i] != 1) {
-      throw ShapeError("cujit: broadcast_to: cannot broadcast " + shape_text(shape_) + " to " +
+  const Shape& from = this->shape();
+  Shape steps(shape.size(), 0);
+  const std::size_t lead = shape.size() - from.size();
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    if (from[i] == shape[lead + i]) {
+      steps[lead + i] = this->strides()[i];
+    } else if (from[i] != 1) {
+      throw ShapeError("cujit: broadcast_to: cannot broadcast " + shape_text(from) + " to " +
                        shape_text(shape));
     }
   }
+  Array a = *this;
+  a.set_layout(shape, std::move(steps));
   return a;
 }
 
 Array Array::slice(int axis, std::int64_t start, std::int64_t stop, std::int64_t step) const {
   const int ax = normalise_axis(axis, ndim(), "slice");
   if (step == 0) throw ShapeError("cujit: slice: step must not be zero");
-  const std::int64_t n = shape_[ax];
+  const std::int64_t n = shape()[ax];
   auto clamp = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) {
     if (v < 0) v += n;
     return std::min(std::max(v, lo), hi);
@@ -360,24 +435,26 @@ Array Array::slice(int axis, std::int64_t start, std::int64_t stop, std::int64_t
     count = start > stop ? (start - stop - step - 1) / (-step) : 0;
   }
   Array a = *this;
-  if (count > 0) a.data_ = data_ + start * strides_[ax];
-  a.shape_[ax] = count;
-  a.strides_[ax] = strides_[ax] * step;
+  if (count > 0) a.data_ = data_ + start * strides()[ax];
+  Shape extents = shape(), steps = strides();
+  extents[ax] = count;
+  steps[ax] *= step;
+  a.set_layout(std::move(extents), std::move(steps));
   return a;
 }
 
 Array Array::operator[](std::int64_t index) const {
   if (ndim() == 0) throw ShapeError("cujit: cannot index a 0-d array");
-  const std::int64_t n = shape_[0];
+  const std::int64_t n = shape()[0];
   if (index < -n || index >= n) {
     throw ShapeError("cujit: index " + std::to_string(index) +
                      " is out of range for axis 0 of size " + std::to_string(n));
   }
   if (index < 0) index += n;
   Array a = *this;
-  a.data_ = data_ + index * strides_[0];
-  a.shape_.erase(a.shape_.begin());
-  a.strides_.erase(a.strides_.begin());
+  a.data_ = data_ + index * strides()[0];
+  a.set_layout(Shape(shape().begin() + 1, shape().end()),
+               Shape(strides().begin() + 1, strides().end()));
   return a;
 }
 

@@ -30,17 +30,17 @@ Array Array::to(const Device& device, const Stream& stream) const {
   if (device.id() == device_) return *this;
   // No guard for the destination here: the copy takes the source's context first, so that
   // an application's own context of the source device is the one it is ordered after.
-  if (size() == 0) return empty(shape_, dtype_, device, stream);
+  if (size() == 0) return empty(shape(), dtype_, device, stream);
   // The bytes the view spans are copied as they lie, so that any strides carry over. A view
   // spanning no more bytes than its elements (dense, transposed, broadcast) needs nothing more;
   // a sparser one (a slice with steps) is gathered to C order on the destination.
-  const auto [low, high] = detail::byte_span(shape_, strides_, itemsize());
+  const auto [low, high] = detail::byte_span(shape(), strides(), itemsize());
   const auto span = static_cast<std::size_t>(high - low);
   auto buffer = detail::allocate(device.id(), span, stream.handle());
   detail::copy_between_devices(buffer->address, device.id(), data_ + low, device_, span,
                                stream.handle());
   const std::uint64_t first = buffer->address - static_cast<std::uint64_t>(low);
-  Array copied = from_pointer(first, shape_, strides_, dtype_, device, std::move(buffer));
+  Array copied = from_pointer(first, shape(), strides(), dtype_, device, std::move(buffer));
   if (span <= nbytes()) return copied;
   return copy_kernel()(copied, on(stream));
 }
@@ -54,7 +54,7 @@ void Array::copy_to_host_async(void* destination, const Stream& stream) const {
   const detail::ScopedContext context(device_);
   Array dense = *this;
   if (!is_c_contiguous()) {
-    dense = empty(shape_, dtype_, Device::get(device_), stream);
+    dense = empty(shape(), dtype_, Device::get(device_), stream);
     copy_kernel()(*this, dense, on(stream));
   }
   detail::check(
@@ -70,7 +70,7 @@ void Array::copy_from_host_async(const void* source, const Stream& stream) const
   detail::check_stream_device("copy_from_host_async: the array", stream.device_id(), device_);
   const detail::ScopedContext context(device_);
   const bool dense = is_c_contiguous();
-  const Array staged = dense ? *this : empty(shape_, dtype_, Device::get(device_), stream);
+  const Array staged = dense ? *this : empty(shape(), dtype_, Device::get(device_), stream);
   detail::check(detail::driver().cuMemcpyHtoDAsync(staged.data_, source, bytes, stream.handle()),
                 "cuMemcpyHtoDAsync",
                 std::to_string(bytes) + " bytes to device " + std::to_string(device_));

@@ -117,9 +117,9 @@ DLManagedTensor* Array::to_dlpack() const {
   if (!valid()) throw ArgumentError("cujit: to_dlpack on a null array");
   auto e = std::make_unique<Export>();
   e->array = *this;
-  e->shape = shape_;
+  e->shape = shape();
   const auto item = static_cast<std::int64_t>(itemsize());
-  for (std::int64_t stride : strides_) {
+  for (std::int64_t stride : strides()) {
     if (stride % item != 0) {
       throw ArgumentError("cujit: to_dlpack: byte stride " + std::to_string(stride) +
                           " is not a multiple of the item size " + std::to_string(item));

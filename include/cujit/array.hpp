@@ -22,9 +22,19 @@ namespace cujit {
 
 class Scalar;
 
+namespace detail {
+/// An Array's extents and byte strides, made once and shared by its copies (never changed
+/// after it is made): copying an Array copies no vector.
+struct ShapeAndStrides {
+  Shape shape;
+  Shape strides;
+};
+}  // namespace detail
+
 /// An N-d device array: a device address, a shape, byte strides and a dtype, plus a shared
 /// owner that keeps the memory alive. Copying an Array copies the view, not the data (like a
-/// NumPy view); views share the owner. Views of external memory (from_pointer) keep whatever
+/// NumPy view); views share the owner, and copies share their shape and strides (a copy
+/// allocates nothing). Views of external memory (from_pointer) keep whatever
 /// owner the caller passes. An Array may be used from several threads at once as long as no
 /// thread writes the elements others read; the Array object itself is immutable except for
 /// assignment (which, like destruction, needs exclusive access to that Array object; other
@@ -253,11 +263,11 @@ class CUJIT_EXPORT Array {
   /// False for a null (default-constructed) array.
   bool valid() const noexcept { return device_ >= 0; }
   /// Number of axes.
-  int ndim() const noexcept { return static_cast<int>(shape_.size()); }
+  int ndim() const noexcept { return static_cast<int>(shape().size()); }
   /// Extents of the axes.
-  const Shape& shape() const noexcept { return shape_; }
+  const Shape& shape() const noexcept { return layout_ ? layout_->shape : no_shape(); }
   /// Byte strides of the axes.
-  const Shape& strides() const noexcept { return strides_; }
+  const Shape& strides() const noexcept { return layout_ ? layout_->strides : no_shape(); }
   /// Number of elements (the product of the extents; 1 for a 0-d array).
   std::int64_t size() const noexcept;
   /// Element type.
@@ -288,11 +298,16 @@ class CUJIT_EXPORT Array {
   void check_host_type(DType requested) const;
   void check_host_count(std::size_t count) const;
   void check_one_element() const;
+  /// The empty extents of a null array.
+  static const Shape& no_shape() noexcept;
+  /// Gives this array a new layout (its copies keep theirs).
+  void set_layout(Shape shape, Shape strides);
+  /// set_layout with C-contiguous strides for this array's dtype.
+  void set_contiguous_layout(const Shape& shape);
 
   std::shared_ptr<const void> owner_;
   std::uint64_t data_ = 0;
-  Shape shape_;
-  Shape strides_;
+  std::shared_ptr<const detail::ShapeAndStrides> layout_;  ///< null for a null array
   DType dtype_ = DType::Float32;
   int device_ = -1;
 };
