@@ -127,14 +127,6 @@ inline void report_host_per_call(const Device& device, const char* bench, const 
                                table);
 }
 
-// Minor plus major page faults of this process so far (first-call children report how many
-// pages their first call touched for the first time).
-inline long page_faults() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt + usage.ru_majflt;
-}
-
 // What this process spent since `before`: page faults, context switches (voluntary: waits;
 // involuntary: preemptions) and CPU time, for first-call children's traces.
 inline std::string usage_since(const rusage& before) {
@@ -213,7 +205,6 @@ inline double child_ms(const char* mode, const std::string& cache_dir, double* s
 // `set_up`, when given (`--cold-nvrtc-setup`): first the set-up a cold child does before its
 // call (arrays made on the device), its arrays kept while NVRTC runs.
 inline int cold_nvrtc(const std::function<std::vector<Array>()>& set_up = {}) {
-  const bool like_cold_child = static_cast<bool>(set_up);
   const char* manifest = std::getenv("CUJIT_BENCH_MANIFEST");
   if (manifest == nullptr) {
     std::fprintf(stderr, "--cold-nvrtc: CUJIT_BENCH_MANIFEST names no recorded call\n");
@@ -221,7 +212,7 @@ inline int cold_nvrtc(const std::function<std::vector<Array>()>& set_up = {}) {
   }
   const Device device = Device::get(0);
   std::vector<Array> arrays;
-  if (like_cold_child) {
+  if (set_up) {
     arrays = set_up();
     device.synchronize();
   }
@@ -231,12 +222,11 @@ inline int cold_nvrtc(const std::function<std::vector<Array>()>& set_up = {}) {
   const std::vector<std::string> entries = detail::read_manifest(manifest);
   if (entries.empty()) return 2;
   const SourceProgram program = detail::replay(entries.back(), target).generate();
-
   const rusage before = usage_now();
   const auto start = std::chrono::steady_clock::now();
   compile(program, target);
   if (std::getenv("CUJIT_TRACE_SPECIALIZE") != nullptr) {
-    std::fprintf(stderr, "NVRTC alone%s: %s\n", like_cold_child ? " after set-up" : "",
+    std::fprintf(stderr, "NVRTC alone%s: %s\n", set_up ? " after set-up" : "",
                  usage_since(before).c_str());
   }
   std::printf(

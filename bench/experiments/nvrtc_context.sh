@@ -20,7 +20,7 @@ for i in $(seq "$rounds"); do
     ms=$(env $quiet CUJIT_TRACE_SPECIALIZE=1 CUJIT_LOG=info CUJIT_CACHE_DIR="$work/cold$i${quiet:+q}" \
       "$bench" --cold-cujit 2>"$work/err")
     echo "round $i cold call ${quiet:-(background work on)}: $ms ms;" \
-      "$(grep -o 'compiled in .* faults)' "$work/err" | head -1); $(grep '^page faults' "$work/err")"
+      "$(grep -o 'compiled in .* faults)' "$work/err" | head -1); $(grep '^construction and call' "$work/err")"
   done
 done
 rm -rf "$work"
